@@ -1,0 +1,47 @@
+"""`confide`: the command line, a thin layer over the Python API (one module per command).
+
+Errors caused by the user (`ConfideError`) are printed as one plain sentence and exit
+with status 2; anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from confide.cli import run as run_cmd
+from confide.cli import trace as trace_cmd
+from confide.errors import ConfideError
+
+app = typer.Typer(
+    help="Measure how LLM agents coordinate under distributed knowledge and authority, "
+    "and how much private information they leak (CalBench, Sotopia-ToM, Incognita).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("run")(run_cmd.run)
+app.command("benchmarks")(run_cmd.benchmarks)
+app.add_typer(trace_cmd.app, name="trace")
+
+
+def main() -> None:
+    """Entry point with friendly errors."""
+    try:
+        app(standalone_mode=False)
+    except ConfideError as exc:
+        typer.secho(f"error: {exc}", err=True, fg="red")
+        sys.exit(2)
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("aborted", err=True)
+        sys.exit(130)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except Exception as exc:  # click usage errors arrive here in standalone_mode=False
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        raise

@@ -1,0 +1,25 @@
+"""`confide trace show FILE [--as AGENT]`: print an episode, or one agent's view of it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from confide.core.trace import read_trace
+from confide.core.trace_view import render_trace
+
+app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True)
+
+
+@app.command("show")
+def show(
+    file: Annotated[Path, typer.Argument(help="A trace .jsonl (or .jsonl.partial) file.")],
+    as_agent: Annotated[
+        str | None, typer.Option("--as", help="Show only what this agent observed.")
+    ] = None,
+    prompts: Annotated[bool, typer.Option(help="Include full model prompts.")] = False,
+) -> None:
+    """Print the episode event by event."""
+    typer.echo(render_trace(read_trace(file), as_agent, show_prompts=prompts))

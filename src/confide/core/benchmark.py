@@ -1,0 +1,141 @@
+"""The contract between an environment package and the runner.
+
+Each environment exposes one `BenchmarkSpec`. The runner expands an experiment into
+`EpisodeContext`s and awaits `spec.run_episode(ctx)`, which runs one episode, writes its
+events to `ctx.trace` and returns an `EpisodeResult`; the runner writes the footer. The
+environment never imports the runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from confide.core.trace import TraceRecorder
+
+
+class Task(Protocol):
+    """A scenario / task card: anything with a stable id."""
+
+    @property
+    def id(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class SeatSpec:
+    """One seat of a lineup: a reference participant name, or a model spec with an
+    optional strategy after a colon (`openai/gpt-5-mini:tom-belief`)."""
+
+    raw: str
+
+    @property
+    def is_model(self) -> bool:
+        return "/" in self.raw
+
+    @property
+    def model(self) -> str | None:
+        return self.raw.split(":", 1)[0] if self.is_model else None
+
+    @property
+    def strategy(self) -> str | None:
+        if not self.is_model:
+            return None
+        _, _, strategy = self.raw.partition(":")
+        return strategy or None
+
+    @property
+    def reference(self) -> str | None:
+        return None if self.is_model else self.raw
+
+    def __str__(self) -> str:
+        return self.raw
+
+
+def parse_lineup(text: str) -> tuple[SeatSpec, ...]:
+    """`a` (one spec for every seat) or `a,b,c` (one per seat). Model specs may contain
+    colons but never commas."""
+    parts = tuple(SeatSpec(p.strip()) for p in text.split(",") if p.strip())
+    if not parts:
+        raise ValueError(f"empty lineup {text!r}")
+    return parts
+
+
+def expand_lineup(lineup: Sequence[SeatSpec], seats: Sequence[str]) -> dict[str, SeatSpec]:
+    """Bind a lineup to concrete seats: one spec fills every seat, else lengths must match."""
+    if len(lineup) == 1:
+        return {seat: lineup[0] for seat in seats}
+    if len(lineup) != len(seats):
+        raise ValueError(
+            f"lineup has {len(lineup)} seat specs but the task has {len(seats)} seats "
+            f"({', '.join(seats)}); give one spec for all seats or one per seat"
+        )
+    return dict(zip(seats, lineup, strict=True))
+
+
+class ModelFactory(Protocol):
+    """Turns a model spec into a ChatModel carrying the run's cache, retry, concurrency
+    limit and usage meter, and recording every call into `trace` for `seat`."""
+
+    def __call__(self, spec: str, *, seat: str | None, purpose: str, trace: TraceRecorder) -> Any:
+        ...
+
+
+@dataclass
+class EpisodeContext:
+    """Everything an environment needs to run one episode."""
+
+    episode_id: str
+    task: Any
+    lineup: tuple[SeatSpec, ...]
+    seed: int
+    trace: TraceRecorder
+    model_factory: ModelFactory
+    condition: str | None = None
+    roles: dict[str, str] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+    observe: Callable[[str, BaseModel], None] | None = None
+    """Conformance hook: environments call it with (seat, observation) before every act."""
+
+    def model_for(self, seat: str | None, spec: str, purpose: str = "act") -> Any:
+        """A chat model for `seat` whose calls are recorded in this episode's trace."""
+        return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace)
+
+    def seen(self, seat: str, observation: BaseModel) -> None:
+        if self.observe is not None:
+            self.observe(seat, observation)
+
+
+@dataclass
+class EpisodeResult:
+    """What an episode produced: per-seat rows, episode metrics and the final state."""
+
+    rows: list[dict[str, Any]]
+    metrics: dict[str, Any] = field(default_factory=dict)
+    final_state: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """How the runner and the CLI talk to one benchmark."""
+
+    id: str
+    description: str
+    load_tasks: Callable[[str | None, str | None], Sequence[Any]]
+    """(suite name or None for the default suite, path to a task file or None) -> tasks."""
+    seats: Callable[[Any], Sequence[str]]
+    run_episode: Callable[[EpisodeContext], Awaitable[EpisodeResult]]
+    default_suite: str
+    suites: tuple[str, ...]
+    references: tuple[str, ...]
+    default_lineup: str
+    conditions: tuple[str | None, ...] = (None,)
+    summarize: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]] | None = None
+    """Result rows -> the benchmark's headline table (one dict per table row)."""
+    private_markers: Callable[[Any], dict[str, list[str]]] | None = None
+    """Task -> per seat, strings of its private state no other seat may observe unless
+    a message delivered it (used by the conformance no-leak check)."""
+    write_outputs: Callable[[Any, Sequence[Any]], None] | None = None
+    """(run dir, complete traces) -> extra benchmark files (e.g. CalBench's privacy CSVs)."""

@@ -1,0 +1,234 @@
+"""Episode traces: typed events, an append-only JSONL writer, a reader.
+
+A trace is one JSONL file per episode: an `episode_start` header (config, seeds, versions,
+scenario id), then events, then an `episode_end` footer (status, final state, metrics and
+the result rows). The writer appends to `<id>.jsonl.partial`, flushing every line, and
+renames to `<id>.jsonl` only when the footer is written, so a killed run leaves at most
+one partial file per episode in flight and a complete file is always whole.
+
+Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
+latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
+compare equal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from confide.core.message import Message
+from confide.errors import ConfideError
+
+SCHEMA_VERSION = 1
+VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
+
+
+class TraceError(ConfideError):
+    """A trace file is missing, truncated or malformed."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    ts: float = 0.0
+
+
+class EpisodeStart(_Event):
+    """Header: everything needed to reproduce the episode."""
+
+    kind: Literal["episode_start"] = "episode_start"
+    schema_version: int = SCHEMA_VERSION
+    episode_id: str
+    benchmark: str
+    scenario_id: str
+    seed: int
+    lineup: list[str] = Field(default_factory=list)
+    condition: str | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)
+    started_at: float = 0.0
+
+
+class MessageDelivered(_Event):
+    """A message as routed by the postbox, with its resolved recipient set."""
+
+    kind: Literal["message"] = "message"
+    message: Message
+
+
+class ModelCall(_Event):
+    """One prompt sent to a chat model and what came back (or the error)."""
+
+    kind: Literal["model_call"] = "model_call"
+    seat: str | None = None
+    purpose: str = "act"
+    model: str
+    messages: list[dict[str, Any]]
+    config: dict[str, Any] = Field(default_factory=dict)
+    completion: dict[str, Any] | None = None
+    error: str | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class EnvEvent(_Event):
+    """An environment-specific event (phase change, decision, tool execution, gate
+    release...). `visible_to` lists the seats that observed it (None = none of them, i.e.
+    bookkeeping only), which the per-agent printer uses."""
+
+    kind: Literal["env"] = "env"
+    name: str
+    seat: str | None = None
+    round: int | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+    visible_to: list[str] | None = None
+
+
+class EpisodeEnd(_Event):
+    """Footer: outcome, final state, episode metrics and one result row per seat."""
+
+    kind: Literal["episode_end"] = "episode_end"
+    status: Literal["ok", "error"] = "ok"
+    error: str | None = None
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    rows: list[dict[str, Any]] = Field(default_factory=list)
+
+
+TraceEvent = Annotated[
+    EpisodeStart | MessageDelivered | ModelCall | EnvEvent | EpisodeEnd,
+    Field(discriminator="kind"),
+]
+_EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
+
+
+class Trace(BaseModel):
+    """A complete (or partial) episode as read back from disk."""
+
+    path: str
+    header: EpisodeStart
+    events: list[TraceEvent]
+    footer: EpisodeEnd | None
+
+    @property
+    def complete(self) -> bool:
+        return self.footer is not None
+
+    def messages(self) -> list[Message]:
+        return [e.message for e in self.events if isinstance(e, MessageDelivered)]
+
+    def env_events(self, name: str | None = None) -> list[EnvEvent]:
+        return [e for e in self.events if isinstance(e, EnvEvent) and name in (None, e.name)]
+
+    def model_calls(self) -> list[ModelCall]:
+        return [e for e in self.events if isinstance(e, ModelCall)]
+
+
+class TraceRecorder:
+    """Keeps the events of one episode in memory and timestamps them; the base of the
+    file writer, and on its own the trace used by tests and notebooks."""
+
+    def __init__(self, episode_id: str = "memory") -> None:
+        self.episode_id = episode_id
+        self.events: list[TraceEvent] = []
+        self.finished = False
+        self._t0 = time.monotonic()
+
+    def emit(self, event: TraceEvent) -> None:
+        """Timestamp and keep one event."""
+        if self.finished:
+            raise TraceError(f"trace {self.episode_id} is already finished")
+        stamped = event.model_copy(update={"ts": round(time.monotonic() - self._t0, 6)})
+        self.events.append(stamped)
+        self._write(stamped)
+
+    def message(self, message: Message) -> None:
+        """Postbox hook: record a delivery."""
+        self.emit(MessageDelivered(message=message))
+
+    def finish(self, footer: EpisodeEnd) -> None:
+        """Record the footer and seal the trace."""
+        self.emit(footer)
+        self.finished = True
+        self._seal()
+
+    def _write(self, event: TraceEvent) -> None:
+        """Persist one event (nothing to do in memory)."""
+
+    def _seal(self) -> None:
+        """Make the trace final (nothing to do in memory)."""
+
+
+class TraceWriter(TraceRecorder):
+    """Appends events to `<dir>/<episode_id>.jsonl.partial` (one flushed line each);
+    `finish` fsyncs and atomically renames it to `<episode_id>.jsonl`."""
+
+    def __init__(self, directory: Path, episode_id: str) -> None:
+        super().__init__(episode_id)
+        directory.mkdir(parents=True, exist_ok=True)
+        self.final_path = directory / f"{episode_id}.jsonl"
+        self.partial_path = directory / f"{episode_id}.jsonl.partial"
+        self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+
+    def _write(self, event: TraceEvent) -> None:
+        self._file.write(event.model_dump_json() + "\n")
+        self._file.flush()
+
+    def _seal(self) -> None:
+        os.fsync(self._file.fileno())
+        self._file.close()
+        os.replace(self.partial_path, self.final_path)
+
+    def abandon(self) -> None:
+        """Close without completing; the partial file stays for inspection."""
+        self.finished = True
+        self._file.close()
+
+
+def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
+    """Parse JSONL lines into events; errors name the file and line."""
+    events: list[TraceEvent] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            events.append(_EVENT_ADAPTER.validate_json(line))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = ".".join(str(p) for p in first["loc"]) or "<line>"
+            raise TraceError(f"{source}:{number}: field {field}: {first['msg']}") from None
+    return events
+
+
+def read_trace(path: Path | str) -> Trace:
+    """Read a trace file (complete or `.partial`)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise TraceError(f"cannot read trace {path}: {exc.strerror}") from None
+    events = parse_events(text.splitlines(), str(path))
+    if not events or not isinstance(events[0], EpisodeStart):
+        raise TraceError(f"{path}:1: a trace must start with an episode_start event")
+    footer = events[-1] if isinstance(events[-1], EpisodeEnd) else None
+    body = events[1:-1] if footer is not None else events[1:]
+    return Trace(path=str(path), header=events[0], events=body, footer=footer)
+
+
+def canonical_events(events: Iterable[BaseModel]) -> list[Any]:
+    """Events as plain data without timestamps, latencies and cache flags, for comparing
+    two runs of a deterministic lineup."""
+    return [_strip(json.loads(e.model_dump_json())) for e in events]
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value

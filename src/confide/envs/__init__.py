@@ -1,0 +1,1 @@
+"""Benchmark environments; each subpackage exposes one BenchmarkSpec named SPEC."""

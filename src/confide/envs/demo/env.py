@@ -1,0 +1,127 @@
+"""The relay environment behind the `demo` benchmark (see the package docstring)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.message import Channel, Message
+from confide.core.postbox import Postbox
+from confide.core.seeding import py_rng
+from confide.core.trace import EnvEvent
+from confide.envs.demo.participants import make_participant
+from confide.errors import ConfideError
+
+
+class DemoTask(BaseModel):
+    """A ring of `seats` playing `rounds` rounds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    seats: tuple[str, ...] = Field(min_length=2)
+    rounds: int = Field(ge=1)
+
+
+class DemoObservation(BaseModel):
+    """What a seat sees: its name, its private note, the round and its new messages."""
+
+    seat: str
+    private_note: str
+    round: int
+    next_seat: str
+    new_messages: list[Message]
+
+
+class DemoAction(BaseModel):
+    """A message to the next seat; `valid` is False when the participant produced none."""
+
+    text: str
+    valid: bool = True
+
+
+DEFAULT_SUITE = (
+    DemoTask(id="ring-3x2", seats=("ada", "ben", "cy"), rounds=2),
+    DemoTask(id="ring-4x3", seats=("ada", "ben", "cy", "dee"), rounds=3),
+    DemoTask(id="ring-2x4", seats=("ada", "ben"), rounds=4),
+)
+
+
+def load_tasks(suite: str | None, path: str | None) -> list[DemoTask]:
+    """The built-in suite, or tasks from a JSONL file (one DemoTask per line)."""
+    if path is None:
+        if suite not in (None, "default"):
+            raise ConfideError(f"demo has no suite {suite!r}; available: default")
+        return list(DEFAULT_SUITE)
+    tasks = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
+        if line.strip():
+            try:
+                tasks.append(DemoTask.model_validate(json.loads(line)))
+            except (ValidationError, json.JSONDecodeError) as exc:
+                raise ConfideError(f"{path}:{number}: invalid demo task: {exc}") from None
+    return tasks
+
+
+def seats(task: DemoTask) -> Sequence[str]:
+    return task.seats
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """Play the relay: each round, each seat acts once, in ring order."""
+    task: DemoTask = ctx.task
+    binding = expand_lineup(ctx.lineup, task.seats)
+    players = {
+        seat: make_participant(seat, spec, ctx, py_rng(ctx.seed, seat))
+        for seat, spec in binding.items()
+    }
+    postbox = Postbox(task.seats, on_deliver=ctx.trace.message)
+    cursor = dict.fromkeys(task.seats, 0)
+    invalid = dict.fromkeys(task.seats, 0)
+    for rnd in range(task.rounds):
+        ctx.trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=list(task.seats)))
+        for index, seat in enumerate(task.seats):
+            new = postbox.inbox(seat, since=cursor[seat])
+            cursor[seat] = len(postbox.seen_by(seat))
+            nxt = task.seats[(index + 1) % len(task.seats)]
+            observation = DemoObservation(
+                seat=seat,
+                private_note=f"secret-of-{seat}-{task.id}",
+                round=rnd,
+                next_seat=nxt,
+                new_messages=new,
+            )
+            ctx.seen(seat, observation)
+            action: DemoAction = await players[seat].act(observation)
+            if not action.valid:
+                invalid[seat] += 1
+                ctx.trace.emit(EnvEvent(name="invalid_action", seat=seat, round=rnd))
+                continue
+            postbox.post(seat, Channel.dm(), to=[nxt], text=action.text, round=rnd, turn=index)
+            cursor[seat] += 1
+    sent = {s: sum(1 for m in postbox.log if m.sender == s) for s in task.seats}
+    rows = [
+        {"seat": s, "participant": str(binding[s]), "messages": sent[s], "invalid": invalid[s]}
+        for s in task.seats
+    ]
+    metrics = {"messages": len(postbox.log), "invalid": sum(invalid.values())}
+    return EpisodeResult(rows=rows, metrics=metrics, final_state={"messages": len(postbox.log)})
+
+
+def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages and invalid turns per participant type."""
+    table: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = table.setdefault(
+            row["participant"], {"participant": row["participant"], "seats": 0, "messages": 0,
+                                 "invalid": 0}
+        )
+        entry["seats"] += 1
+        entry["messages"] += int(row["messages"])
+        entry["invalid"] += int(row["invalid"])
+    return [table[k] for k in sorted(table)]

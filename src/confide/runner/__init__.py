@@ -1,0 +1,17 @@
+"""Experiments: YAML config, expansion into episodes, concurrent execution with resume."""
+
+from confide.runner.config import ConfigError, Experiment, build_experiment, load_experiment
+from confide.runner.execute import RunSummary, run_experiment, run_experiment_async
+from confide.runner.expand import EpisodePlan, expand
+
+__all__ = [
+    "ConfigError",
+    "EpisodePlan",
+    "Experiment",
+    "RunSummary",
+    "build_experiment",
+    "expand",
+    "load_experiment",
+    "run_experiment",
+    "run_experiment_async",
+]

@@ -1,0 +1,85 @@
+"""Experiment configuration: one YAML file (or the same fields from the CLI) that says
+which benchmark, which tasks, which lineups and conditions, how many repetitions, which
+seed, how much concurrency and where to write. Validation errors name the file, the
+field and the offending value."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from confide.core.benchmark import parse_lineup
+from confide.errors import ConfideError
+
+
+class ConfigError(ConfideError):
+    """An experiment file or option is invalid."""
+
+
+class Experiment(BaseModel):
+    """A fully specified experiment. Unknown fields are rejected (typos must not be
+    silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    benchmark: str
+    suite: str | None = Field(default=None, description="Built-in suite; default: the benchmark's.")
+    tasks: str | None = Field(default=None, description="Path to a task file instead of a suite.")
+    task_ids: list[str] | None = Field(default=None, description="Run only these task ids.")
+    limit: int | None = Field(default=None, ge=1, description="Run only the first N tasks.")
+    lineups: list[str] = Field(default_factory=list, description="Lineup strings; default: the benchmark's.")
+    conditions: list[str] | None = Field(default=None, description="Default: every condition.")
+    roles: dict[str, str] = Field(default_factory=dict, description="Non-evaluated roles, e.g. judge: mock/json.")
+    repetitions: int = Field(default=1, ge=1)
+    seed: int = 0
+    concurrency: int = Field(default=4, ge=1)
+    output_dir: str = "runs/latest"
+    cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
+    options: dict[str, Any] = Field(default_factory=dict, description="Environment options.")
+    model_options: dict[str, Any] = Field(
+        default_factory=dict, description="Options passed to every model provider (e.g. base_url)."
+    )
+
+    @field_validator("lineups")
+    @classmethod
+    def _lineups_parse(cls, value: list[str]) -> list[str]:
+        for text in value:
+            parse_lineup(text)
+        return value
+
+
+def load_experiment(path: Path | str, overrides: dict[str, Any] | None = None) -> Experiment:
+    """Read and validate an experiment YAML file, applying CLI overrides on top."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read experiment file {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
+    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return build_experiment(data, source=str(path))
+
+
+def build_experiment(data: dict[str, Any], source: str = "<options>") -> Experiment:
+    """Validate experiment fields; the error names source, field and value."""
+    try:
+        return Experiment.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "<root>"
+            value = err.get("input")
+            shown = "" if isinstance(value, dict) else f" (value: {value!r})"
+            problems.append(f"{source}: field '{field}'{shown}: {err['msg']}")
+        raise ConfigError("\n".join(problems)) from None
+
+
+def dump_experiment(experiment: Experiment, path: Path) -> None:
+    """Write the resolved experiment next to its results."""
+    path.write_text(yaml.safe_dump(experiment.model_dump(), sort_keys=False), encoding="utf-8")

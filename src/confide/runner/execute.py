@@ -1,0 +1,149 @@
+"""Concurrent execution of an experiment with resume.
+
+Each episode writes its own trace; results are rebuilt from complete traces, so a run
+killed at any point and started again runs every episode exactly once: complete traces
+(status ok) are skipped, partial or failed ones are run again from scratch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confide import __version__
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext
+from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceError, TraceWriter, read_trace
+from confide.registry import get_benchmark
+from confide.runner.config import Experiment, dump_experiment
+from confide.runner.expand import EpisodePlan, expand
+from confide.runner.models import RunModels
+from confide.runner.progress import RunProgress
+from confide.runner.results import result_rows, write_csv
+
+
+@dataclass
+class RunSummary:
+    """What a run produced."""
+
+    run_dir: Path
+    episodes: int
+    skipped: int
+    failed: list[str] = field(default_factory=list)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    table: list[dict[str, Any]] = field(default_factory=list)
+    usage: dict[str, Any] = field(default_factory=dict)
+
+
+def run_experiment(experiment: Experiment, *, show_progress: bool = True) -> RunSummary:
+    """Run (or resume) an experiment synchronously; see `run_experiment_async`."""
+    return asyncio.run(run_experiment_async(experiment, show_progress=show_progress))
+
+
+async def run_experiment_async(
+    experiment: Experiment, *, show_progress: bool = True
+) -> RunSummary:
+    """Expand, skip complete episodes, run the rest with bounded concurrency, then write
+    results.csv, the summary table and the benchmark's own outputs."""
+    spec = get_benchmark(experiment.benchmark)
+    plans = expand(spec, experiment)
+    run_dir = Path(experiment.output_dir)
+    trace_dir = run_dir / "traces"
+    trace_dir.mkdir(parents=True, exist_ok=True)
+    dump_experiment(experiment, run_dir / "experiment.yaml")
+
+    todo = [p for p in plans if not _complete(trace_dir / f"{p.episode_id}.jsonl")]
+    models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
+    failed: list[str] = []
+    limit = asyncio.Semaphore(experiment.concurrency)
+    with RunProgress(len(plans), len(plans) - len(todo), models.meter, show_progress) as bar:
+
+        async def one(plan: EpisodePlan) -> None:
+            async with limit:
+                ok = await run_episode(spec, plan, experiment, trace_dir, models)
+            if not ok:
+                failed.append(plan.episode_id)
+            bar.advance(ok)
+
+        await asyncio.gather(*(one(p) for p in todo))
+
+    traces = [read_trace(trace_dir / f"{p.episode_id}.jsonl") for p in plans]
+    rows = result_rows(plans, traces)
+    write_csv(run_dir / "results.csv", rows)
+    table = spec.summarize(rows) if spec.summarize is not None else []
+    if table:
+        write_csv(run_dir / "summary.csv", table)
+    ok_traces = [t for t in traces if t.footer is not None and t.footer.status == "ok"]
+    if spec.write_outputs is not None:
+        spec.write_outputs(run_dir, ok_traces)
+    return RunSummary(
+        run_dir=run_dir,
+        episodes=len(plans),
+        skipped=len(plans) - len(todo),
+        failed=sorted(failed),
+        rows=rows,
+        table=table,
+        usage=models.meter.snapshot(),
+    )
+
+
+async def run_episode(
+    spec: BenchmarkSpec,
+    plan: EpisodePlan,
+    experiment: Experiment,
+    trace_dir: Path,
+    models: Callable[..., Any],
+) -> bool:
+    """Run one episode into its trace; an exception becomes a failed footer."""
+    writer = TraceWriter(trace_dir, plan.episode_id)
+    writer.emit(
+        EpisodeStart(
+            episode_id=plan.episode_id,
+            benchmark=spec.id,
+            scenario_id=plan.task.id,
+            seed=plan.seed,
+            lineup=[str(s) for s in plan.lineup],
+            condition=plan.condition,
+            config={
+                "repetition": plan.repetition,
+                "roles": experiment.roles,
+                "options": experiment.options,
+            },
+            versions={"confide": __version__},
+        )
+    )
+    ctx = EpisodeContext(
+        episode_id=plan.episode_id,
+        task=plan.task,
+        lineup=plan.lineup,
+        seed=plan.seed,
+        trace=writer,
+        model_factory=models,
+        condition=plan.condition,
+        roles=dict(experiment.roles),
+        options=dict(experiment.options),
+    )
+    try:
+        result = await spec.run_episode(ctx)
+    except Exception as exc:  # one broken episode must not take down the run
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        writer.finish(EpisodeEnd(status="error", error=detail))
+        return False
+    writer.finish(
+        EpisodeEnd(rows=result.rows, metrics=result.metrics, final_state=result.final_state)
+    )
+    return True
+
+
+def _complete(path: Path) -> bool:
+    """True when `path` holds a finished, successful episode."""
+    if not path.exists():
+        return False
+    try:
+        trace: Trace = read_trace(path)
+    except TraceError:
+        return False
+    return trace.footer is not None and trace.footer.status == "ok"

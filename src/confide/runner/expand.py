@@ -1,0 +1,83 @@
+"""Expansion of an experiment into episodes with deterministic ids and seeds."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
+from confide.core.seeding import derive_seed
+from confide.errors import ConfideError
+from confide.runner.config import Experiment
+
+
+@dataclass(frozen=True)
+class EpisodePlan:
+    """One episode to run: which task, lineup, condition and repetition, with its seed."""
+
+    episode_id: str
+    task: Any
+    lineup_text: str
+    lineup: tuple[SeatSpec, ...]
+    condition: str | None
+    repetition: int
+    seed: int
+
+
+def select_tasks(spec: BenchmarkSpec, experiment: Experiment) -> list[Any]:
+    """The experiment's tasks: a suite or a file, optionally filtered by id and limited."""
+    if experiment.suite is not None and experiment.tasks is not None:
+        raise ConfideError("give either a suite or a task file, not both")
+    tasks = list(spec.load_tasks(experiment.suite, experiment.tasks))
+    if experiment.task_ids is not None:
+        by_id = {t.id: t for t in tasks}
+        missing = [i for i in experiment.task_ids if i not in by_id]
+        if missing:
+            raise ConfideError(f"task ids not found: {', '.join(missing)}")
+        tasks = [by_id[i] for i in experiment.task_ids]
+    if experiment.limit is not None:
+        tasks = tasks[: experiment.limit]
+    return tasks
+
+
+def expand(spec: BenchmarkSpec, experiment: Experiment) -> list[EpisodePlan]:
+    """Every (task, lineup, condition, repetition) combination, in a stable order."""
+    tasks = select_tasks(spec, experiment)
+    lineups = experiment.lineups or [spec.default_lineup]
+    conditions: Sequence[str | None] = experiment.conditions or list(spec.conditions)
+    unknown = [c for c in conditions if c not in spec.conditions]
+    if unknown:
+        known = ", ".join(str(c) for c in spec.conditions)
+        raise ConfideError(f"{spec.id} has no condition {unknown[0]!r}; available: {known}")
+    plans = []
+    for task in tasks:
+        for lineup_text in lineups:
+            for condition in conditions:
+                for rep in range(experiment.repetitions):
+                    parts = [task.id, lineup_text, condition or "-", f"r{rep}"]
+                    plans.append(
+                        EpisodePlan(
+                            episode_id=episode_id(parts),
+                            task=task,
+                            lineup_text=lineup_text,
+                            lineup=parse_lineup(lineup_text),
+                            condition=condition,
+                            repetition=rep,
+                            seed=derive_seed(experiment.seed, task.id, rep),
+                        )
+                    )
+    ids = [p.episode_id for p in plans]
+    if len(set(ids)) != len(ids):
+        raise ConfideError("duplicate episodes: a task id or lineup is listed twice")
+    return plans
+
+
+def episode_id(parts: Sequence[str]) -> str:
+    """A readable, file-safe id with a short hash of the exact parts (so distinct specs
+    never collide after slugging)."""
+    slug = "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") for p in parts)
+    digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:8]
+    return f"{slug[:150]}__{digest}"

@@ -1,0 +1,55 @@
+"""The run's model factory: one wrapped ChatModel per spec (so cache, retry, concurrency
+limit and usage meter are shared by every seat using it), recorded per seat into the
+episode trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confide.core.trace import ModelCall, TraceRecorder
+from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
+
+
+class RunModels:
+    """Builds and shares chat models for one run."""
+
+    def __init__(
+        self, *, cache_dir: str | None = None, options: dict[str, Any] | None = None
+    ) -> None:
+        self.meter = UsageMeter()
+        self._cache_dir = cache_dir
+        self._options = dict(options or {})
+        self._models: dict[str, ChatModel] = {}
+
+    def base(self, spec: str) -> ChatModel:
+        """The shared wrapped model for `spec`."""
+        if spec not in self._models:
+            options = dict(self._options)
+            if self._cache_dir is not None:
+                options["cache_dir"] = self._cache_dir
+            self._models[spec] = get_model(spec, meter=self.meter, **options)
+        return self._models[spec]
+
+    def __call__(
+        self, spec: str, *, seat: str | None, purpose: str, trace: TraceRecorder
+    ) -> ChatModel:
+        def sink(record: ModelCallRecord) -> None:
+            trace.emit(model_call_event(record, seat=seat, purpose=purpose))
+
+        return with_recorder(self.base(spec), sink)
+
+
+def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str) -> ModelCall:
+    """A trace event from a recorded call."""
+    completion = record.completion
+    return ModelCall(
+        seat=seat,
+        purpose=purpose,
+        model=record.model,
+        messages=[m.model_dump() for m in record.messages],
+        config=record.config.model_dump(),
+        completion=completion.model_dump() if completion is not None else None,
+        error=record.error,
+        latency_s=completion.latency_s if completion is not None else 0.0,
+        cached=completion.cached if completion is not None else False,
+    )

@@ -1,0 +1,52 @@
+"""Result rows: one per episode and seat, rebuilt from complete traces."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from confide.core.trace import Trace
+from confide.runner.expand import EpisodePlan
+
+KEY_COLUMNS = ("episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status")
+
+
+def result_rows(plans: Sequence[EpisodePlan], traces: Sequence[Trace]) -> list[dict[str, Any]]:
+    """Each seat row of each successful episode, prefixed with the episode's key columns;
+    a failed episode contributes one row with its status and error."""
+    rows: list[dict[str, Any]] = []
+    for plan, trace in zip(plans, traces, strict=True):
+        footer = trace.footer
+        key: dict[str, Any] = {
+            "episode_id": plan.episode_id,
+            "task_id": plan.task.id,
+            "lineup": plan.lineup_text,
+            "condition": plan.condition or "",
+            "repetition": plan.repetition,
+            "seed": plan.seed,
+            "status": footer.status if footer is not None else "incomplete",
+        }
+        if footer is None or footer.status != "ok":
+            rows.append({**key, "error": footer.error if footer is not None else ""})
+            continue
+        rows.extend({**key, **row} for row in footer.rows)
+    return rows
+
+
+def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
+    """CSV with the union of columns, in first-seen order."""
+    columns: dict[str, None] = {}
+    for row in rows:
+        columns.update(dict.fromkeys(row))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    """Rows of a CSV written by `write_csv`."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))

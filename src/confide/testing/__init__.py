@@ -1,0 +1,6 @@
+"""Conformance checks shipped with the library: every registered environment must pass
+`check_env` (no leaks, same seed same trace)."""
+
+from confide.testing.conformance import ConformanceError, check_env, run_once
+
+__all__ = ["ConformanceError", "check_env", "run_once"]

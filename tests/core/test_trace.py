@@ -1,0 +1,89 @@
+"""Trace writer, reader, canonical form and the per-agent printer."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from confide.core import (
+    Channel,
+    EnvEvent,
+    EpisodeEnd,
+    EpisodeStart,
+    Postbox,
+    TraceError,
+    TraceWriter,
+    canonical_events,
+    read_trace,
+)
+from confide.core.seeding import derive_seed, np_rng, py_rng
+from confide.core.trace_view import render_trace
+
+
+def _episode(tmp_path: Path, finish: bool = True) -> TraceWriter:
+    writer = TraceWriter(tmp_path, "ep1")
+    writer.emit(EpisodeStart(episode_id="ep1", benchmark="demo", scenario_id="s1", seed=3,
+                             lineup=["scripted"]))
+    box = Postbox(["ann", "bob", "cat"], on_deliver=writer.message)
+    box.post("ann", Channel.dm(), to=["bob"], text="secret for bob")
+    box.post("cat", Channel.broadcast(), text="hello everyone")
+    writer.emit(EnvEvent(name="decision", seat="cat", round=0, data={"slot": 4},
+                         visible_to=["cat"]))
+    if finish:
+        writer.finish(EpisodeEnd(metrics={"messages": 2}, rows=[{"seat": "ann"}]))
+    return writer
+
+
+def test_partial_file_is_renamed_only_on_finish(tmp_path: Path) -> None:
+    writer = _episode(tmp_path, finish=False)
+    assert writer.partial_path.exists() and not writer.final_path.exists()
+    partial = read_trace(writer.partial_path)
+    assert not partial.complete and len(partial.messages()) == 2
+    writer.finish(EpisodeEnd())
+    assert writer.final_path.exists() and not writer.partial_path.exists()
+
+
+def test_round_trip_preserves_every_event(tmp_path: Path) -> None:
+    writer = _episode(tmp_path)
+    trace = read_trace(writer.final_path)
+    assert trace.complete and trace.header.seed == 3
+    assert [m.text for m in trace.messages()] == ["secret for bob", "hello everyone"]
+    assert trace.messages()[1].recipients == ("ann", "bob")
+    assert trace.footer is not None and trace.footer.metrics == {"messages": 2}
+    assert canonical_events([trace.header, *trace.events, trace.footer]) == canonical_events(
+        writer.events
+    )
+    assert all("ts" not in e for e in canonical_events(writer.events))
+
+
+def test_agent_view_hides_what_it_did_not_see(tmp_path: Path) -> None:
+    trace = read_trace(_episode(tmp_path).final_path)
+    cat_view = render_trace(trace, "cat")
+    assert "secret for bob" not in cat_view
+    assert "hello everyone" in cat_view and "decision" in cat_view
+    bob_view = render_trace(trace, "bob")
+    assert "secret for bob" in bob_view and "decision" not in bob_view
+    assert "secret for bob" in render_trace(trace)
+
+
+def test_malformed_trace_names_file_line_and_field(tmp_path: Path) -> None:
+    writer = _episode(tmp_path)
+    lines = writer.final_path.read_text().splitlines()
+    bad = json.loads(lines[1])
+    bad["message"]["sender"] = 42
+    lines[1] = json.dumps(bad)
+    writer.final_path.write_text("\n".join(lines))
+    with pytest.raises(TraceError, match=r"ep1.jsonl:2: field message.message.sender"):
+        read_trace(writer.final_path)
+    (tmp_path / "x.jsonl").write_text(lines[2] + "\n")
+    with pytest.raises(TraceError, match="must start with an episode_start"):
+        read_trace(tmp_path / "x.jsonl")
+
+
+def test_seeds_are_stable_and_distinct() -> None:
+    assert derive_seed(1, "task", 0) == derive_seed(1, "task", 0)
+    assert derive_seed(1, "task", 0) != derive_seed(1, "task", 1)
+    # pinned: the derivation must not change between releases (traces record seeds)
+    assert derive_seed(0) == 0x5FECEB66FFC86F38D952786C6D696C79C2DBC239DD4E91B46729D73A27FB57E9 >> 193
+    assert py_rng(5, "a").random() == py_rng(5, "a").random()
+    assert np_rng(5, "a").integers(1 << 30) == np_rng(5, "a").integers(1 << 30)
