@@ -1,0 +1,71 @@
+"""`confide leaderboard RUN_DIR...`: rate the seats in each run's `results.csv` and print the
+CalBench leaderboard (calbench.md D.4, appendix E).
+
+Register with `app.command(name="leaderboard")(leaderboard)`. With `--out DIR` the
+ratings are kept in `DIR/ratings.json` and updated incrementally: runs already applied (by
+run id = the `run_id` column, else the run directory's name) are skipped, so re-running with
+the same runs leaves the ratings unchanged. `DIR/leaderboard.csv` and `DIR/references.csv`
+receive the tables. `--ratings FILE` names the ratings file explicitly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from confide.errors import ConfideError
+from confide.rating import (
+    LeaderboardState,
+    apply_results,
+    load_state,
+    print_leaderboard,
+    read_results_csv,
+    save_state,
+    write_model_csv,
+    write_reference_csv,
+)
+from confide.rating.results import SeatResult
+
+
+def _collect(run_dirs: list[Path]) -> list[SeatResult]:
+    rows: list[SeatResult] = []
+    for run_dir in run_dirs:
+        rows.extend(read_results_csv(run_dir / "results.csv", run_id=run_dir.resolve().name))
+    return rows
+
+
+def leaderboard(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Run directories, each holding a results.csv.")
+    ],
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Directory for ratings.json, leaderboard.csv and references.csv."),
+    ] = None,
+    ratings: Annotated[
+        Path | None,
+        typer.Option(help="Ratings file to update (default: OUT/ratings.json)."),
+    ] = None,
+) -> None:
+    """Rate models with OpenSkill score-margin updates; list reference protocols by raw metrics."""
+    state_path = ratings if ratings is not None else (out / "ratings.json" if out else None)
+    try:
+        rows = _collect(run_dirs)
+        start = (
+            load_state(state_path)
+            if state_path is not None and state_path.exists()
+            else LeaderboardState()
+        )
+        state = apply_results(start, rows)
+    except ConfideError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    print_leaderboard(state)
+    if state_path is not None:
+        save_state(state, state_path)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        write_model_csv(state, out / "leaderboard.csv")
+        write_reference_csv(state, out / "references.csv")
