@@ -55,18 +55,17 @@ def _number(value: float | None) -> str:
 
 
 def model_table(standings: list[ModelStanding]) -> Table:
-    """Rich table of rated models."""
+    """Rich table of rated models (fits 80 columns; seat counts are in the CSV)."""
     table = Table(title="CalBench leaderboard: models (OpenSkill, score margins)")
     table.add_column("#", justify="right")
     table.add_column("Participant", no_wrap=True)
     table.add_column("MMR", justify="right")
     for metric in Metric:
-        table.add_column(f"{_TITLES[metric]} μ±σ (mean)", justify="right")
-    table.add_column("Seats", justify="right")
-    table.add_column("Rated", justify="right")
+        table.add_column(f"{_TITLES[metric]}\nμ±σ\n(mean)", justify="right", min_width=8)
+    table.add_column("Rated\ngames", justify="right")
     for row in standings:
         cells = [
-            f"{row.ratings[m].mu:.1f}±{row.ratings[m].sigma:.1f} ({_raw(m, row.means[m])})"
+            f"{row.ratings[m].mu:.1f}±{row.ratings[m].sigma:.1f}\n({_raw(m, row.means[m])})"
             for m in Metric
         ]
         table.add_row(
@@ -74,7 +73,6 @@ def model_table(standings: list[ModelStanding]) -> Table:
             row.participant,
             f"{row.mmr:.2f}",
             *cells,
-            str(row.seats),
             str(row.rated_games),
         )
     return table
