@@ -52,6 +52,7 @@ def test_missing_task_in_a_cell_is_an_error_naming_it() -> None:
     [
         ({"ok": None}, r"row 0: field 'ok' must be a finite number"),
         ({"ok": float("nan")}, r"row 0: field 'ok'"),
+        ({"ok": "yes"}, r"row 0: field 'ok' must be a finite number or bool; got 'yes'"),
         ({"task": 1.5}, r"row 0: field 'task' must be a str or int"),
     ],
 )
@@ -84,6 +85,8 @@ def test_argument_errors() -> None:
         table.vector(model="m1")
     with pytest.raises(StatsError, match="no cell"):
         table.vector(model="m9", condition="social")
+    with pytest.raises(StatsError, match="factor 'model' cannot also be fixed"):
+        table.matrix("model", ["m1"], model="m1", condition="social")
     with pytest.raises(StatsError, match="factor must be one of"):
         table.matrix("seat", ["a"], condition="social")
 
@@ -97,3 +100,11 @@ def test_task_means_array_shape() -> None:
         task_means([1.0, 2.0])
     with pytest.raises(StatsError, match="must be finite"):
         task_means([[1.0, np.inf]])
+
+
+def test_csv_strings_are_parsed() -> None:
+    rows = [
+        {"model": "m", "condition": "c", "task": "t", "ok": text}
+        for text in ("True", "false", " 1 ", "0.5")
+    ]
+    assert aggregate_tasks(rows, value="ok").means.tolist() == [[0.625]]

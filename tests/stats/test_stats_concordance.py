@@ -39,6 +39,9 @@ def test_hand_cases() -> None:
     stable = np.array([[1.0, 1.0], [0.0, 0.0]])
     got = split_half_concordance(stable, ["a", "b"], seed=1, n_splits=50)
     assert got.mean_agreement == 1.0 and got.n_pairs == 1
+    # Every split ties both halves or crosses them; 0.2 + 0.6 != 0.7 + 0.1 in floats only.
+    rounding = np.array([[0.2, 0.6, 0.6, 0.2], [0.7, 0.1, 0.7, 0.1]])
+    assert split_half_concordance(rounding, ["a", "b"], seed=1, n_splits=50).mean_agreement == 0
     tied = np.ones((3, 8))
     got = split_half_concordance(tied, ["a", "b", "c"], seed=1, n_splits=50)
     assert (got.mean_agreement, got.null_mean_agreement, got.null_share_reaching) == (0, 0, 1)

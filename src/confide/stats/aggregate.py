@@ -8,8 +8,9 @@ Two input shapes are accepted:
 
 * rows -- an iterable of mappings (e.g. `results.csv` rows as dicts), each with a task
   id, the factor columns that define a cell (default `model` and `condition`) and a
-  numeric value column (bool, int or float, e.g. `success`). Rows of the same cell and
-  task are repetitions. `aggregate_tasks` returns a `TaskTable`.
+  numeric value column (bool, int or float, e.g. `success`; strings as read by
+  `csv.DictReader` -- "0.5", "1", "True", "false" -- are parsed too). Rows of the same
+  cell and task are repetitions. `aggregate_tasks` returns a `TaskTable`.
 * arrays -- a float array of shape `(..., n_tasks, n_repetitions)`; `task_means` averages
   the last axis and returns shape `(..., n_tasks)`.
 
@@ -22,6 +23,8 @@ is still one unit) and reported in `TaskTable.repetitions`.
 
 from __future__ import annotations
 
+import contextlib
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -67,6 +70,8 @@ class TaskTable:
         """
         if factor not in self.factors:
             raise StatsError(f"factor must be one of {list(self.factors)}; got {factor!r}")
+        if factor in fixed:
+            raise StatsError(f"factor {factor!r} cannot also be fixed; got {fixed!r}")
         if isinstance(levels, str) or not levels:
             raise StatsError(f"levels must be a non-empty list of {factor} values; got {levels!r}")
         return np.stack([self.vector(**{factor: level}, **fixed) for level in levels])
@@ -78,11 +83,21 @@ def _key(value: object, *, row: int, field: str) -> str:
     return str(value)
 
 
+_WORDS = {"true": 1.0, "false": 0.0}
+
+
 def _number(value: object, *, row: int, field: str) -> float:
-    if isinstance(value, bool | int | float | np.integer | np.floating):
+    out: float | None = None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        out = _WORDS.get(text)
+        if out is None:
+            with contextlib.suppress(ValueError):
+                out = float(text)
+    elif isinstance(value, bool | int | float | np.integer | np.floating):
         out = float(value)
-        if np.isfinite(out):
-            return out
+    if out is not None and math.isfinite(out):
+        return out
     raise StatsError(f"row {row}: field {field!r} must be a finite number or bool; got {value!r}")
 
 

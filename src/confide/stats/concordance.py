@@ -15,8 +15,9 @@ the share of null splits whose count reaches the observed mean (14.5 percent);
 Decisions where the paper is silent: with an odd number of tasks the first half has
 floor(n / 2) tasks; a pair counts as agreeing only when it is strictly ordered the same
 way in both halves, so a tie in either half is a disagreement (which is why the null
-mean sits below half the pairs when scores have ties); splits and null relabellings
-come from one generator seeded by the caller.
+mean sits below half the pairs when scores have ties), and half-means closer than
+1e-12 (relative to the score scale) are ties, so float rounding cannot order them;
+splits and null relabellings come from one generator seeded by the caller.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ DEFAULT_SPLITS = 4000
 """Random splits drawn by default, as in the paper."""
 
 _BATCH = 1000
+_TIE = 1e-12
 
 
 class ConcordanceResult(BaseModel):
@@ -67,8 +69,14 @@ def _agreements(
     pairs = pair_indices(scores.shape[1])
     i = np.array([p for p, _ in pairs])
     j = np.array([q for _, q in pairs])
-    sign_first = np.sign(first[:, i] - first[:, j])
-    sign_second = np.sign(second[:, i] - second[:, j])
+    tie = _TIE * max(1.0, float(np.abs(scores).max()))
+
+    def order_sign(d: NDArray[np.float64]) -> NDArray[np.float64]:
+        out: NDArray[np.float64] = np.where(np.abs(d) <= tie, 0.0, np.sign(d))
+        return out
+
+    sign_first = order_sign(first[:, i] - first[:, j])
+    sign_second = order_sign(second[:, i] - second[:, j])
     agree: NDArray[np.int64] = ((sign_first == sign_second) & (sign_first != 0)).sum(axis=1)
     return agree
 

@@ -91,7 +91,11 @@ def paired_difference(a: ArrayLike, b: ArrayLike, *, confidence: float = 0.95) -
 
 
 def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a binomial rate (used for single-cell success rates)."""
+    """Wilson (1927) score interval for one binomial rate, e.g. a cell's trial success.
+
+    Incognita s.5 deliberately draws no endpoint error bars on task-level comparisons;
+    this interval is for reports of a single rate over trials, never for comparisons.
+    """
     if not isinstance(trials, int | np.integer) or isinstance(trials, bool) or trials < 1:
         raise StatsError(f"trials must be an integer >= 1; got {trials!r}")
     if (

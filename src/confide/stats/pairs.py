@@ -39,12 +39,12 @@ class PairComparison(BaseModel):
 
 
 def pair_indices(n_models: int) -> list[tuple[int, int]]:
-    """Row-index pairs (i, j), i < j, in the order every pairwise table uses."""
+    """Row-index pairs (i, j), i < j, in the order every pairwise table uses (Incognita s.6.1)."""
     return list(itertools.combinations(range(n_models), 2))
 
 
 def pair_gaps(scores: ArrayLike) -> NDArray[np.float64]:
-    """Per-task gaps of every model pair: shape (n_pairs, n_tasks), row i minus row j."""
+    """Per-task gaps of each model pair (Incognita s.6.1): (n_pairs, n_tasks), row i - row j."""
     s = as_matrix("scores", scores, min_rows=2)
     pairs = pair_indices(s.shape[0])
     first = np.array([i for i, _ in pairs])
