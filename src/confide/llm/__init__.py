@@ -1,0 +1,67 @@
+"""The chat-model layer: one async protocol, providers named `provider/model` (openai,
+openai-api, mock, local, replay), wrappers (cache, retry, concurrency limit, usage and
+cost accounting, recording) and a structured-output helper with a repair loop.
+
+    model = get_model("mock/echo")
+    reply = await model.generate([ChatMessage(role="user", content="hi")],
+                                 config=GenerateConfig())
+"""
+
+from confide.llm.cache import CachedModel, ResponseCache
+from confide.llm.errors import ModelError, ModelSpecError
+from confide.llm.factory import build_provider, get_model
+from confide.llm.limits import DEFAULT_LIMITS, LimitedModel, ProviderLimiter
+from confide.llm.pricing import ModelPrice, PriceTable, load_price_table
+from confide.llm.providers.faults import FaultPlan
+from confide.llm.providers.mock import MockModel
+from confide.llm.providers.mock_registry import mock_names, register_mock, unregister_mock
+from confide.llm.recorder import ModelCallRecord, RecordingModel, with_recorder
+from confide.llm.retry import RetryingModel, RetryPolicy
+from confide.llm.spec import ModelSpec, parse_spec
+from confide.llm.structured import (
+    StructuredAttempt,
+    StructuredResult,
+    generate_structured,
+    parse_reply,
+)
+from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig, Usage
+from confide.llm.usage import MeteredModel, ModelUsage, UsageMeter
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "CachedModel",
+    "ChatMessage",
+    "ChatModel",
+    "Completion",
+    "FaultPlan",
+    "GenerateConfig",
+    "LimitedModel",
+    "MeteredModel",
+    "MockModel",
+    "ModelCallRecord",
+    "ModelError",
+    "ModelPrice",
+    "ModelSpec",
+    "ModelSpecError",
+    "ModelUsage",
+    "PriceTable",
+    "ProviderLimiter",
+    "RecordingModel",
+    "ResponseCache",
+    "RetryPolicy",
+    "RetryingModel",
+    "StructuredAttempt",
+    "StructuredResult",
+    "Usage",
+    "UsageMeter",
+    "build_provider",
+    "generate_structured",
+    "get_model",
+    "load_price_table",
+    "mock_names",
+    "parse_reply",
+    "parse_spec",
+    "register_mock",
+    "unregister_mock",
+    "with_recorder",
+]

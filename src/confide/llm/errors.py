@@ -1,0 +1,88 @@
+"""Errors of the model layer.
+
+`ModelError` is raised when no usable reply could be obtained from a provider (network,
+HTTP status, timeout, malformed response body, missing configuration). `transient` tells
+the retry wrapper whether trying again can help. Messages never contain API keys: every
+provider passes its secrets through `redact` before building one, and errors are raised
+`from None` so a chained provider exception cannot carry an echoed key into a log.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from confide.errors import ConfideError
+
+ErrorKind = Literal[
+    "timeout",
+    "connection",
+    "rate_limit",
+    "server_error",
+    "bad_response",
+    "bad_request",
+    "auth",
+    "config",
+    "missing_extra",
+    "replay_miss",
+    "script_exhausted",
+]
+
+TRANSIENT_KINDS: frozenset[str] = frozenset(
+    {"timeout", "connection", "rate_limit", "server_error", "bad_response"}
+)
+
+
+class ModelError(ConfideError):
+    """A model call failed.
+
+    Attributes: `model` (spec), `kind`, `transient` (retrying may help), `status_code`
+    (HTTP status if any), `retry_after_s` (server-requested wait), `attempts` (calls made
+    before giving up, set by the retry wrapper).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        model: str,
+        kind: ErrorKind,
+        transient: bool | None = None,
+        status_code: int | None = None,
+        retry_after_s: float | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.model = model
+        self.kind: ErrorKind = kind
+        self.transient = kind in TRANSIENT_KINDS if transient is None else transient
+        self.status_code = status_code
+        self.retry_after_s = retry_after_s
+        self.attempts = attempts
+
+    def __str__(self) -> str:
+        suffix = f" (gave up after {self.attempts} attempts)" if self.attempts > 1 else ""
+        return f"{self.model}: {self.message}{suffix}"
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelError(model={self.model!r}, kind={self.kind!r}, "
+            f"transient={self.transient}, status_code={self.status_code}, "
+            f"attempts={self.attempts}, message={self.message!r})"
+        )
+
+    def with_attempts(self, attempts: int) -> ModelError:
+        """The same error, annotated with how many attempts were made."""
+        return ModelError(
+            self.message,
+            model=self.model,
+            kind=self.kind,
+            transient=self.transient,
+            status_code=self.status_code,
+            retry_after_s=self.retry_after_s,
+            attempts=attempts,
+        )
+
+
+class ModelSpecError(ConfideError):
+    """A model spec, option or argument is invalid (unknown provider, bad option...)."""

@@ -1,0 +1,79 @@
+"""Token prices and call costs from a versioned price table.
+
+The shipped table (`prices.json`, versioned, with the date the prices were read) lists
+per-million-token list prices for a handful of OpenAI models. Costs are list-price
+upper bounds: provider-side prompt-cache and batch discounts are not modelled. A model
+missing from the table has an unknown cost (None), never zero; models of the providers
+in `zero_cost_providers` (mock, local, replay) cost nothing. Dated snapshots such as
+`openai/gpt-4o-2024-08-06` are priced as their base model.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from confide.llm.errors import ModelSpecError
+from confide.llm.spec import parse_spec
+from confide.llm.types import Usage
+
+_SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
+
+
+class ModelPrice(BaseModel):
+    """USD per million prompt (`input`) and completion (`output`) tokens."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input: float = Field(ge=0.0)
+    output: float = Field(ge=0.0)
+
+
+class PriceTable(BaseModel):
+    """A dated, versioned price list keyed by model spec (`openai/gpt-5-mini`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    schema_version: int = 1
+    version: str
+    as_of: str
+    currency: str = "USD"
+    unit: str = "per_million_tokens"
+    source: str = ""
+    zero_cost_providers: tuple[str, ...] = ()
+    models: dict[str, ModelPrice] = Field(default_factory=dict)
+
+    def price(self, model: str) -> ModelPrice | None:
+        """The price of a model spec, or None when unknown."""
+        spec = parse_spec(model)
+        if spec.provider in self.zero_cost_providers:
+            return ModelPrice(input=0.0, output=0.0)
+        key = str(spec)
+        return self.models.get(key) or self.models.get(_SNAPSHOT.sub("", key))
+
+    def cost(self, model: str, usage: Usage) -> float | None:
+        """USD cost of `usage` on `model`, None when the model's price is unknown."""
+        price = self.price(model)
+        if price is None:
+            return None
+        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+
+
+def load_price_table(path: str | Path | None = None) -> PriceTable:
+    """The shipped table, or one read from `path` (same JSON shape as `prices.json`)."""
+    if path is None:
+        text = resources.files("confide.llm").joinpath("prices.json").read_text("utf-8")
+        source = "confide/llm/prices.json"
+    else:
+        try:
+            text = Path(path).read_text("utf-8")
+        except OSError as exc:
+            raise ModelSpecError(f"cannot read price table {path}: {exc}") from None
+        source = str(path)
+    try:
+        return PriceTable.model_validate_json(text)
+    except ValidationError as exc:
+        raise ModelSpecError(f"invalid price table {source}: {exc}") from None

