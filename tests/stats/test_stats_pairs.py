@@ -34,6 +34,8 @@ def test_separates_is_interval_excluding_zero() -> None:
 
 
 def test_errors() -> None:
+    with pytest.raises(StatsError, match="n_models must be an integer >= 2; got 1"):
+        pair_indices(1)
     with pytest.raises(StatsError, match="scores needs at least 2 rows and 2 columns"):
         pairwise_comparisons(np.ones((2, 1)), ["a", "b"])
     with pytest.raises(StatsError, match="models must list 2 labels"):

@@ -19,7 +19,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from pydantic import BaseModel, ConfigDict
 
-from confide.stats._validate import as_matrix, check_labels
+from confide.stats._validate import as_matrix, check_labels, check_positive_int
 from confide.stats.intervals import TInterval, t_interval
 
 
@@ -40,7 +40,9 @@ class PairComparison(BaseModel):
 
 def pair_indices(n_models: int) -> list[tuple[int, int]]:
     """Row-index pairs (i, j), i < j, in the order every pairwise table uses (Incognita s.6.1)."""
-    return list(itertools.combinations(range(n_models), 2))
+    return list(
+        itertools.combinations(range(check_positive_int("n_models", n_models, minimum=2)), 2)
+    )
 
 
 def pair_gaps(scores: ArrayLike) -> NDArray[np.float64]:
