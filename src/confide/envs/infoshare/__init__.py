@@ -1,0 +1,1 @@
+"""Sotopia-ToM (sotopia_tom.md): multi-party information sharing under privacy constraints."""
