@@ -33,7 +33,7 @@ Decisions where the paper is silent:
 
 Import of the public generator format (`from_generator_record`): the generator's
 output names facts by free text, and its policy and goal lists repeat those names
-loosely ("The total party budget" for the fact "Total party budget"). Each reference is
+loosely ("The approved travel budget" for the fact "Approved travel budget"). Each reference is
 matched to a fact by its text in three levels, stopping at the first level that finds
 candidates: (1) the exact label; (2) the same set of content words (lowercased,
 alphanumeric words without articles, possessives and short function words, with a plural
@@ -45,8 +45,8 @@ nothing, or several facts at the first level that matches, becomes an
 `UnresolvedReference` on the scenario, which the validator reports; it never aborts the
 import. Agent names are the roles (the generator has no names), list values are joined
 with "; ", and role names in the domain map are matched to agent roles exactly or, failing
-that, by their text without a trailing parenthetical ("Site Reliability Engineer" for
-"Site Reliability Engineer (SRE)").
+that, by their text without a trailing parenthetical ("Lead Engineer" for "Lead Engineer
+(Hardware)").
 """
 
 from __future__ import annotations
@@ -431,7 +431,10 @@ def _validated(model: type[Scenario], record: Mapping[str, Any], where: str) -> 
 def _describe(exc: ValidationError) -> str:
     parts = []
     for error in exc.errors()[:5]:
-        loc = ".".join(str(part) for part in error["loc"]) or "<scenario>"
+        loc = ".".join(str(part) for part in error["loc"])
+        if not loc:
+            parts.append(error["msg"])
+            continue
         value = error.get("input")
         shown = repr(value) if not isinstance(value, dict | list) else type(value).__name__
         parts.append(f"field {loc!r}: value {shown[:80]}: {error['msg']}")
@@ -509,7 +512,7 @@ _STOPWORDS: Final = frozenset(
 
 
 def content_words(text: str) -> frozenset[str]:
-    """Lowercased alphanumeric words of `text` without stopwords, plural -s dropped.
+    """Lowercased alphanumeric words of `text` without stopwords, a plural -s dropped.
 
     The normalization used to match free-text item references to facts (module docstring)
     and, in validation, to compare an objective with an item's value.
@@ -518,7 +521,7 @@ def content_words(text: str) -> frozenset[str]:
     for word in re.findall(r"[a-z0-9]+", text.lower().replace("&", " and ")):
         if word in _STOPWORDS:
             continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
             word = word[:-1]
         words.add(word)
     return frozenset(words)
