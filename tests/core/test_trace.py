@@ -84,6 +84,6 @@ def test_seeds_are_stable_and_distinct() -> None:
     assert derive_seed(1, "task", 0) == derive_seed(1, "task", 0)
     assert derive_seed(1, "task", 0) != derive_seed(1, "task", 1)
     # pinned: the derivation must not change between releases (traces record seeds)
-    assert derive_seed(0) == 0x5FECEB66FFC86F38D952786C6D696C79C2DBC239DD4E91B46729D73A27FB57E9 >> 193
+    assert derive_seed(0) == 0x5FECEB66FFC86F38 >> 1  # sha256("0")[:8], top 63 bits
     assert py_rng(5, "a").random() == py_rng(5, "a").random()
     assert np_rng(5, "a").integers(1 << 30) == np_rng(5, "a").integers(1 << 30)

@@ -10,7 +10,11 @@ import sys
 
 import typer
 
+from confide.cli import leaderboard as leaderboard_cmd
+from confide.cli import models as models_cmd
+from confide.cli import report as report_cmd
 from confide.cli import run as run_cmd
+from confide.cli import scenarios as scenarios_cmd
 from confide.cli import trace as trace_cmd
 from confide.errors import ConfideError
 
@@ -24,24 +28,20 @@ app = typer.Typer(
 app.command("run")(run_cmd.run)
 app.command("benchmarks")(run_cmd.benchmarks)
 app.add_typer(trace_cmd.app, name="trace")
+app.command("report")(report_cmd.report)
+app.command("leaderboard")(leaderboard_cmd.leaderboard)
+app.add_typer(models_cmd.app, name="models")
+app.add_typer(scenarios_cmd.app, name="scenarios")
 
 
 def main() -> None:
     """Entry point with friendly errors."""
     try:
-        app(standalone_mode=False)
+        app()
     except ConfideError as exc:
         typer.secho(f"error: {exc}", err=True, fg="red")
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
-        typer.echo("aborted", err=True)
-        sys.exit(130)
-    except typer.Exit as exc:
-        sys.exit(exc.exit_code)
-    except Exception as exc:  # click usage errors arrive here in standalone_mode=False
-        import click
 
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
-        raise
+
+if __name__ == "__main__":
+    main()

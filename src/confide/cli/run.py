@@ -17,24 +17,38 @@ from confide.runner import build_experiment, load_experiment, run_experiment
 
 def run(
     target: Annotated[
-        str, typer.Argument(help="A benchmark id (calbench, sotopia-tom, incognita, demo) or an experiment YAML file.")
+        str,
+        typer.Argument(help="A benchmark id (see `confide benchmarks`) or an experiment file."),
     ],
-    suite: Annotated[str | None, typer.Option(help="Built-in task suite (default: the benchmark's).")] = None,
+    suite: Annotated[
+        str | None, typer.Option(help="Built-in task suite (default: the benchmark's).")
+    ] = None,
     tasks: Annotated[Path | None, typer.Option(help="Task file to use instead of a suite.")] = None,
     lineup: Annotated[
         list[str] | None,
         typer.Option(help="Seat specs: one for all seats or comma-separated per seat, e.g. "
                      "'imap' or 'openai/gpt-5-mini,imap,imap'. Repeat to compare lineups."),
     ] = None,
-    condition: Annotated[list[str] | None, typer.Option(help="Condition(s) to run (default: all).")] = None,
-    role: Annotated[list[str] | None, typer.Option(help="Bind a non-evaluated role: judge=mock/json.")] = None,
-    option: Annotated[list[str] | None, typer.Option(help="Environment option KEY=VALUE (YAML value).")] = None,
+    condition: Annotated[
+        list[str] | None, typer.Option(help="Condition(s) to run (default: all).")
+    ] = None,
+    role: Annotated[
+        list[str] | None, typer.Option(help="Bind a non-evaluated role: judge=mock/json.")
+    ] = None,
+    option: Annotated[
+        list[str] | None, typer.Option(help="Environment option KEY=VALUE (YAML value).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Run only the first N tasks.")] = None,
     repetitions: Annotated[int | None, typer.Option(help="Repetitions per task.")] = None,
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Episodes run at once.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Run directory (default runs/<benchmark>); an existing one is resumed.")] = None,
-    cache: Annotated[Path | None, typer.Option(help="On-disk model response cache directory.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Run directory (default runs/<benchmark>); an existing one is resumed."),
+    ] = None,
+    cache: Annotated[
+        Path | None, typer.Option(help="On-disk model response cache directory.")
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
 ) -> None:
     """Run episodes, write traces, results.csv and the summary table, and print it.

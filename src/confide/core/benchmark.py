@@ -8,7 +8,7 @@ environment never imports the runner.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -126,7 +126,7 @@ class BenchmarkSpec:
     load_tasks: Callable[[str | None, str | None], Sequence[Any]]
     """(suite name or None for the default suite, path to a task file or None) -> tasks."""
     seats: Callable[[Any], Sequence[str]]
-    run_episode: Callable[[EpisodeContext], Awaitable[EpisodeResult]]
+    run_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]]
     default_suite: str
     suites: tuple[str, ...]
     references: tuple[str, ...]

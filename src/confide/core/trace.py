@@ -157,6 +157,16 @@ class TraceRecorder:
         self.finished = True
         self._seal()
 
+    def as_trace(self) -> Trace:
+        """The recorded events as a `Trace` (no re-parsing: they are already typed)."""
+        if not self.events or not isinstance(self.events[0], EpisodeStart):
+            raise TraceError(f"trace {self.episode_id} has no episode_start header")
+        footer = self.events[-1] if isinstance(self.events[-1], EpisodeEnd) else None
+        body = self.events[1:-1] if footer is not None else self.events[1:]
+        return Trace.model_construct(
+            path=self.episode_id, header=self.events[0], events=body, footer=footer
+        )
+
     def _write(self, event: TraceEvent) -> None:
         """Persist one event (nothing to do in memory)."""
 
@@ -174,6 +184,11 @@ class TraceWriter(TraceRecorder):
         self.final_path = directory / f"{episode_id}.jsonl"
         self.partial_path = directory / f"{episode_id}.jsonl.partial"
         self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+
+    def as_trace(self) -> Trace:
+        trace = super().as_trace()
+        trace.path = str(self.final_path if self.finished else self.partial_path)
+        return trace
 
     def _write(self, event: TraceEvent) -> None:
         self._file.write(event.model_dump_json() + "\n")

@@ -72,7 +72,8 @@ def _message_line(m: Message) -> str:
         "broadcast": "broadcast",
     }[m.channel.kind]
     body = m.text if m.text is not None else _compact(m.payload or {})
-    return f"  r{m.round}.t{m.turn} {m.sender} -> {', '.join(m.recipients) or '-'} ({route}): {body}"
+    to = ", ".join(m.recipients) or "-"
+    return f"  r{m.round}.t{m.turn} {m.sender} -> {to} ({route}): {body}"
 
 
 def _compact(data: dict[str, Any]) -> str:

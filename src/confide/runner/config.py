@@ -26,13 +26,19 @@ class Experiment(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     benchmark: str
-    suite: str | None = Field(default=None, description="Built-in suite; default: the benchmark's.")
+    suite: str | None = Field(
+        default=None, description="Built-in suite; default: the benchmark's."
+    )
     tasks: str | None = Field(default=None, description="Path to a task file instead of a suite.")
     task_ids: list[str] | None = Field(default=None, description="Run only these task ids.")
     limit: int | None = Field(default=None, ge=1, description="Run only the first N tasks.")
-    lineups: list[str] = Field(default_factory=list, description="Lineup strings; default: the benchmark's.")
+    lineups: list[str] = Field(
+        default_factory=list, description="Lineup strings; default: the benchmark's."
+    )
     conditions: list[str] | None = Field(default=None, description="Default: every condition.")
-    roles: dict[str, str] = Field(default_factory=dict, description="Non-evaluated roles, e.g. judge: mock/json.")
+    roles: dict[str, str] = Field(
+        default_factory=dict, description="Non-evaluated roles, e.g. judge: mock/json."
+    )
     repetitions: int = Field(default=1, ge=1)
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
@@ -66,7 +72,7 @@ def load_experiment(path: Path | str, overrides: dict[str, Any] | None = None) -
     return build_experiment(data, source=str(path))
 
 
-def build_experiment(data: dict[str, Any], source: str = "<options>") -> Experiment:
+def build_experiment(data: dict[str, Any], source: str = "command line") -> Experiment:
     """Validate experiment fields; the error names source, field and value."""
     try:
         return Experiment.model_validate(data)

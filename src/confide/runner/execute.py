@@ -18,6 +18,7 @@ from confide import __version__
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext
 from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceError, TraceWriter, read_trace
 from confide.registry import get_benchmark
+from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.models import RunModels
@@ -55,7 +56,12 @@ async def run_experiment_async(
     trace_dir.mkdir(parents=True, exist_ok=True)
     dump_experiment(experiment, run_dir / "experiment.yaml")
 
-    todo = [p for p in plans if not _complete(trace_dir / f"{p.episode_id}.jsonl")]
+    done = {
+        p.episode_id: trace
+        for p in plans
+        if (trace := _load_complete(trace_dir / f"{p.episode_id}.jsonl")) is not None
+    }
+    todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
     failed: list[str] = []
     limit = asyncio.Semaphore(experiment.concurrency)
@@ -63,14 +69,16 @@ async def run_experiment_async(
 
         async def one(plan: EpisodePlan) -> None:
             async with limit:
-                ok = await run_episode(spec, plan, experiment, trace_dir, models)
+                trace = await run_episode(spec, plan, experiment, trace_dir, models)
+            done[plan.episode_id] = trace
+            ok = trace.footer is not None and trace.footer.status == "ok"
             if not ok:
                 failed.append(plan.episode_id)
             bar.advance(ok)
 
         await asyncio.gather(*(one(p) for p in todo))
 
-    traces = [read_trace(trace_dir / f"{p.episode_id}.jsonl") for p in plans]
+    traces = [done[p.episode_id] for p in plans]
     rows = result_rows(plans, traces)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
@@ -79,6 +87,7 @@ async def run_experiment_async(
     ok_traces = [t for t in traces if t.footer is not None and t.footer.status == "ok"]
     if spec.write_outputs is not None:
         spec.write_outputs(run_dir, ok_traces)
+    build_report(run_dir)
     return RunSummary(
         run_dir=run_dir,
         episodes=len(plans),
@@ -86,7 +95,10 @@ async def run_experiment_async(
         failed=sorted(failed),
         rows=rows,
         table=table,
-        usage=models.meter.snapshot(),
+        usage={
+            "total": models.meter.total().model_dump(),
+            **{k: v.model_dump() for k, v in models.meter.snapshot().items()},
+        },
     )
 
 
@@ -96,8 +108,9 @@ async def run_episode(
     experiment: Experiment,
     trace_dir: Path,
     models: Callable[..., Any],
-) -> bool:
-    """Run one episode into its trace; an exception becomes a failed footer."""
+) -> Trace:
+    """Run one episode into its trace file and return it; an exception becomes a failed
+    footer (the run goes on)."""
     writer = TraceWriter(trace_dir, plan.episode_id)
     writer.emit(
         EpisodeStart(
@@ -126,24 +139,27 @@ async def run_episode(
         roles=dict(experiment.roles),
         options=dict(experiment.options),
     )
+    footer: EpisodeEnd
     try:
         result = await spec.run_episode(ctx)
     except Exception as exc:  # one broken episode must not take down the run
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        writer.finish(EpisodeEnd(status="error", error=detail))
-        return False
-    writer.finish(
-        EpisodeEnd(rows=result.rows, metrics=result.metrics, final_state=result.final_state)
-    )
-    return True
+        footer = EpisodeEnd(status="error", error=detail)
+    else:
+        footer = EpisodeEnd(
+            rows=result.rows, metrics=result.metrics, final_state=result.final_state
+        )
+    # fsync + rename off the event loop, so one episode's disk flush never stalls the others
+    await asyncio.to_thread(writer.finish, footer)
+    return writer.as_trace()
 
 
-def _complete(path: Path) -> bool:
-    """True when `path` holds a finished, successful episode."""
+def _load_complete(path: Path) -> Trace | None:
+    """The trace at `path` if it holds a finished, successful episode."""
     if not path.exists():
-        return False
+        return None
     try:
-        trace: Trace = read_trace(path)
+        trace = read_trace(path)
     except TraceError:
-        return False
-    return trace.footer is not None and trace.footer.status == "ok"
+        return None
+    return trace if trace.footer is not None and trace.footer.status == "ok" else None

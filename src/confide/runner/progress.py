@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from types import TracebackType
-from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from confide.llm import UsageMeter
 
 
 class RunProgress:
     """Context manager around rich's Progress; silent when `enabled` is False."""
 
-    def __init__(self, total: int, already_done: int, meter: Any, enabled: bool) -> None:
+    def __init__(self, total: int, already_done: int, meter: UsageMeter, enabled: bool) -> None:
         self._meter = meter
         self._failed = 0
         self._progress = Progress(
@@ -26,11 +27,12 @@ class RunProgress:
                                              stats=self._stats())
 
     def _stats(self) -> str:
-        usage = self._meter.snapshot()
-        cost = usage.get("cost_usd")
-        shown = "unknown" if cost is None else f"${cost:.4f}"
-        tokens = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
-        return f"failed {self._failed}  tokens {tokens}  cost {shown}"
+        usage = self._meter.total()
+        shown = f"${usage.cost_usd:.4f}"
+        if usage.unknown_cost_calls:
+            shown += f" (+{usage.unknown_cost_calls} calls of unknown price)"
+        tokens = usage.prompt_tokens + usage.completion_tokens
+        return f"failed {self._failed}  calls {usage.calls}  tokens {tokens}  cost {shown}"
 
     def advance(self, ok: bool) -> None:
         if not ok:

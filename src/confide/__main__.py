@@ -1,0 +1,5 @@
+"""`python -m confide` runs the CLI."""
+
+from confide.cli.main import main
+
+main()
