@@ -394,6 +394,13 @@ def test_generator_shape_errors_name_the_field() -> None:
         parse_scenario(record, where="g.json")
 
 
+def test_generator_values_that_break_the_schema_are_scenario_errors() -> None:
+    record = generator_record()
+    record["agents"][2]["pre_interaction_knowledge"] = {"": {"value": "x", "sensitivity": "public"}}
+    with pytest.raises(ScenarioError, match=r"^g\.json: generator format: field 'label'"):
+        parse_scenario(record, where="g.json")
+
+
 def test_content_words_normalisation() -> None:
     assert content_words("The Venues & their costs") == {"venue", "cost"}
     assert content_words("Business analysis of bus status") == {

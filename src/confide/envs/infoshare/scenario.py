@@ -350,7 +350,7 @@ class Scenario(_Frozen):
 
 def scenario_to_json(scenario: Scenario) -> str:
     """The scenario as indented JSON (the native, versioned format)."""
-    return scenario.model_dump_json(indent=2, exclude_defaults=False) + "\n"
+    return scenario.model_dump_json(indent=2) + "\n"
 
 
 def save_scenario(scenario: Scenario, path: str | Path) -> None:
@@ -371,7 +371,10 @@ def parse_scenario(record: Mapping[str, Any], *, where: str = "<record>") -> Sce
                 f"{where}: field 'schema_version': unsupported value {version!r} "
                 f"(this version of confide reads {SCHEMA_VERSION})"
             )
-        return _validated(Scenario, record, where)
+        try:
+            return Scenario.model_validate(record)
+        except ValidationError as exc:
+            raise ScenarioError(f"{where}: {_describe(exc)}") from exc
     if "scenario_goal" in record and "agents" in record:
         return from_generator_record(record, where=where)
     raise ScenarioError(
@@ -421,14 +424,8 @@ def load_scenario(path: str | Path) -> Scenario:
     return scenarios[0]
 
 
-def _validated(model: type[Scenario], record: Mapping[str, Any], where: str) -> Scenario:
-    try:
-        return model.model_validate(record)
-    except ValidationError as exc:
-        raise ScenarioError(f"{where}: {_describe(exc)}") from exc
-
-
 def _describe(exc: ValidationError) -> str:
+    """The first few pydantic errors as `field 'a.0.b': value 'x': what is wrong`."""
     parts = []
     for error in exc.errors()[:5]:
         loc = ".".join(str(part) for part in error["loc"])
@@ -480,34 +477,8 @@ class _GenScenario(BaseModel):
 
 
 _STOPWORDS: Final = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "my",
-        "our",
-        "your",
-        "their",
-        "his",
-        "her",
-        "its",
-        "this",
-        "that",
-        "these",
-        "those",
-        "of",
-        "for",
-        "to",
-        "in",
-        "on",
-        "at",
-        "by",
-        "with",
-        "from",
-        "and",
-        "or",
-        "s",
-    ]
+    "a an the my our your their his her its this that these those of for to in on at by with "  # noqa: SIM905
+    "from and or s".split()
 )
 
 
@@ -581,9 +552,12 @@ def from_generator_record(
     ones that match no single fact are kept in `unresolved_references`.
     """
     try:
-        gen = _GenScenario.model_validate(record)
+        return _convert(_GenScenario.model_validate(record), sector)
     except ValidationError as exc:
         raise ScenarioError(f"{where}: generator format: {_describe(exc)}") from exc
+
+
+def _convert(gen: _GenScenario, sector: Sector | None) -> Scenario:
     candidates, facts = _generator_facts(gen)
     unresolved: list[UnresolvedReference] = []
     agents: list[Agent] = []
@@ -632,17 +606,14 @@ def from_generator_record(
         domain: tuple(_match_role(r, roles) for r in ([v] if isinstance(v, str) else v))
         for domain, v in gen.knowledge_domain_map.items()
     }
-    try:
-        return Scenario(
-            id=str(gen.scenario_id),
-            sector=sector,
-            shared_goal=gen.scenario_goal,
-            agents=tuple(agents),
-            knowledge_domain_map=domain_map,
-            unresolved_references=tuple(unresolved),
-        )
-    except ValidationError as exc:
-        raise ScenarioError(f"{where}: generator format: {_describe(exc)}") from exc
+    return Scenario(
+        id=str(gen.scenario_id),
+        sector=sector,
+        shared_goal=gen.scenario_goal,
+        agents=tuple(agents),
+        knowledge_domain_map=domain_map,
+        unresolved_references=tuple(unresolved),
+    )
 
 
 def _generator_facts(gen: _GenScenario) -> tuple[list[_Candidate], list[list[Fact]]]:
