@@ -1,0 +1,1 @@
+"""Incognita: retail customer service under three access structures (incognita.md)."""
