@@ -37,6 +37,7 @@ def _episode(tmp_path: Path, finish: bool = True) -> TraceWriter:
 def test_partial_file_is_renamed_only_on_finish(tmp_path: Path) -> None:
     writer = _episode(tmp_path, finish=False)
     assert writer.partial_path.exists() and not writer.final_path.exists()
+    writer.flush()
     partial = read_trace(writer.partial_path)
     assert not partial.complete and len(partial.messages()) == 2
     writer.finish(EpisodeEnd())

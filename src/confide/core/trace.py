@@ -2,9 +2,9 @@
 
 A trace is one JSONL file per episode: an `episode_start` header (config, seeds, versions,
 scenario id), then events, then an `episode_end` footer (status, final state, metrics and
-the result rows). The writer appends to `<id>.jsonl.partial`, flushing every line, and
-renames to `<id>.jsonl` only when the footer is written, so a killed run leaves at most
-one partial file per episode in flight and a complete file is always whole.
+the result rows). The writer appends to `<id>.jsonl.partial` (flushed at least twice a second) and
+renames to `<id>.jsonl` only when the footer is written (after an fsync), so a killed run
+leaves at most one partial file per episode in flight and a complete file is always whole.
 
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
@@ -26,6 +26,9 @@ from confide.core.message import Message
 from confide.errors import ConfideError
 
 SCHEMA_VERSION = 1
+FLUSH_INTERVAL_S = 0.5
+"""A partial trace reaches the disk at least this often (it is for watching a live
+episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
 VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
 
 
@@ -143,9 +146,9 @@ class TraceRecorder:
         """Timestamp and keep one event."""
         if self.finished:
             raise TraceError(f"trace {self.episode_id} is already finished")
-        stamped = event.model_copy(update={"ts": round(time.monotonic() - self._t0, 6)})
-        self.events.append(stamped)
-        self._write(stamped)
+        event.ts = round(time.monotonic() - self._t0, 6)  # events are ours: stamp in place
+        self.events.append(event)
+        self._write(event)
 
     def message(self, message: Message) -> None:
         """Postbox hook: record a delivery."""
@@ -175,7 +178,8 @@ class TraceRecorder:
 
 
 class TraceWriter(TraceRecorder):
-    """Appends events to `<dir>/<episode_id>.jsonl.partial` (one flushed line each);
+    """Appends events to `<dir>/<episode_id>.jsonl.partial` (one line each, flushed at
+    least every FLUSH_INTERVAL_S);
     `finish` fsyncs and atomically renames it to `<episode_id>.jsonl`."""
 
     def __init__(self, directory: Path, episode_id: str) -> None:
@@ -184,6 +188,7 @@ class TraceWriter(TraceRecorder):
         self.final_path = directory / f"{episode_id}.jsonl"
         self.partial_path = directory / f"{episode_id}.jsonl.partial"
         self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+        self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
         trace = super().as_trace()
@@ -192,7 +197,15 @@ class TraceWriter(TraceRecorder):
 
     def _write(self, event: TraceEvent) -> None:
         self._file.write(event.model_dump_json() + "\n")
+        now = time.monotonic()
+        if now - self._flushed >= FLUSH_INTERVAL_S:
+            self._file.flush()
+            self._flushed = now
+
+    def flush(self) -> None:
+        """Push buffered lines to the partial file now."""
         self._file.flush()
+        self._flushed = time.monotonic()
 
     def _seal(self) -> None:
         os.fsync(self._file.fileno())
