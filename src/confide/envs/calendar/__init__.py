@@ -1,0 +1,1 @@
+"""CalBench: multi-agent calendar scheduling under private information (calbench.md)."""
