@@ -32,6 +32,9 @@ Decisions
   line gets its own variant's price and options. `TAU2_UPSTREAM_TOOLS` keeps the upstream
   behaviour, only to reproduce upstream hashes; the payment history and gift-card
   balances are identical in both (the difference was always computed per item).
+- An exchange with empty item lists records a price difference of ``0.0``; upstream stores
+  the integer ``0`` there (its only unvalidated assignment), so the two serialize
+  differently in that degenerate call and nowhere else.
 - Every tool checks all its preconditions before it changes anything, so a call that
   fails leaves the world untouched (upstream could half-apply a cancellation on
   inconsistent data; `World` rejects such data). A write cannot be undone: there is no
