@@ -197,7 +197,7 @@ def load_suite(path: str | Path = SUITE_FILE) -> tuple[World, CardSuite]:
 
 def save_suite(suite: CardSuite, path: str | Path) -> None:
     """Write a suite as indented JSON."""
-    text = json.dumps(suite.model_dump(mode="json", exclude_defaults=False), indent=2)
+    text = json.dumps(suite.model_dump(mode="json"), indent=2)
     Path(path).write_text(text + "\n", encoding="utf-8")
 
 

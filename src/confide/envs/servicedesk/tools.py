@@ -279,9 +279,8 @@ def _move_gift_card_balance(world: World, user_id: str, method_id: str, delta: f
     if not isinstance(world.users[user_id].payment_methods[method_id], GiftCard):
         return
     card = world.user_for_write(user_id).payment_methods[method_id]
-    assert isinstance(card, GiftCard)  # checked on the shared record just above
-    card.balance += delta
-    card.balance = round(card.balance, 2)
+    if isinstance(card, GiftCard):
+        card.balance = round(card.balance + delta, 2)
 
 
 def _fold(text: str) -> str:

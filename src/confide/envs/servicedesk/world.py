@@ -192,7 +192,7 @@ class World(_Model):
     orders: dict[str, Order]
     products: dict[str, Product]
     _fragments: dict[str, dict[str, tuple[Record, str]]] = PrivateAttr(
-        default_factory=lambda: _empty_fragments()
+        default_factory=_empty_fragments
     )
 
     @model_validator(mode="after")
