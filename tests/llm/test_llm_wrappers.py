@@ -166,8 +166,8 @@ async def test_per_provider_concurrency_limit() -> None:
 
     from confide.llm import LimitedModel
 
-    a = LimitedModel(Tracking(slow, name="a"), limiter)
-    b = LimitedModel(Tracking(slow, name="b"), limiter)
+    a = LimitedModel(Tracking(slow, name="a"), limiter, "mock")
+    b = LimitedModel(Tracking(slow, name="b"), limiter, "mock")
     await asyncio.gather(*(m.generate(HI, config=GenerateConfig()) for m in [a, b] * 5))
     assert peak == 2  # shared across both models of the provider
     with pytest.raises(ModelSpecError, match="must be >= 1"):
@@ -194,6 +194,7 @@ def test_price_table() -> None:
     assert table.cost("openai/unreleased-model", usage) is None
     assert table.cost("openai-api/llama", usage) is None
     assert table.cost("mock/echo", usage) == 0.0 and table.cost("local/smollm2", usage) == 0.0
+    assert table.cost("no-provider-name", usage) is None
 
 
 def test_price_table_file(tmp_path: Path) -> None:

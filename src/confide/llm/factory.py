@@ -100,7 +100,7 @@ def get_model(spec: str, **options: Any) -> MeteredModel:
     provider_options = {k: v for k, v in options.items() if k not in WRAPPER_OPTIONS}
     meter = options.get("meter") or UsageMeter()
     model: ChatModel = build_provider(parsed, **provider_options)
-    model = LimitedModel(model, options.get("limiter") or _SHARED_LIMITER)
+    model = LimitedModel(model, options.get("limiter") or _SHARED_LIMITER, parsed.provider)
     retry_kwargs: dict[str, Any] = {"meter": meter}
     if options.get("sleep") is not None:
         retry_kwargs["sleep"] = options["sleep"]

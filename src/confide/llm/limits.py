@@ -17,7 +17,6 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 from confide.llm.errors import ModelSpecError
-from confide.llm.spec import parse_spec
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
 
 DEFAULT_LIMITS: Mapping[str, int | None] = {
@@ -69,11 +68,11 @@ class ProviderLimiter:
 class LimitedModel:
     """Runs each call of `inner` inside a slot of its provider."""
 
-    def __init__(self, inner: ChatModel, limiter: ProviderLimiter) -> None:
+    def __init__(self, inner: ChatModel, limiter: ProviderLimiter, provider: str) -> None:
         self.name = inner.name
         self.inner = inner
         self.limiter = limiter
-        self._provider = parse_spec(inner.name).provider
+        self.provider = provider
 
     def __repr__(self) -> str:
         return f"LimitedModel({self.inner!r})"
@@ -81,5 +80,5 @@ class LimitedModel:
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
-        async with self.limiter.slot(self._provider):
+        async with self.limiter.slot(self.provider):
             return await self.inner.generate(messages, config=config)

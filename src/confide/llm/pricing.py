@@ -17,7 +17,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.llm.errors import ModelSpecError
-from confide.llm.spec import parse_spec
 from confide.llm.types import Usage
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
@@ -48,11 +47,9 @@ class PriceTable(BaseModel):
 
     def price(self, model: str) -> ModelPrice | None:
         """The price of a model spec, or None when unknown."""
-        spec = parse_spec(model)
-        if spec.provider in self.zero_cost_providers:
+        if model.partition("/")[0] in self.zero_cost_providers:
             return ModelPrice(input=0.0, output=0.0)
-        key = str(spec)
-        return self.models.get(key) or self.models.get(_SNAPSHOT.sub("", key))
+        return self.models.get(model) or self.models.get(_SNAPSHOT.sub("", model))
 
     def cost(self, model: str, usage: Usage) -> float | None:
         """USD cost of `usage` on `model`, None when the model's price is unknown."""
