@@ -2,8 +2,9 @@
 
 A `Scenario` is everything a game needs and nothing a game produces: N calendars of T
 slots, the stream of M incoming meetings (participants, speaker order, cost once
-scheduled, private label), the label table, and the reference solutions computed when it
-was generated or scored (hidden witness, CP-SAT oracle, greedy baseline, feasible-
+scheduled, private label), the label table, the per-agent target densities the generator
+drew (empty for loaded fixtures), and the reference solutions computed when it was
+generated or scored (hidden witness, CP-SAT oracle, greedy baseline, feasible-
 assignment fraction d). It is frozen; derived copies are made with `model_copy(update=...)`.
 
 Costs are stored in internal units (1/2/3 for the varied setting, §3) and shown to agents
@@ -147,6 +148,7 @@ class Scenario(_Frozen):
     calendars: tuple[tuple[SlotModel | None, ...], ...]
     meetings: tuple[MeetingSpec, ...] = Field(min_length=1)
     labels: dict[str, Label] = Field(default_factory=dict)
+    densities: tuple[float, ...] = ()
     witness: WitnessRecord | None = None
     oracle: SolutionRecord | None = None
     greedy: GreedyRecord | None = None
@@ -249,6 +251,10 @@ def _check_participants(where: str, participants: Sequence[int], num_agents: int
 
 
 def _check_shape(sc: Scenario) -> None:
+    if sc.densities and len(sc.densities) != sc.num_agents:
+        raise ValueError(
+            f"densities: has {len(sc.densities)} entries, expected num_agents={sc.num_agents}"
+        )
     if len(sc.calendars) != sc.num_agents:
         raise ValueError(
             f"calendars: has {len(sc.calendars)} calendars, expected num_agents={sc.num_agents}"
