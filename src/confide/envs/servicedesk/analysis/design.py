@@ -1,0 +1,196 @@
+"""The paper's experimental design: a Latin-square schedule and the experiment file.
+
+Incognita (incognita.md, section 5 "Models and execution" and "Schedule"): eighteen task
+cards, each evaluated model, three repetitions per cell, every access condition. One
+*worker* runs the same (task, model, repetition) through all conditions in sequence, with
+the order of the conditions rotated by a Latin square, so that the arms of every paired
+comparison fall inside one time window and no arm is systematically run first.
+
+Decisions
+- The square is cyclic: row ``r`` is the condition list rotated left by ``r``. Every
+  condition occupies every position exactly once across the ``k`` rows.
+- Worker ``(task t, model m, repetition r)`` (indices in the order given) takes row
+  ``(t + m + r) mod k``. Fixing any two of the three indices and letting the third run over
+  ``k`` consecutive values visits every row once, so orders are balanced within every
+  task, every model and every repetition (whenever the count is a multiple of ``k``), not
+  only over the whole run.
+- The experiment file holds only fields the runner's `Experiment` model accepts; the
+  schedule is a pure function of the experiment (`latin_schedule`), so it is recomputed
+  rather than stored, and `schedule_rows` gives it as a table (one row per episode).
+- The paper runs four arms (the three conditions and a native upstream anchor). The
+  anchor is a different harness, not a condition of this environment, so our design has
+  the three Incognita conditions; the square adapts to however many are given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from confide.errors import ConfideError
+
+PAPER_CONDITIONS: tuple[str, ...] = ("direct", "indirect", "social")
+"""The three access conditions, in the paper's order (direct, indirect, social)."""
+PAPER_MODELS: tuple[str, ...] = (
+    "openai/gpt-5.2-2025-12-11",
+    "openai/gpt-5.4-2026-03-05",
+    "openai/gpt-5.5-2026-04-23",
+    "openai/gpt-5.6-sol",
+)
+"""The four evaluated models of section 5, in release order."""
+PAPER_ROLES: dict[str, str] = {
+    "customer": "openai/gpt-5.5-2026-04-23",
+    "desk": "openai/gpt-5.5-2026-04-23",
+    "judge": "openai/gpt-4.1-2025-04-14",
+}
+"""Simulated parties: customer and every desk on one model, the fixed judge on another."""
+PAPER_REPETITIONS = 3
+PAPER_SEED = 20260820
+"""Our seed for the study (any fixed value; recorded in the file)."""
+
+
+class DesignError(ConfideError):
+    """An invalid design argument (empty or repeated levels, bad counts)."""
+
+
+class Worker(BaseModel):
+    """One (task, model, repetition) and the order in which it runs the conditions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    index: int
+    task_id: str
+    model: str
+    repetition: int
+    row: int
+    """Row of the Latin square this worker follows."""
+    order: tuple[str, ...]
+
+
+def _levels(name: str, values: Sequence[str]) -> tuple[str, ...]:
+    levels = tuple(values)
+    if isinstance(values, str) or not levels:
+        raise DesignError(f"{name} must be a non-empty list; got {values!r}")
+    repeated = sorted({v for v in levels if levels.count(v) > 1})
+    if repeated:
+        raise DesignError(f"{name} repeats {repeated}")
+    return levels
+
+
+def latin_square(levels: Sequence[str]) -> list[tuple[str, ...]]:
+    """The cyclic Latin square over `levels`: row r is `levels` rotated left by r."""
+    items = _levels("levels", levels)
+    return [items[r:] + items[:r] for r in range(len(items))]
+
+
+def latin_schedule(
+    task_ids: Sequence[str],
+    models: Sequence[str],
+    repetitions: int,
+    conditions: Sequence[str] = PAPER_CONDITIONS,
+) -> list[Worker]:
+    """Every worker of the design with its condition order (section 5, "Schedule")."""
+    tasks = _levels("task_ids", task_ids)
+    names = _levels("models", models)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise DesignError(f"repetitions must be an integer >= 1; got {repetitions!r}")
+    square = latin_square(conditions)
+    workers: list[Worker] = []
+    for t, task in enumerate(tasks):
+        for m, model in enumerate(names):
+            for r in range(repetitions):
+                row = (t + m + r) % len(square)
+                workers.append(
+                    Worker(
+                        index=len(workers),
+                        task_id=task,
+                        model=model,
+                        repetition=r,
+                        row=row,
+                        order=square[row],
+                    )
+                )
+    return workers
+
+
+def schedule_rows(workers: Sequence[Worker]) -> list[dict[str, Any]]:
+    """The schedule as a table: one row per episode, with its position in its worker."""
+    return [
+        {
+            "worker": w.index,
+            "task_id": w.task_id,
+            "model": w.model,
+            "repetition": w.repetition,
+            "square_row": w.row,
+            "position": position,
+            "condition": condition,
+        }
+        for w in workers
+        for position, condition in enumerate(w.order)
+    ]
+
+
+def paper_experiment(
+    *,
+    models: Sequence[str] = PAPER_MODELS,
+    conditions: Sequence[str] = PAPER_CONDITIONS,
+    repetitions: int = PAPER_REPETITIONS,
+    roles: dict[str, str] | None = None,
+    seed: int = PAPER_SEED,
+    output_dir: str = "runs/incognita_paper",
+    cache_dir: str | None = "runs/cache",
+    concurrency: int = 8,
+) -> dict[str, Any]:
+    """The fields of the paper's experiment: default suite (18 cards) x models x
+    conditions x repetitions, customer, desks and judge bound by role."""
+    names = _levels("models", models)
+    _levels("conditions", conditions)
+    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
+        raise DesignError(f"repetitions must be an integer >= 1; got {repetitions!r}")
+    return {
+        "benchmark": "incognita",
+        "lineups": list(names),
+        "conditions": list(conditions),
+        "roles": dict(PAPER_ROLES if roles is None else roles),
+        "repetitions": repetitions,
+        "seed": seed,
+        "concurrency": concurrency,
+        "output_dir": output_dir,
+        "cache_dir": cache_dir,
+    }
+
+
+_HEADER = """\
+# Incognita: the paper's design (incognita.md section 5), written by
+# confide.envs.servicedesk.analysis.design.write_experiment_file -- regenerate, do not edit.
+# 18 task cards (the default suite) x {models} models x {conditions} conditions x {reps}
+# repetitions = {episodes} episodes. Condition order per (task, model, repetition) worker:
+# design.latin_schedule(task ids, lineups, repetitions, conditions): a cyclic
+# Latin square, row (task + model + repetition) mod k.
+"""
+
+
+def experiment_yaml(fields: dict[str, Any], *, n_tasks: int = 18) -> str:
+    """The experiment file text for `fields` (see `paper_experiment`)."""
+    models = len(fields["lineups"])
+    conditions = len(fields["conditions"])
+    reps = int(fields["repetitions"])
+    header = _HEADER.format(
+        models=models,
+        conditions=conditions,
+        reps=reps,
+        episodes=n_tasks * models * conditions * reps,
+    )
+    return header + yaml.safe_dump(fields, sort_keys=False)
+
+
+def write_experiment_file(path: Path | str, fields: dict[str, Any] | None = None) -> Path:
+    """Write the experiment file (default: the paper's design) and return its path."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(experiment_yaml(fields or paper_experiment()), encoding="utf-8")
+    return target
