@@ -9,7 +9,10 @@ from confide.core.benchmark import BenchmarkSpec
 from confide.errors import ConfideError
 
 _SPECS: dict[str, str] = {
+    "calbench": "confide.envs.calendar:SPEC",
     "demo": "confide.envs.demo:SPEC",
+    "incognita": "confide.envs.servicedesk:SPEC",
+    "sotopia-tom": "confide.envs.infoshare:SPEC",
 }
 
 

@@ -1,1 +1,32 @@
-"""CalBench: multi-agent calendar scheduling under private information (calbench.md)."""
+"""CalBench: multi-agent calendar scheduling under private information (calbench.md).
+
+Registers `SPEC` (benchmark id `calbench`): suites `canonical` (section 4.1, default) and
+`tiny`, or `--tasks FILE` (our JSONL or the public fixture format); reference lineups
+`imap` (D.1) and `sdmap` (D.2); the three communication conditions of A.3; per-seat rows
+and per-game metrics of section 4.2; the Table 2 analogue as the summary table.
+"""
+
+from confide.core.benchmark import BenchmarkSpec
+from confide.envs.calendar.actions import CONDITIONS
+from confide.envs.calendar.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.calendar.participants import REFERENCE_NAMES
+from confide.envs.calendar.suites import suite_names
+from confide.envs.calendar.summary import summarize
+
+SPEC = BenchmarkSpec(
+    id="calbench",
+    description="N assistants with private calendars schedule a stream of meetings "
+    "(success, excess cost vs a CP-SAT oracle, messages, fairness).",
+    load_tasks=load_tasks,
+    seats=seats,
+    run_episode=run_episode,
+    default_suite="canonical",
+    suites=suite_names(),
+    references=REFERENCE_NAMES,
+    default_lineup="imap",
+    conditions=CONDITIONS,
+    summarize=summarize,
+    private_markers=private_markers,
+)
+
+__all__ = ["SPEC"]

@@ -1,0 +1,129 @@
+"""The CalBench environment behind `BenchmarkSpec` "calbench": task loading, seats, and
+one episode = one game (engine/) scored by metrics.py.
+
+Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
+null for no budget; default 20, the published harness's default), `decision_retries`
+(int >= 0, default 3), `sd_model` (agent id -> scheduling difficulty for SD-MAP, D.2).
+The communication condition is the episode's condition (default `dm`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.envs.calendar.actions import seat_of
+from confide.envs.calendar.calendar import Errand
+from confide.envs.calendar.engine import (
+    DEFAULT_DECISION_RETRIES,
+    DEFAULT_MAX_TURNS,
+    Game,
+    GameConfig,
+)
+from confide.envs.calendar.errors import describe_validation_error
+from confide.envs.calendar.metrics import evaluate
+from confide.envs.calendar.participants import make_participant
+from confide.envs.calendar.scenario import Scenario
+from confide.envs.calendar.suites import load_suite
+from confide.envs.calendar.suites import load_tasks as load_task_file
+from confide.errors import ConfideError
+
+DEFAULT_SUITE = "canonical"
+
+
+class CalbenchOptions(BaseModel):
+    """Environment options (types here, ranges in `GameConfig`); unknown keys are
+    rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns_per_round: int | None = DEFAULT_MAX_TURNS
+    decision_retries: int = DEFAULT_DECISION_RETRIES
+    sd_model: dict[int, float] = Field(default_factory=dict)
+
+
+def parse_options(raw: Mapping[str, Any]) -> CalbenchOptions:
+    """Validate environment options; the error names the option and its value."""
+    try:
+        return CalbenchOptions.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ConfideError(describe_validation_error(exc, "calbench options")) from None
+
+
+def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
+    """A shipped suite (default `canonical`) or a task file (ours or the public fixtures)."""
+    if path is not None:
+        return load_task_file(path)
+    return load_suite(suite or DEFAULT_SUITE)
+
+
+def seats(task: Scenario) -> list[str]:
+    """One seat per scenario agent: agent0, agent1, ..."""
+    return [seat_of(a) for a in range(task.num_agents)]
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """Play one game with the lineup bound to the scenario's agents and score it."""
+    scenario = ctx.task
+    if not isinstance(scenario, Scenario):
+        raise ConfideError(f"calbench: task must be a Scenario, got {type(scenario).__name__}")
+    options = parse_options(ctx.options)
+    binding = expand_lineup(ctx.lineup, seats(scenario))
+    opts = options.model_dump()
+    players = {seat: make_participant(seat, spec, opts) for seat, spec in binding.items()}
+    game = Game(
+        scenario,
+        players,
+        ctx.trace,
+        GameConfig(
+            condition=ctx.condition or "dm",
+            max_turns_per_round=options.max_turns_per_round,
+            decision_retries=options.decision_retries,
+        ),
+        observe=ctx.seen if ctx.observe is not None else None,
+    )
+    outcome = await game.play()
+    report = evaluate(scenario, ctx.trace.events, outcome)
+    rows = [
+        {
+            "seat": seat_of(row["agent"]),
+            "participant": str(binding[seat_of(row["agent"])]),
+            "cost_setting": scenario.cost_setting,
+            **row,
+        }
+        for row in report.rows
+    ]
+    final_state = {**outcome.to_json(), **{k: report.game[k] for k in _FINAL_KEYS}}
+    return EpisodeResult(rows=rows, metrics=report.game, final_state=final_state)
+
+
+_FINAL_KEYS = (
+    "cost_real",
+    "meetings_resolved",
+    "meetings_scheduled",
+    "messages_total",
+    "consistency_violations",
+)
+
+
+def private_markers(task: Scenario) -> dict[str, list[str]]:
+    """Per seat, the private labels of its own errands that no other seat may see (a label
+    text that also appears on another calendar or on a meeting is not private to one
+    seat, so it is left out)."""
+    texts = task.private_texts()
+    holders: dict[str, set[int]] = {}
+    for agent, calendar in enumerate(task.to_calendars()):
+        for item in calendar.slots:
+            if item is not None and item.label_id is not None:
+                owner = agent if isinstance(item, Errand) else -1
+                holders.setdefault(texts[item.label_id], set()).add(owner)
+    for meeting in task.meetings:
+        if meeting.label_id is not None:
+            holders.setdefault(texts[meeting.label_id], set()).add(-1)
+    return {
+        seat_of(a): sorted(text for text, who in holders.items() if who == {a})
+        for a in range(task.num_agents)
+    }

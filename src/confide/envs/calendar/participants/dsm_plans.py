@@ -1,0 +1,204 @@
+"""DSM offers ("plans") and their local evaluation on one seat's own calendar
+(calbench.md D.3, cross-meeting displacement).
+
+A plan puts the round's meeting at `slot`; when the initiator's copy of `slot` holds a
+prior multi-agent meeting, the plan also carries a displacement chain: moves (meeting id,
+from slot, to slot) that clear it, where a move may land on another prior meeting that is
+moved in turn, up to the preset's cascade depth. Every participant of a moved meeting
+must agree, so they score the plan as additional responders (Modi and Veloso 2004).
+
+A seat evaluates a plan only on its own calendar: the plan is feasible for it when a
+valid A.5 batch exists that applies the moves of the meetings it holds and, for a
+participant of the round's meeting, schedules the meeting at `slot` (errands found at a
+destination are evicted to the lowest free slot, as every reference protocol does); its
+satisfaction level comes from the shown costs of the items that batch moves.
+
+Plan ids are `slot * 100 + k`, with k = 0 for a slot that needs no displacement and
+otherwise the rank (from 0) of the chain among the slot's alternatives: unique within a
+meeting and meaningless beyond the slot they name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+from confide.envs.calendar.actions import CalendarView, RescheduleCall, ToolCall
+from confide.envs.calendar.participants.base import is_movable_errand, plan_batch
+from confide.envs.calendar.participants.dsm_scoring import D_LEVELS, level_drop, satisfaction
+
+PLAN_STRIDE = 100
+"""Plan ids per slot; bounds the displacement alternatives per slot."""
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Move the copy of prior meeting `meeting_id` from `from_slot` to `to_slot`."""
+
+    meeting_id: int
+    from_slot: int
+    to_slot: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"meeting_id": self.meeting_id, "from_slot": self.from_slot, "to_slot": self.to_slot}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One offer: the meeting at `slot`, after `moves`; `scorers` are the agents other
+    than the initiator who must agree (current responders plus the moved meetings'
+    participants)."""
+
+    plan_id: int
+    slot: int
+    moves: tuple[Move, ...]
+    scorers: frozenset[int]
+    own_score: int
+
+
+def parse_moves(raw: Any, num_slots: int) -> tuple[Move, ...] | None:
+    """Moves from a payload; None when any entry is malformed."""
+    if not isinstance(raw, list):
+        return None
+    moves = []
+    for entry in raw:
+        if not isinstance(entry, dict):
+            return None
+        mid, src, dst = entry.get("meeting_id"), entry.get("from_slot"), entry.get("to_slot")
+        if not (type(mid) is int and _slot(src, num_slots) and _slot(dst, num_slots)):
+            return None
+        moves.append(Move(mid, src, dst))
+    return tuple(moves)
+
+
+def _slot(value: object, num_slots: int) -> TypeGuard[int]:
+    return type(value) is int and 0 <= value < num_slots
+
+
+def held_moves(view: CalendarView, moves: Iterable[Move]) -> tuple[Move, ...]:
+    """The moves of meetings this calendar holds a copy of."""
+    moves = tuple(moves)
+    if not moves:
+        return ()
+    held = {s.item_id for s in view.slots if s.kind == "meeting"}
+    return tuple(m for m in moves if m.meeting_id in held)
+
+
+def local_batch(
+    view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence[Move]
+) -> list[ToolCall] | None:
+    """The A.5 batch that applies `moves` (all of meetings on this calendar) and, when
+    `slot` is given, schedules the round's meeting there; None when there is none."""
+    for move in moves:
+        item = view.slots[move.from_slot]
+        if item.kind != "meeting" or item.item_id != move.meeting_id:
+            return None
+    if len({m.from_slot for m in moves}) != len(moves):
+        return None
+    return plan_batch(
+        view,
+        schedule=None if slot is None else (meeting_id, slot),
+        moves=[(m.from_slot, m.to_slot, _why(m, meeting_id)) for m in moves],
+    )
+
+
+def _why(move: Move, meeting_id: int) -> str:
+    return f"agreed DSM displacement of M{move.meeting_id} to make room for M{meeting_id}"
+
+
+def moved_costs(view: CalendarView, batch: Sequence[ToolCall]) -> list[int]:
+    """Shown costs of the items a batch moves."""
+    return [view.slots[t.from_slot].cost or 0 for t in batch if isinstance(t, RescheduleCall)]
+
+
+def score(view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence[Move]) -> int:
+    """This seat's satisfaction level for a plan (0 = infeasible). A plan without moves
+    needs only the slot itself: free, or a movable errand (the hot path of every offer)."""
+    if not moves:
+        if slot is None:
+            return D_LEVELS - 1
+        item = view.slots[slot]
+        if item.kind == "free":
+            return D_LEVELS - 1
+        return satisfaction([item.cost or 0]) if is_movable_errand(view, item) else 0
+    batch = local_batch(view, meeting_id, slot, moves)
+    return 0 if batch is None else satisfaction(moved_costs(view, batch))
+
+
+def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
+    for s in view.slots:
+        if s.kind == "meeting" and s.item_id == meeting_id:
+            return s.participants
+    return ()
+
+
+def _chains(
+    view: CalendarView, src: int, depth: int, used: frozenset[int], current: int
+) -> list[tuple[Move, ...]]:
+    """Displacement chains that clear `src` (a prior meeting) within `depth` moves."""
+    item = view.slots[src]
+    if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
+        return []
+    used = used | {src}
+    out: list[tuple[Move, ...]] = []
+    for dst, target in enumerate(view.slots):
+        if dst in used:
+            continue
+        move = Move(item.item_id, src, dst)
+        if target.kind == "free" or (target.kind == "errand" and not target.blocked):
+            out.append((move,))
+        elif target.kind == "meeting":
+            out.extend((move, *tail) for tail in _chains(view, dst, depth - 1, used, current))
+    return out
+
+
+def _chain_order(view: CalendarView, chain: tuple[Move, ...]) -> tuple[int, int, list[int]]:
+    """Sort key of a chain for its initiator: satisfaction levels lost to what it moves
+    (the meetings, plus the errand at the last landing slot), length, landing slots."""
+    costs = [view.slots[m.from_slot].cost or 0 for m in chain]
+    landing = view.slots[chain[-1].to_slot]
+    if landing.kind == "errand":
+        costs.append(landing.cost or 0)
+    return sum(level_drop(c) for c in costs), len(chain), [m.to_slot for m in chain]
+
+
+def candidate_plans(
+    view: CalendarView,
+    meeting_id: int,
+    responders: Iterable[int],
+    *,
+    cascade_depth: int,
+    displacement_targets: int,
+    reachable: frozenset[int] | None,
+) -> list[Plan]:
+    """Every plan the initiator could take itself, best first for it: by its own
+    satisfaction (high first), then fewer extra scorers, slot, plan id. Displacement
+    alternatives per slot are the `displacement_targets` cheapest feasible chains for the
+    initiator (ties: shorter chain, lower landing slots) whose scorers are all `reachable`
+    (None = everyone can be reached)."""
+    base = frozenset(responders)
+    me = view.owner
+    plans: list[Plan] = []
+    for slot, item in enumerate(view.slots):
+        if item.kind != "meeting":
+            own = score(view, meeting_id, slot, ())
+            if own > 0:
+                plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
+            continue
+        chains = _chains(view, slot, cascade_depth, frozenset(), meeting_id)
+        chains.sort(key=lambda c: _chain_order(view, c))
+        kept = 0
+        for chain in chains:
+            if kept == displacement_targets:
+                break
+            extra = {a for m in chain for a in participants_of(view, m.meeting_id)}
+            scorers = (base | extra) - {me}
+            if reachable is not None and not scorers <= reachable:
+                continue
+            own = score(view, meeting_id, slot, chain)
+            if own > 0:
+                plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
+                kept += 1
+    plans.sort(key=lambda p: (-p.own_score, len(p.scorers - base), p.slot, p.plan_id))
+    return plans
