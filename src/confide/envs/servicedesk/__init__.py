@@ -1,1 +1,44 @@
-"""Incognita: retail customer service under three access structures (incognita.md)."""
+"""Incognita: retail customer service under three access structures (incognita.md).
+
+One evaluated agent resolves a customer's request while the service-side tools are held
+by the agent itself (``direct``), by one declared desk (``indirect``) or by six
+role-isolated desks whose capabilities must be discovered (``social``). Success is the
+source benchmark's: the final database state against the replayed gold state, plus the
+card's output assertions checked by a judge. See `env` for the episode and its trace
+events, `conditions` for the access structures, `execution` for the execution layer,
+`gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
+evaluation and per-episode measures.
+
+    confide run incognita --condition social --lineup reference
+    confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
+        --role desk=mock/incognita --role judge=mock/incognita
+"""
+
+from confide.core.benchmark import BenchmarkSpec
+from confide.envs.servicedesk.conditions import CONDITIONS
+from confide.envs.servicedesk.env import (
+    DEFAULT_SUITE,
+    load_tasks,
+    private_markers,
+    run_episode,
+    seats,
+)
+from confide.envs.servicedesk.metrics import summarize
+from confide.envs.servicedesk.participants import REFERENCES
+
+SPEC = BenchmarkSpec(
+    id="incognita",
+    description="Retail service tasks under direct, one-intermediary and six-desk access.",
+    load_tasks=load_tasks,
+    seats=seats,
+    run_episode=run_episode,
+    default_suite=DEFAULT_SUITE,
+    suites=(DEFAULT_SUITE,),
+    references=REFERENCES,
+    default_lineup="reference",
+    conditions=CONDITIONS,
+    summarize=summarize,
+    private_markers=private_markers,
+)
+
+__all__ = ["SPEC"]

@@ -1,0 +1,63 @@
+"""A service desk driven by a chat model (incognita.md A.3).
+
+Its prompt is its role block, the shared conduct block, its operating rules, and its
+tools with the JSON output format (`prompting.desk_system_prompt`). Each step it answers
+with ``{"tool": ..., "arguments": {...}}`` (a proposal the execution layer checks) or
+``{"reply": ...}`` (its answer to the agent, which ends its turn). The tool name is a
+free string: whether the desk holds the tool is decided and recorded by the execution
+layer, never by the schema.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
+
+from confide.envs.servicedesk.participants.prompting import desk_system_prompt, render_history
+from confide.envs.servicedesk.participants.protocol import DeskAction, DeskObservation
+from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+
+
+class DeskTurn(BaseModel):
+    """One desk step: a tool call or a reply, never both."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str | None = None
+    arguments: dict[str, JsonValue] | None = None
+    reply: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> DeskTurn:
+        if (self.tool is None) == (self.reply is None):
+            raise ValueError('give either "tool" (with "arguments") or "reply", exactly one')
+        if self.reply is not None and self.arguments is not None:
+            raise ValueError('"arguments" belong to a tool call, not to a reply')
+        return self
+
+
+class ModelDesk:
+    """A desk whose steps come from a chat model."""
+
+    def __init__(
+        self, name: str, model: ChatModel, config: GenerateConfig, max_attempts: int = 3
+    ) -> None:
+        self.name = name
+        self._model = model
+        self._config = config
+        self._max_attempts = max_attempts
+
+    async def act(self, observation: DeskObservation) -> DeskAction:
+        messages = [
+            ChatMessage(role="system", content=desk_system_prompt(observation.role,
+                                                                  observation.tools)),
+            *render_history(observation.history, self.name, reply_key="reply"),
+        ]
+        result = await generate_structured(
+            self._model, messages, DeskTurn, config=self._config, max_attempts=self._max_attempts
+        )
+        if not result.ok or result.value is None:
+            return DeskAction(kind="invalid", problem=result.error)
+        turn = result.value
+        if turn.tool is not None:
+            return DeskAction(kind="tool", tool=turn.tool, arguments=turn.arguments or {})
+        return DeskAction(kind="reply", text=turn.reply)

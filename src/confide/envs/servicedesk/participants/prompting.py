@@ -1,0 +1,96 @@
+"""Shared rendering for the language-model participants: system prompts assembled from
+the prompt files, tool catalogues, and a participant's own history as chat turns.
+
+A history is rendered from the observation alone (no hidden conversation state), so the
+prompt of every call is a pure function of what the participant was shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from confide.envs.servicedesk import prompts
+from confide.envs.servicedesk.conditions import SERVICE_ROLE, TERMINAL, DeskRole
+from confide.envs.servicedesk.participants.protocol import HistoryItem
+from confide.envs.servicedesk.tools import SERVICE_TOOLS
+from confide.llm import ChatMessage
+
+
+def tool_catalogue(names: Sequence[str]) -> str:
+    """One line per tool: name, what it does, and its arguments as a JSON schema."""
+    lines = []
+    for name in names:
+        spec = SERVICE_TOOLS[name]
+        properties = spec.parameters_schema().get("properties", {})
+        arguments = json.dumps(properties, sort_keys=True) if properties else "none"
+        lines.append(f"- {name}: {spec.description} Arguments: {arguments}")
+    return "\n".join(lines)
+
+
+def agent_system_prompt(recipients: Sequence[str], tools: Sequence[str]) -> str:
+    """The evaluated agent's prompt (incognita.md A.1): participant list, neutral
+    objective, output format; in direct access also the service role and rules."""
+    intro = prompts.load("agent_intro")
+    if tools:
+        return "\n".join(
+            [
+                intro,
+                prompts.load("service_role"),
+                prompts.load("service_rules"),
+                prompts.render("agent_direct", tools=tool_catalogue(tools)),
+            ]
+        )
+    listed = ", ".join(recipients)
+    choices = " | ".join(recipients)
+    return "\n".join([intro, prompts.render("agent_messaging", recipients=listed, choices=choices)])
+
+
+def desk_system_prompt(role: DeskRole, tools: Sequence[str]) -> str:
+    """A desk's prompt (A.3): its role block, the shared conduct block, its operating
+    rules (none for identity lookup), then its tools and output format."""
+    if role == SERVICE_ROLE:
+        role_block, rules = prompts.load("service_role"), prompts.load("service_rules")
+    else:
+        role_block = prompts.load(f"role_{role}")
+        rules = prompts.load(f"rules_{role}") if role != "identity_lookup" else ""
+    parts = [role_block, prompts.load("conduct"), rules,
+             prompts.render("desk_format", tools=tool_catalogue(tools))]
+    return "\n".join(part for part in parts if part)
+
+
+def message_turn(sender: str, text: str | None, payload: object) -> str:
+    """A received message as one user turn: who wrote it, then what it says."""
+    body = text if text else json.dumps(payload)
+    return f"{sender}: {body}"
+
+
+def render_history(history: Sequence[HistoryItem], me: str, *, reply_key: str) -> list[ChatMessage]:
+    """`history` as chat turns for participant `me`. Its own messages become assistant
+    turns in its output format (`reply_key` "message" for the agent, "reply" for a
+    desk), its tool calls assistant turns followed by a user turn with the outcome,
+    everything else user turns."""
+    turns: list[ChatMessage] = []
+    for item in history:
+        if item.tool is not None:
+            call = {"tool": item.tool.tool, "arguments": item.tool.arguments}
+            turns.append(ChatMessage(role="assistant", content=json.dumps(call)))
+            turns.append(ChatMessage(role="user", content=f"Result of {item.tool.tool}: "
+                                                          f"{item.tool.text}"))
+        elif item.message is not None:
+            message = item.message
+            if message.sender == me:
+                turns.append(ChatMessage(role="assistant", content=_own(message.recipients,
+                                                                        message.text,
+                                                                        reply_key)))
+            else:
+                turns.append(ChatMessage(role="user", content=message_turn(
+                    message.sender, message.text, message.payload)))
+    return turns
+
+
+def _own(recipients: Sequence[str], text: str | None, reply_key: str) -> str:
+    if reply_key == "reply":
+        return json.dumps({"reply": text or ""})
+    recipient = recipients[0] if recipients else TERMINAL
+    return json.dumps({"recipient": recipient, "message": text or "", "message_type": "MESSAGE"})
