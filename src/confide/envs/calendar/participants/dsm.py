@@ -175,10 +175,10 @@ class DsmParticipant(ProtocolParticipant):
 
     async def act(self, observation: CalendarObservation) -> Envelope:
         envelope = await super().act(observation)
-        if self._notes:
-            envelope.thinking = "; ".join(self._notes)
-            self._notes = []
-        return envelope
+        if not self._notes:
+            return envelope
+        thinking, self._notes = "; ".join(self._notes), []
+        return Envelope.model_construct(thinking=thinking, actions=list(envelope.actions))
 
     def _meeting(self, meeting_id: int) -> _Meeting:
         if self._m.meeting_id != meeting_id:
