@@ -264,7 +264,7 @@ def calendars_and_batches(draw: st.DrawFn) -> tuple[Calendar, list[Action], Meet
     return cal, list(draw(st.permutations(actions))), meeting, require
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=250, deadline=None)
 @given(calendars_and_batches())
 def test_valid_batches_keep_calendar_consistent(
     case: tuple[Calendar, list[Action], Meeting, bool],

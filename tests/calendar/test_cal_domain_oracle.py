@@ -170,3 +170,23 @@ def test_oracle_equals_published_optimal_cost_on_public_fixtures() -> None:
             agree += sol.cost == sc.published.optimal_cost
     print(f"\noracle agrees with published optimal.cost on {agree}/{total} fixture tasks")
     assert (agree, total) == (216, 216)
+
+
+def test_prior_meeting_copies_are_charged_per_calendar() -> None:
+    m9 = (MeetingItem(9, 2, (0, 1)), MeetingItem(9, 1, (0, 1)))
+    cals = (
+        Calendar(0, (m9[0], None, E(1, 1, True))),
+        Calendar(1, (m9[1], None, None)),
+        Calendar(2, (None, E(2, 1, True), E(3, 1, True))),
+    )
+    # M1 can only use slot 0, so M9 moves to slot 1: 2 on agent 0's copy, 1 on agent 1's.
+    sol = solve_oracle(cals, [Meeting(1, (0, 2), speaker_order=(0, 2))])
+    assert sol is not None
+    assert (sol.cost, sol.assignments, sol.prior_moves, sol.per_agent_cost) == (
+        3,
+        {1: 0},
+        {9: 1},
+        (2, 1, 0),
+    )
+    with pytest.raises(ValueError, match="incoming meeting M9 is already on the calendars"):
+        solve_oracle(cals, [Meeting(9, (0, 1), speaker_order=(0, 1))])

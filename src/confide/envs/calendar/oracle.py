@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from ortools.sat.python import cp_model
 
@@ -96,7 +97,7 @@ class _Group:
     meeting_id: int
     participants: tuple[int, ...]
     origin: int | None
-    move_cost: int
+    move_costs: tuple[int, ...]  # per participant: the cost of moving its copy
     options: tuple[tuple[int, int], ...]  # (slot, errand displacement cost at that slot)
 
 
@@ -151,16 +152,20 @@ def _groups(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> list[
                 out.append((s, c))
         return tuple(out)
 
-    for m in meetings:
-        groups.append(_Group(m.meeting_id, m.participants, None, 0, options(m.participants)))
     prior: dict[int, tuple[int, MeetingItem]] = {}
     for cal in calendars:
         for s, item in enumerate(cal.slots):
             if isinstance(item, MeetingItem):
                 prior.setdefault(item.meeting_id, (s, item))
+    for m in meetings:
+        if m.meeting_id in prior:
+            raise ValueError(f"incoming meeting M{m.meeting_id} is already on the calendars")
+        groups.append(_Group(m.meeting_id, m.participants, None, (), options(m.participants)))
     for mid in sorted(prior):
         s, item = prior[mid]
-        groups.append(_Group(mid, item.participants, s, item.cost, options(item.participants)))
+        # consistent calendars (checked) hold a copy on every participant's calendar
+        costs = tuple(cast(MeetingItem, calendars[p].slots[s]).cost for p in item.participants)
+        groups.append(_Group(mid, item.participants, s, costs, options(item.participants)))
     return groups
 
 
@@ -207,7 +212,7 @@ def solve_oracle(
             var = model.new_bool_var(f"m{g.meeting_id}_s{s}")
             x[gi, s] = var
             moved = g.origin is not None and s != g.origin
-            coefs.append(c + (g.move_cost * len(g.participants) if moved else 0))
+            coefs.append(c + (sum(g.move_costs) if moved else 0))
             if coefs[-1]:
                 cost_terms.append(coefs[-1] * var)
             for p in g.participants:
@@ -280,8 +285,8 @@ def _solution(
             assignments[g.meeting_id] = s
         elif s != g.origin:
             prior_moves[g.meeting_id] = s
-            for p in g.participants:
-                per_agent[p] += g.move_cost
+            for p, move_cost in zip(g.participants, g.move_costs, strict=True):
+                per_agent[p] += move_cost
     return Solution(sum(per_agent), assignments, tuple(per_agent), prior_moves)
 
 
