@@ -11,7 +11,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, parse_lineup
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.message import Message
+from confide.core.trace import EnvEvent, MessageDelivered, TraceRecorder
 from confide.envs.servicedesk.env import ServiceTask
 from confide.registry import get_benchmark
 from confide.runner.models import RunModels
@@ -48,6 +49,10 @@ class Run:
     @property
     def row(self) -> dict[str, Any]:
         return self.result.rows[0]
+
+    @property
+    def postbox_log(self) -> list[Message]:
+        return [e.message for e in self.trace.events if isinstance(e, MessageDelivered)]
 
 
 def run(

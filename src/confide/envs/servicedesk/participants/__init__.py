@@ -42,7 +42,6 @@ from confide.errors import ConfideError
 from confide.llm import ChatModel, GenerateConfig
 
 REFERENCES: tuple[str, ...] = ("reference",)
-ROLES: tuple[str, ...] = ("customer", "desk", "gate", "judge")
 SCRIPTED = "scripted"
 KEYWORDS = "keywords"
 LITERAL = "literal"
@@ -75,13 +74,32 @@ class GateClassifier(Protocol):
     async def classify(self, text: str, tokens: tuple[str, ...]) -> str | None: ...
 
 
+OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWORDS,
+                           "judge": LITERAL}
+"""Each role's LLM-free binding (the default, except for the gate; see the docstring)."""
+
+
 def check_roles(roles: dict[str, str]) -> None:
-    """Reject unknown role names (a typo must not silently fall back to a default)."""
-    unknown = sorted(set(roles) - set(ROLES))
-    if unknown:
-        raise ParticipantError(
-            f"incognita has no role {unknown[0]!r}; roles: {', '.join(ROLES)}"
-        )
+    """Reject unknown roles and bindings (a typo must not silently fall back to a default)."""
+    for role, spec in sorted(roles.items()):
+        if role not in OFFLINE:
+            raise ParticipantError(
+                f"incognita has no role {role!r}; roles: {', '.join(OFFLINE)}"
+            )
+        if spec != OFFLINE[role] and not _is_model(spec):
+            raise ParticipantError(
+                f"role {role}={spec!r}: use {OFFLINE[role]!r} or a model spec (provider/model)"
+            )
+
+
+def _is_model(spec: str) -> bool:
+    return "/" in spec
+
+
+def _model_spec(ctx: EpisodeContext, role: str, default: str | None = None) -> str | None:
+    """The model bound to `role`, or None for its LLM-free participant."""
+    spec = ctx.roles.get(role, default or OFFLINE[role])
+    return spec if _is_model(spec) else None
 
 
 def _model(ctx: EpisodeContext, seat: str | None, spec: str, purpose: str) -> ChatModel:
@@ -89,10 +107,6 @@ def _model(ctx: EpisodeContext, seat: str | None, spec: str, purpose: str) -> Ch
         register_incognita_mock()
     model: ChatModel = ctx.model_for(seat, spec, purpose)
     return model
-
-
-def _is_model(spec: str) -> bool:
-    return "/" in spec
 
 
 def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, temperature: float,
@@ -113,48 +127,39 @@ def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, temperature:
 
 
 def make_customer(ctx: EpisodeContext, card: TaskCard) -> Customer:
-    spec = ctx.roles.get("customer", SCRIPTED)
-    if spec == SCRIPTED:
+    spec = _model_spec(ctx, "customer")
+    if spec is None:
         return ScriptedCustomer(CUSTOMER, card)
-    if _is_model(spec):
-        return ModelCustomer(CUSTOMER, _model(ctx, CUSTOMER, spec, "act"), SIMULATOR_CONFIG)
-    raise ParticipantError(f"role customer={spec!r}: use {SCRIPTED!r} or a model spec")
+    return ModelCustomer(CUSTOMER, _model(ctx, CUSTOMER, spec, "act"), SIMULATOR_CONFIG)
 
 
 def make_gate(ctx: EpisodeContext, max_attempts: int) -> GateClassifier | None:
-    """The gate's model classifier, or None for the keyword matcher."""
-    customer = ctx.roles.get("customer", SCRIPTED)
-    spec = ctx.roles.get("gate", customer if _is_model(customer) else KEYWORDS)
-    if spec == KEYWORDS:
+    """The gate's model classifier (default: the customer's model), or None for keywords."""
+    spec = _model_spec(ctx, "gate", default=ctx.roles.get("customer"))
+    if spec is None:
         return None
-    if _is_model(spec):
-        model = _model(ctx, CUSTOMER, spec, "gate")
-        return ModelGateClassifier(model, SIMULATOR_CONFIG, max_attempts)
-    raise ParticipantError(f"role gate={spec!r}: use {KEYWORDS!r} or a model spec")
+    model = _model(ctx, CUSTOMER, spec, "gate")
+    return ModelGateClassifier(model, SIMULATOR_CONFIG, max_attempts)
 
 
 def make_desk(ctx: EpisodeContext, seat: DeskSeat, max_attempts: int) -> Desk:
-    spec = ctx.roles.get("desk", SCRIPTED)
-    if spec == SCRIPTED:
+    spec = _model_spec(ctx, "desk")
+    if spec is None:
         return ScriptedDesk(seat.name, seat.tools)
-    if _is_model(spec):
-        model = _model(ctx, seat.name, spec, "act")
-        return ModelDesk(seat.name, model, SIMULATOR_CONFIG, max_attempts)
-    raise ParticipantError(f"role desk={spec!r}: use {SCRIPTED!r} or a model spec")
+    model = _model(ctx, seat.name, spec, "act")
+    return ModelDesk(seat.name, model, SIMULATOR_CONFIG, max_attempts)
 
 
 def make_judge(ctx: EpisodeContext, max_attempts: int) -> LiteralJudge | ModelJudge:
-    spec = ctx.roles.get("judge", LITERAL)
-    if spec == LITERAL:
+    spec = _model_spec(ctx, "judge")
+    if spec is None:
         return LiteralJudge()
-    if _is_model(spec):
-        return ModelJudge(_model(ctx, "judge", spec, "judge"), SIMULATOR_CONFIG, max_attempts)
-    raise ParticipantError(f"role judge={spec!r}: use {LITERAL!r} or a model spec")
+    return ModelJudge(_model(ctx, "judge", spec, "judge"), SIMULATOR_CONFIG, max_attempts)
 
 
 __all__ = [
+    "OFFLINE",
     "REFERENCES",
-    "ROLES",
     "Agent",
     "Customer",
     "Desk",

@@ -22,9 +22,13 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model, model_validator
 
 from confide.envs.servicedesk.conditions import TERMINAL
-from confide.envs.servicedesk.participants.prompting import agent_system_prompt, render_history
+from confide.envs.servicedesk.participants.prompting import (
+    agent_system_prompt,
+    ask_json,
+    render_history,
+)
 from confide.envs.servicedesk.participants.protocol import AgentAction, AgentObservation
-from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 
 class _AgentTurnBase(BaseModel):
@@ -85,8 +89,8 @@ class ModelAgent:
             *render_history(observation.history, self.name, reply_key="message"),
         ]
         schema = agent_turn_model(observation.recipients, bool(observation.tools))
-        result = await generate_structured(
-            self._model, messages, schema, config=self._config, max_attempts=self._max_attempts
+        result = await ask_json(
+            self._model, messages, schema, self._config, self._max_attempts
         )
         if not result.ok or result.value is None:
             return AgentAction(kind="invalid", problem=result.error)

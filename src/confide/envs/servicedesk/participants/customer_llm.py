@@ -19,14 +19,16 @@ Decisions
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
 from confide.envs.servicedesk import prompts
 from confide.envs.servicedesk.gate import field_label
+from confide.envs.servicedesk.participants.prompting import ask_json
 from confide.envs.servicedesk.participants.protocol import CustomerAction, CustomerObservation
-from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 
 def customer_system_prompt(observation: CustomerObservation) -> str:
@@ -62,6 +64,7 @@ class _GateAnswerBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+@cache
 def gate_answer_model(tokens: tuple[str, ...]) -> type[BaseModel]:
     """``{"field": <one of tokens> | null}``."""
     token_type: Any = Literal[tokens]
@@ -86,8 +89,8 @@ class ModelGateClassifier:
             ChatMessage(role="user", content=text),
         ]
         schema = gate_answer_model(tuple(tokens))
-        result = await generate_structured(
-            self._model, messages, schema, config=self._config, max_attempts=self._max_attempts
+        result = await ask_json(
+            self._model, messages, schema, self._config, self._max_attempts
         )
         if not result.ok or result.value is None:
             return None

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-from confide.envs.servicedesk.participants.prompting import desk_system_prompt, render_history
+from confide.envs.servicedesk.participants.prompting import (
+    ask_json,
+    desk_system_prompt,
+    render_history,
+)
 from confide.envs.servicedesk.participants.protocol import DeskAction, DeskObservation
-from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 
 class DeskTurn(BaseModel):
@@ -52,8 +56,8 @@ class ModelDesk:
                                                                   observation.tools)),
             *render_history(observation.history, self.name, reply_key="reply"),
         ]
-        result = await generate_structured(
-            self._model, messages, DeskTurn, config=self._config, max_attempts=self._max_attempts
+        result = await ask_json(
+            self._model, messages, DeskTurn, self._config, self._max_attempts
         )
         if not result.ok or result.value is None:
             return DeskAction(kind="invalid", problem=result.error)

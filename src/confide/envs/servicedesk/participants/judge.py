@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict
 from confide.core.message import Message
 from confide.envs.servicedesk import prompts
 from confide.envs.servicedesk.conditions import AGENT, CUSTOMER
-from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.envs.servicedesk.participants.prompting import ask_json
+from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 _LITERAL = re.compile(r"#?[A-Za-z_]*\d[\w.]*")
 
@@ -101,8 +102,8 @@ class ModelJudge:
             ChatMessage(role="system", content=prompts.render("judge", assertions=listed)),
             ChatMessage(role="user", content=render_dialogue(messages) or "(no messages)"),
         ]
-        result = await generate_structured(
-            self._model, prompt, JudgeReply, config=self._config, max_attempts=self._max_attempts
+        result = await ask_json(
+            self._model, prompt, JudgeReply, self._config, self._max_attempts
         )
         if not result.ok or result.value is None:
             reason = f"judge reply unusable: {result.error}"

@@ -5,12 +5,12 @@ system prompt and the conversation -- and answers in the expected format, so the
 model-driven path (prompts, parsing, repair loop, execution layer, gate, judge) runs
 offline and deterministically:
 
-- evaluated agent (schema ``AgentTurn``): asks the customer for an email address, has
-  the customer's id found and the profile read (itself under direct access; otherwise
-  by sending a JSON request to each desk in listed order until one does it); without an
-  email it asks for an order number and has the order read; then it says goodbye and
-  sends FINAL. Its plan is replayed against the conversation, so the reply depends only
-  on the prompt.
+- evaluated agent (schema ``AgentTurn``): asks the customer for an email address (or,
+  failing that, name and zip code), has the customer's id found and the profile read,
+  asks for an order number and has the order read -- itself under direct access,
+  otherwise by sending a JSON request to each desk in listed order until one does it --
+  then says goodbye and sends FINAL. Its plan is replayed against the conversation, so
+  the reply depends only on the prompt.
 - desk (``DeskTurn``): runs a JSON request it finds in the agent's latest message when
   the tool is in its own tool list, declines other requests, and reports a tool result.
 - gate classifier (``GateAnswer``): the keyword matcher of `gate.match_field`.
@@ -43,6 +43,8 @@ MOCK_NAME = "incognita"
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b")
 _ORDER_ID = re.compile(r"#W\d{7}")
+_NAME = re.compile(r"([A-Z][a-z]+) ([A-Z][a-z]+)\.?\s*$")
+_ZIP = re.compile(r"\b\d{5}\b")
 _DECLINE = re.compile(r"outside|not part of|can't help|cannot help|not something i", re.I)
 _RECIPIENTS = re.compile(r'"recipient": "<([^>]*)>"')
 _TOOL_LINE = re.compile(r"^- (\w+): ", re.MULTILINE)
@@ -100,16 +102,25 @@ def _say(recipient: str, text: str) -> dict[str, Any]:
 def _plan(direct: bool, desks: list[str]) -> Plan:
     reply = yield _say(CUSTOMER, "Could you tell me the email address on your account?")
     email = _first(_EMAIL, reply)
+    user_id: str | None = None
     if email is not None:
         reply = yield from _call(direct, desks, "find_user_id_by_email", {"email": email})
         user_id = _first(_USER_ID, reply)
-        if user_id is not None:
-            yield from _call(direct, desks, "get_user_details", {"user_id": user_id})
     else:
-        reply = yield _say(CUSTOMER, "Could you tell me the order number?")
-        order_id = _first(_ORDER_ID, reply)
-        if order_id is not None:
-            yield from _call(direct, desks, "get_order_details", {"order_id": order_id})
+        reply = yield _say(CUSTOMER, "Could you tell me your first and last name?")
+        name = _NAME.search(reply)
+        reply = yield _say(CUSTOMER, "And what is your zip code?")
+        zip_code = _first(_ZIP, reply)
+        if name is not None and zip_code is not None:
+            arguments = {"first_name": name.group(1), "last_name": name.group(2), "zip": zip_code}
+            reply = yield from _call(direct, desks, "find_user_id_by_name_zip", arguments)
+            user_id = _first(_USER_ID, reply)
+    if user_id is not None:
+        yield from _call(direct, desks, "get_user_details", {"user_id": user_id})
+    reply = yield _say(CUSTOMER, "Could you tell me the order number?")
+    order_id = _first(_ORDER_ID, reply)
+    if order_id is not None:
+        yield from _call(direct, desks, "get_order_details", {"order_id": order_id})
     yield _say(CUSTOMER, "Thank you, I have looked into this for you. Goodbye.")
     yield {"recipient": TERMINAL, "message": "done", "message_type": "FINAL"}
 

@@ -9,15 +9,48 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from confide.envs.servicedesk import prompts
 from confide.envs.servicedesk.conditions import SERVICE_ROLE, TERMINAL, DeskRole
 from confide.envs.servicedesk.participants.protocol import HistoryItem
 from confide.envs.servicedesk.tools import SERVICE_TOOLS
-from confide.llm import ChatMessage
+from confide.llm import (
+    ChatMessage,
+    ChatModel,
+    GenerateConfig,
+    StructuredResult,
+    generate_structured,
+)
+
+T = TypeVar("T", bound=BaseModel)
 
 
-def tool_catalogue(names: Sequence[str]) -> str:
+@cache
+def response_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a reply model (computed once per model class)."""
+    return model.model_json_schema()
+
+
+async def ask_json(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    schema: type[T],
+    config: GenerateConfig,
+    max_attempts: int,
+) -> StructuredResult[T]:
+    """`generate_structured` with the reply schema attached to the request."""
+    config = config.model_copy(update={"response_schema": response_schema(schema)})
+    return await generate_structured(
+        model, messages, schema, config=config, max_attempts=max_attempts
+    )
+
+
+@cache
+def tool_catalogue(names: tuple[str, ...]) -> str:
     """One line per tool: name, what it does, and its arguments as a JSON schema."""
     lines = []
     for name in names:
@@ -28,7 +61,8 @@ def tool_catalogue(names: Sequence[str]) -> str:
     return "\n".join(lines)
 
 
-def agent_system_prompt(recipients: Sequence[str], tools: Sequence[str]) -> str:
+@cache
+def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> str:
     """The evaluated agent's prompt (incognita.md A.1): participant list, neutral
     objective, output format; in direct access also the service role and rules."""
     intro = prompts.load("agent_intro")
@@ -46,7 +80,8 @@ def agent_system_prompt(recipients: Sequence[str], tools: Sequence[str]) -> str:
     return "\n".join([intro, prompts.render("agent_messaging", recipients=listed, choices=choices)])
 
 
-def desk_system_prompt(role: DeskRole, tools: Sequence[str]) -> str:
+@cache
+def desk_system_prompt(role: DeskRole, tools: tuple[str, ...]) -> str:
     """A desk's prompt (A.3): its role block, the shared conduct block, its operating
     rules (none for identity lookup), then its tools and output format."""
     if role == SERVICE_ROLE:
