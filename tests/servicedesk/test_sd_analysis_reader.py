@@ -303,6 +303,21 @@ def test_unanswerable_questions_and_actions_by_hand() -> None:
     assert trial_counts(script.events, []).unanswerable_questions is None
 
 
+def test_a_restatement_awaiting_confirmation_is_not_unanswerable() -> None:
+    script = Script()
+    script.say("AGENT", "Corin", "Please switch order #W3821031 to gift_card_3294111.")
+    script.say("Corin", "AGENT", "To confirm: switch the payment to the gift card?")
+    script.say("AGENT", "Corin", "Yes, please go ahead.")
+    script.tool("Corin", "modify_pending_order_payment", PAY)
+    script.say("Corin", "AGENT", "Done.")
+    assert unanswerable_questions(script.events, list(DESKS)) == 0
+    script.say("AGENT", "Corin", "And what is my email?")  # out of remit, twice
+    script.say("Corin", "AGENT", "I cannot help with that.")
+    script.say("AGENT", "Corin", "Please, my email?")
+    script.say("Corin", "AGENT", "I cannot help with that.")
+    assert unanswerable_questions(script.events, list(DESKS)) == 2
+
+
 def test_costs_split_agent_and_total() -> None:
     def call(seat: str, cost: float | None) -> ModelCall:
         usage = {"prompt_tokens": 1, "completion_tokens": 1, "cost_usd": cost}

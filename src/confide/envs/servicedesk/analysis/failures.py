@@ -22,14 +22,19 @@ are acquisition-stage and 4-5 execution-stage failures (section 6.2).
 
 Counts (sections 6.2-6.3), all from structured events:
 
-- ``unanswerable_questions``: agent messages to a desk that the desk answered without
-  having executed any tool successfully since that message -- it could not ground a reply
-  in its records (out of remit, missing details, a probe of what it does). Absent under
-  direct access, where no desk exists. A question still open at the end is not counted.
-- ``agent_actions``: the agent's messages plus its tool proposals (one per turn).
+- ``unanswerable_questions``: agent messages to a desk after which that desk executed no
+  tool successfully, neither while handling the message nor in its next turn. The second
+  chance keeps a desk that first restates a change and waits for confirmation, or asks
+  for one missing detail, from counting as unable; what remains are out-of-remit requests,
+  probes of what a desk does that it does not hold, and lookups its records could not
+  answer. Absent under direct access, where no desk exists. A message still unanswered
+  when the episode ends is not counted.
+- ``agent_actions``: the agent's turns (messages, tool calls, invalid turns, FINAL), as the
+  environment's `metrics.episode_measures` counts them;
 - ``cost_agent`` / ``cost_total``: recorded model cost of the evaluated agent's calls and
-  of every call of the episode (customer, desks, judge included), in USD; calls whose
-  price is unknown add nothing and are counted in ``unpriced_calls``.
+  of every call of the episode (customer, gate, desks, judge included), in USD, from
+  `metrics.usage_by_role`; calls whose price is unknown add nothing and are counted in
+  ``unpriced_calls``.
 """
 
 from __future__ import annotations
@@ -39,9 +44,10 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
+from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
 from confide.envs.servicedesk.analysis.reader import TrialReading
 from confide.envs.servicedesk.conditions import AGENT
+from confide.envs.servicedesk.metrics import episode_measures, usage_by_role
 
 
 class FailureType(StrEnum):
@@ -87,49 +93,48 @@ class TrialCounts(BaseModel):
 
 
 def unanswerable_questions(events: Iterable[TraceEvent], desks: Sequence[str]) -> int:
-    """Agent questions a desk answered without any successful tool execution since."""
-    open_questions: dict[str, bool] = {}
-    """desk -> whether it has grounded its pending answer in a successful tool call."""
-    count = 0
+    """Agent questions to a desk that were not followed by any successful tool execution
+    by that desk, neither while it handled them nor in its next turn (see module doc)."""
     names = set(desks)
+    current: dict[str, bool] = {}
+    """desk -> whether its open question has been grounded in a successful tool call"""
+    waiting: set[str] = set()
+    """desks whose previous, ungrounded reply awaits their next turn"""
+    count = 0
+
+    def close(desk: str) -> int:
+        missed = int(desk in waiting)
+        waiting.discard(desk)
+        if current.pop(desk, True) is False:
+            waiting.add(desk)
+        return missed
+
     for event in events:
         if isinstance(event, EnvEvent) and event.name == "tool_executed":
-            proposer = event.data.get("proposer")
-            if proposer in open_questions and event.data.get("ok"):
-                open_questions[str(proposer)] = True
+            desk = str(event.data.get("proposer"))
+            if desk in current and event.data.get("ok"):
+                current[desk] = True
+                waiting.discard(desk)
         elif isinstance(event, MessageDelivered):
             message = event.message
             if message.sender == AGENT:
                 for desk in names.intersection(message.recipients):
-                    open_questions.setdefault(desk, False)
-            elif message.sender in open_questions and AGENT in message.recipients:
-                count += 0 if open_questions.pop(message.sender) else 1
-    return count
+                    if desk in current:  # the desk never replied to the previous question
+                        count += close(desk)
+                    current[desk] = False
+            elif message.sender in current and AGENT in message.recipients:
+                count += close(message.sender)
+    return count + len(waiting)
 
 
 def trial_counts(events: Sequence[TraceEvent], desks: Sequence[str]) -> TrialCounts:
-    """Counts of one trial; `desks` are the trial's desk names (empty under direct)."""
-    actions = 0
-    cost_agent = cost_total = 0.0
-    unpriced = 0
-    for event in events:
-        if isinstance(event, MessageDelivered) and event.message.sender == AGENT:
-            actions += 1
-        elif isinstance(event, EnvEvent) and event.name == "tool_proposed":
-            actions += int(event.data.get("proposer") == AGENT)
-        elif isinstance(event, ModelCall) and event.completion is not None:
-            usage = event.completion.get("usage") or {}
-            cost = usage.get("cost_usd")
-            if cost is None:
-                unpriced += 1
-                continue
-            cost_total += float(cost)
-            if event.seat == AGENT:
-                cost_agent += float(cost)
+    """Counts of one trial; `desks` are the trial's desk names (empty under direct). Turns
+    and costs are the environment's own episode measures (`metrics`)."""
+    usage = usage_by_role(events)
     return TrialCounts(
         unanswerable_questions=unanswerable_questions(events, desks) if desks else None,
-        agent_actions=actions,
-        cost_agent=cost_agent,
-        cost_total=cost_total,
-        unpriced_calls=unpriced,
+        agent_actions=int(episode_measures(events)["turns"]),
+        cost_agent=float(usage["agent"]["cost_usd"]),
+        cost_total=sum(float(entry["cost_usd"]) for entry in usage.values()),
+        unpriced_calls=sum(int(entry["unknown_cost_calls"]) for entry in usage.values()),
     )
