@@ -21,7 +21,13 @@ Decisions
   verbatim and states each assertion as a sentence (the assertion with its leading
   "The agent tells the customer (that)" removed). It is a harness check, not a model of
   good service.
-- If no desk claims a tool, the call is skipped (the card then fails, visibly).
+- If no desk claims a tool, the call is skipped (the card then fails, visibly). A change
+  the customer explicitly refuses (a typed ``approved: false``) is skipped too; a reply
+  without a typed decision (a model customer) counts as consent.
+- It reads the typed payloads of the LLM-free desks: with model desks bound to the
+  ``desk`` role, capability answers are prose it does not parse, so under ``social`` it
+  finds no holder. It is a harness check for the offline participants, not a baseline
+  for model-driven ones.
 """
 
 from __future__ import annotations
@@ -114,7 +120,7 @@ class ReferenceAgent:
                 {"type": "confirm_change", "tool": call.name, "arguments": call.arguments},
             )
             reply = _last_from(obs, CUSTOMER)
-            if reply is None or (reply.payload or {}).get("approved") is not True:
+            if reply is None or (reply.payload or {}).get("approved") is False:
                 return obs
         if obs.condition == "direct":
             obs = yield AgentAction(kind="tool", tool=call.name, arguments=call.arguments)
