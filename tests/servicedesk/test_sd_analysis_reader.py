@@ -12,11 +12,15 @@ from functools import cache
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from confide.core.message import Channel, Message
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
 from confide.envs.servicedesk.analysis.failures import (
+    ACQUISITION_STAGE,
+    NO_ACTION,
     FailureType,
     label_failure,
     trial_counts,
@@ -328,3 +332,43 @@ def test_costs_split_agent_and_total() -> None:
     counts = trial_counts(events, [])
     assert counts.cost_agent == 0.25 and counts.cost_total == 0.75
     assert counts.unpriced_calls == 1 and counts.agent_actions == 1
+
+
+# ----- the labels are exclusive and exhaustive over failed trials -----------------------------
+
+
+@given(
+    success=st.booleans(),
+    attempted=st.booleans(),
+    missing=st.lists(st.sampled_from(["field:order_id", "call:1"]), unique=True),
+    approached=st.booleans(),
+    done=st.booleans(),
+    outside=st.integers(min_value=0, max_value=2),
+)
+def test_labels_follow_the_first_match_order(
+    success: bool, attempted: bool, missing: list[str], approached: bool, done: bool, outside: int
+) -> None:
+    reading = TrialReading(
+        card_id=CARD,
+        condition="social",
+        role_identification=None,
+        holder_contacted=None,
+        information_acquisition=None,
+        execution=None,
+        execution_name="assignment",
+        items_missing=tuple(missing),
+        missing_customer=tuple(m for m in missing if m.startswith("field:")),
+        missing_service=tuple(m for m in missing if m.startswith("call:")),
+        approached_missing=approached,
+        action_attempted=attempted,
+        required_actions_done=done,
+        outside_writes=outside,
+    )
+    label = label_failure(reading, success)
+    if success:
+        assert label is None
+        return
+    assert label is not None
+    assert (label in NO_ACTION) == (not attempted)
+    assert (label in ACQUISITION_STAGE) == (not attempted and bool(missing))
+    assert (label is FailureType.CORRECT_UNCONFIRMED) == (attempted and done and outside == 0)

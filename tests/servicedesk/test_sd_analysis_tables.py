@@ -160,7 +160,15 @@ def test_outcome_and_process_tables() -> None:
     rows = [
         row("m", "social", "t0", True),
         row("m", "social", "t1", False, failure=FailureType.NEVER_REQUESTED),
-        row("m", "social", "t1", False, repetition=1, failure=FailureType.REQUESTED_NOT_OBTAINED),
+        row(
+            "m",
+            "social",
+            "t1",
+            False,
+            repetition=1,
+            failure=FailureType.REQUESTED_NOT_OBTAINED,
+            missing_service=2,
+        ),
         row("m", "direct", "t0", False, failure=FailureType.OBTAINED_NOT_DELIVERED),
     ]
     outcomes = {r["condition"]: r for r in tables.outcome_table(rows)}
@@ -168,6 +176,8 @@ def test_outcome_and_process_tables() -> None:
     assert outcomes["social"]["never_requested"] == 1
     assert outcomes["social"]["requested_but_not_obtained"] == 1
     assert outcomes["social"]["no_action"] == 2 and outcomes["social"]["n_trials"] == 3
+    assert outcomes["social"]["rno_service_only"] == 1
+    assert outcomes["social"]["rno_customer_only"] == outcomes["social"]["rno_both"] == 0
     assert outcomes["direct"]["obtained_but_not_delivered"] == 1
     processes = {r["condition"]: r for r in tables.process_table(rows)}
     assert processes["direct"]["role_identification"] is None

@@ -91,15 +91,17 @@ class TrialEvents(BaseModel):
 
 
 def holders_for(condition: str, desk_roles: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Executor role -> participant name: `desk_roles` maps social desk names to roles."""
+    """Executor role -> participant name. `desk_roles` (desk name -> role, as the trial's
+    setup event records it) is required under social access, where the names are shuffled
+    per trial; without it the indirect desk is the environment's fixed intermediary."""
     if condition == "direct":
         return {AGENT_ROLE: AGENT}
+    if desk_roles:
+        return {role: name for name, role in desk_roles.items()}
     if condition == "indirect":
         return {SERVICE_ROLE: INDIRECT_DESK}
     if condition == "social":
-        if not desk_roles:
-            raise ReferenceDataError("the social condition needs the trial's desk-to-role map")
-        return {role: name for name, role in desk_roles.items()}
+        raise ReferenceDataError("the social condition needs the trial's desk-to-role map")
     raise ReferenceDataError(f"unknown condition {condition!r}")
 
 

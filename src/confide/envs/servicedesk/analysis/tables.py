@@ -161,7 +161,9 @@ def neighbour_differences(rows: Sequence[TrialRow]) -> list[Row]:
 
 
 def outcome_table(rows: Sequence[TrialRow]) -> list[Row]:
-    """Figure 3, outcomes: trials per cell that succeeded or failed with each type."""
+    """Figure 3, outcomes: trials per cell that succeeded or failed with each type; the
+    no-action total (types 1-3); and which side's facts the ``requested_but_not_obtained``
+    trials lack (section 6.2: service side only, customer side only, both)."""
     out: list[Row] = []
     for model in models_of(rows):
         for condition in conditions_of(rows):
@@ -179,6 +181,16 @@ def outcome_table(rows: Sequence[TrialRow]) -> list[Row]:
                     FailureType.REQUESTED_NOT_OBTAINED,
                     FailureType.OBTAINED_NOT_DELIVERED,
                 )
+            )
+            stalled = [r for r in cell if r.failure is FailureType.REQUESTED_NOT_OBTAINED]
+            counts["rno_service_only"] = sum(
+                r.missing_service > 0 and r.missing_customer == 0 for r in stalled
+            )
+            counts["rno_customer_only"] = sum(
+                r.missing_customer > 0 and r.missing_service == 0 for r in stalled
+            )
+            counts["rno_both"] = sum(
+                r.missing_customer > 0 and r.missing_service > 0 for r in stalled
             )
             out.append(counts)
     return out

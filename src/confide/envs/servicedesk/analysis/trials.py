@@ -33,7 +33,7 @@ from confide.envs.servicedesk.analysis.reference import (
     CoordinationReference,
     ReferenceDataError,
 )
-from confide.envs.servicedesk.conditions import INDIRECT_DESK
+from confide.envs.servicedesk.conditions import AGENT
 
 SCHEMA_VERSION = 1
 TRIALS_FILE = "incognita_trials.csv"
@@ -101,9 +101,10 @@ def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
     condition = header.condition or ""
     task = reference.task(header.scenario_id)
     roles = desk_roles(trace)
-    reading = read_trial(task, trial_events(trace.events, condition, roles))
+    events = trial_events(trace.events, condition, roles)
+    reading = read_trial(task, events)
     success = trace_success(trace)
-    desks = {"direct": [], "indirect": [INDIRECT_DESK]}.get(condition, list(roles or {}))
+    desks = [name for name in events.holders.values() if name != AGENT]
     counts = trial_counts(trace.events, desks)
     repetition = header.config.get("repetition", 0)
     return TrialRow(
