@@ -59,3 +59,28 @@ def test_unknown_condition_and_task_ids() -> None:
         expand(spec, build_experiment({"benchmark": "demo", "conditions": ["social"]}))
     with pytest.raises(Exception, match="task ids not found: nope"):
         expand(spec, build_experiment({"benchmark": "demo", "task_ids": ["nope"]}))
+
+
+def test_latin_square_chains_rotate_condition_order() -> None:
+    """Each worker runs its arms back to back, in its Latin-square row's order; every
+    episode appears in exactly one chain; a resumed subset keeps the same orders."""
+    from confide.runner.expand import worker_chains
+    from confide.stats.design import latin_square
+
+    spec = get_benchmark("incognita")
+    exp = build_experiment({"benchmark": "incognita", "lineups": ["reference"],
+                            "repetitions": 2, "schedule": "latin-square", "limit": 3})
+    plans = expand(spec, exp)
+    chains = worker_chains(exp, plans, plans)
+    assert len(chains) == 3 * 2
+    assert sorted(p.episode_id for c in chains for p in c) == sorted(p.episode_id for p in plans)
+    square = latin_square(["direct", "indirect", "social"])
+    orders = [tuple(p.condition for p in chain) for chain in chains]
+    # worker (task t, lineup 0, repetition r) follows row (t + r) mod 3
+    assert orders == [square[(t + r) % 3] for t in range(3) for r in range(2)]
+    resumed = worker_chains(exp, plans, [p for p in plans if p.condition != "direct"])
+    assert [tuple(p.condition for p in c) for c in resumed] == [
+        tuple(c for c in order if c != "direct") for order in orders
+    ]
+    grid = build_experiment({"benchmark": "incognita", "limit": 2})
+    assert all(len(c) == 1 for c in worker_chains(grid, expand(spec, grid), expand(spec, grid)))

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from confide.core.trace import TraceRecorder
+from confide.core.trace import Trace, TraceRecorder
 
 
 class Task(Protocol):
@@ -137,5 +138,6 @@ class BenchmarkSpec:
     private_markers: Callable[[Any], dict[str, list[str]]] | None = None
     """Task -> per seat, strings of its private state no other seat may observe unless
     a message delivered it (used by the conformance no-leak check)."""
-    write_outputs: Callable[[Any, Sequence[Any]], None] | None = None
-    """(run dir, complete traces) -> extra benchmark files (e.g. CalBench's privacy CSVs)."""
+    write_outputs: Callable[[Path, Sequence[Trace]], object] | None = None
+    """(run dir, successful traces) -> extra benchmark files (e.g. CalBench's privacy
+    CSVs, Incognita's tables and figures); the return value is ignored."""

@@ -6,7 +6,7 @@ field and the offending value."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -40,6 +40,11 @@ class Experiment(BaseModel):
         default_factory=dict, description="Non-evaluated roles, e.g. judge: mock/json."
     )
     repetitions: int = Field(default=1, ge=1)
+    schedule: Literal["grid", "latin-square"] = Field(
+        default="grid",
+        description="grid: every episode independent; latin-square: each (task, lineup, "
+        "repetition) worker runs its conditions in sequence, order rotated by a Latin square.",
+    )
     seed: int = 0
     concurrency: int = Field(default=4, ge=1)
     output_dir: str = "runs/latest"

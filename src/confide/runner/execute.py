@@ -20,7 +20,7 @@ from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceError, Trac
 from confide.registry import get_benchmark
 from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
-from confide.runner.expand import EpisodePlan, expand
+from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.models import RunModels
 from confide.runner.progress import RunProgress
 from confide.runner.results import result_rows, write_csv
@@ -67,16 +67,17 @@ async def run_experiment_async(
     limit = asyncio.Semaphore(experiment.concurrency)
     with RunProgress(len(plans), len(plans) - len(todo), models.meter, show_progress) as bar:
 
-        async def one(plan: EpisodePlan) -> None:
+        async def worker(chain: list[EpisodePlan]) -> None:
             async with limit:
-                trace = await run_episode(spec, plan, experiment, trace_dir, models)
-            done[plan.episode_id] = trace
-            ok = trace.footer is not None and trace.footer.status == "ok"
-            if not ok:
-                failed.append(plan.episode_id)
-            bar.advance(ok)
+                for plan in chain:
+                    trace = await run_episode(spec, plan, experiment, trace_dir, models)
+                    done[plan.episode_id] = trace
+                    ok = trace.footer is not None and trace.footer.status == "ok"
+                    if not ok:
+                        failed.append(plan.episode_id)
+                    bar.advance(ok)
 
-        await asyncio.gather(*(one(p) for p in todo))
+        await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
     traces = [done[p.episode_id] for p in plans]
     rows = result_rows(plans, traces)

@@ -12,6 +12,7 @@ from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
 from confide.core.seeding import derive_seed
 from confide.errors import ConfideError
 from confide.runner.config import Experiment
+from confide.stats.design import latin_schedule
 
 
 @dataclass(frozen=True)
@@ -81,3 +82,39 @@ def episode_id(parts: Sequence[str]) -> str:
     slug = "__".join(re.sub(r"[^A-Za-z0-9._-]+", "-", p).strip("-") for p in parts)
     digest = hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:8]
     return f"{slug[:150]}__{digest}"
+
+
+def worker_chains(
+    experiment: Experiment, plans: Sequence[EpisodePlan], todo: Sequence[EpisodePlan]
+) -> list[list[EpisodePlan]]:
+    """Groups of the `todo` episodes that run one after another.
+
+    `grid`: every episode alone. `latin-square` (incognita.md section 5, "Schedule"): one
+    chain per (task, lineup, repetition) worker, its conditions ordered by the worker's row
+    of the Latin square (`confide.stats.design.latin_schedule`), so the arms of each
+    paired comparison run back to back and no condition is systematically first. Rows are
+    computed from the whole experiment (`plans`), so a resumed run keeps the same orders.
+    """
+    if experiment.schedule == "grid":
+        return [[plan] for plan in todo]
+    pending = {p.episode_id for p in todo}
+    arms: dict[tuple[str, str, int, str], EpisodePlan] = {
+        (p.task.id, p.lineup_text, p.repetition, p.condition or "-"): p for p in plans
+    }
+    workers = latin_schedule(
+        list(dict.fromkeys(p.task.id for p in plans)),
+        list(dict.fromkeys(p.lineup_text for p in plans)),
+        experiment.repetitions,
+        list(dict.fromkeys(p.condition or "-" for p in plans)),
+    )
+    chains = []
+    for w in workers:
+        chain = [
+            plan
+            for condition in w.order
+            if (plan := arms.get((w.task_id, w.model, w.repetition, condition))) is not None
+            and plan.episode_id in pending
+        ]
+        if chain:
+            chains.append(chain)
+    return chains

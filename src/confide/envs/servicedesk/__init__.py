@@ -7,7 +7,9 @@ source benchmark's: the final database state against the replayed gold state, pl
 card's output assertions checked by a judge. See `env` for the episode and its trace
 events, `conditions` for the access structures, `execution` for the execution layer,
 `gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
-evaluation and per-episode measures.
+evaluation and per-episode measures, `analysis` for the coordination reference, the
+trajectory reader, failure types and the paper's tables and figures (written into every
+run directory).
 
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
@@ -15,6 +17,7 @@ evaluation and per-episode measures.
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.envs.servicedesk.analysis.outputs import write_incognita_outputs
 from confide.envs.servicedesk.conditions import CONDITIONS
 from confide.envs.servicedesk.env import (
     DEFAULT_SUITE,
@@ -39,6 +42,7 @@ SPEC = BenchmarkSpec(
     conditions=CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,
+    write_outputs=write_incognita_outputs,
 )
 
 __all__ = ["SPEC"]

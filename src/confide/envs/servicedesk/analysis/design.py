@@ -14,9 +14,9 @@ Decisions
   ``k`` consecutive values visits every row once, so orders are balanced within every
   task, every model and every repetition (whenever the count is a multiple of ``k``), not
   only over the whole run.
-- The experiment file holds only fields the runner's `Experiment` model accepts; the
-  schedule is a pure function of the experiment (`latin_schedule`), so it is recomputed
-  rather than stored, and `schedule_rows` gives it as a table (one row per episode).
+- The schedule itself (`latin_schedule`, `schedule_rows`) lives in
+  `confide.stats.design`; the experiment file sets `schedule: latin-square`, so the runner
+  executes each worker's conditions in its row's order, one after another.
 - The paper runs four arms (the three conditions and a native upstream anchor). The
   anchor is a different harness, not a condition of this environment, so our design has
   the three Incognita conditions; the square adapts to however many are given.
@@ -29,9 +29,31 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict
 
-from confide.errors import ConfideError
+from confide.stats.design import (
+    DesignError,
+    Worker,
+    latin_schedule,
+    latin_square,
+    schedule_rows,
+    validate_levels,
+)
+
+__all__ = [
+    "PAPER_CONDITIONS",
+    "PAPER_MODELS",
+    "PAPER_REPETITIONS",
+    "PAPER_ROLES",
+    "PAPER_SEED",
+    "DesignError",
+    "Worker",
+    "experiment_yaml",
+    "latin_schedule",
+    "latin_square",
+    "paper_experiment",
+    "schedule_rows",
+    "write_experiment_file",
+]
 
 PAPER_CONDITIONS: tuple[str, ...] = ("direct", "indirect", "social")
 """The three access conditions, in the paper's order (direct, indirect, social)."""
@@ -53,87 +75,6 @@ PAPER_SEED = 20260820
 """Our seed for the study (any fixed value; recorded in the file)."""
 
 
-class DesignError(ConfideError):
-    """An invalid design argument (empty or repeated levels, bad counts)."""
-
-
-class Worker(BaseModel):
-    """One (task, model, repetition) and the order in which it runs the conditions."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    index: int
-    task_id: str
-    model: str
-    repetition: int
-    row: int
-    """Row of the Latin square this worker follows."""
-    order: tuple[str, ...]
-
-
-def _levels(name: str, values: Sequence[str]) -> tuple[str, ...]:
-    levels = tuple(values)
-    if isinstance(values, str) or not levels:
-        raise DesignError(f"{name} must be a non-empty list; got {values!r}")
-    repeated = sorted({v for v in levels if levels.count(v) > 1})
-    if repeated:
-        raise DesignError(f"{name} repeats {repeated}")
-    return levels
-
-
-def latin_square(levels: Sequence[str]) -> list[tuple[str, ...]]:
-    """The cyclic Latin square over `levels`: row r is `levels` rotated left by r."""
-    items = _levels("levels", levels)
-    return [items[r:] + items[:r] for r in range(len(items))]
-
-
-def latin_schedule(
-    task_ids: Sequence[str],
-    models: Sequence[str],
-    repetitions: int,
-    conditions: Sequence[str] = PAPER_CONDITIONS,
-) -> list[Worker]:
-    """Every worker of the design with its condition order (section 5, "Schedule")."""
-    tasks = _levels("task_ids", task_ids)
-    names = _levels("models", models)
-    if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
-        raise DesignError(f"repetitions must be an integer >= 1; got {repetitions!r}")
-    square = latin_square(conditions)
-    workers: list[Worker] = []
-    for t, task in enumerate(tasks):
-        for m, model in enumerate(names):
-            for r in range(repetitions):
-                row = (t + m + r) % len(square)
-                workers.append(
-                    Worker(
-                        index=len(workers),
-                        task_id=task,
-                        model=model,
-                        repetition=r,
-                        row=row,
-                        order=square[row],
-                    )
-                )
-    return workers
-
-
-def schedule_rows(workers: Sequence[Worker]) -> list[dict[str, Any]]:
-    """The schedule as a table: one row per episode, with its position in its worker."""
-    return [
-        {
-            "worker": w.index,
-            "task_id": w.task_id,
-            "model": w.model,
-            "repetition": w.repetition,
-            "square_row": w.row,
-            "position": position,
-            "condition": condition,
-        }
-        for w in workers
-        for position, condition in enumerate(w.order)
-    ]
-
-
 def paper_experiment(
     *,
     models: Sequence[str] = PAPER_MODELS,
@@ -147,14 +88,15 @@ def paper_experiment(
 ) -> dict[str, Any]:
     """The fields of the paper's experiment: default suite (18 cards) x models x
     conditions x repetitions, customer, desks and judge bound by role."""
-    names = _levels("models", models)
-    _levels("conditions", conditions)
+    names = validate_levels("models", models)
+    validate_levels("conditions", conditions)
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
         raise DesignError(f"repetitions must be an integer >= 1; got {repetitions!r}")
     return {
         "benchmark": "incognita",
         "lineups": list(names),
         "conditions": list(conditions),
+        "schedule": "latin-square",
         "roles": dict(PAPER_ROLES if roles is None else roles),
         "repetitions": repetitions,
         "seed": seed,
@@ -168,9 +110,9 @@ _HEADER = """\
 # Incognita: the paper's design (incognita.md section 5), written by
 # confide.envs.servicedesk.analysis.design.write_experiment_file -- regenerate, do not edit.
 # 18 task cards (the default suite) x {models} models x {conditions} conditions x {reps}
-# repetitions = {episodes} episodes. Condition order per (task, model, repetition) worker:
-# design.latin_schedule(task ids, lineups, repetitions, conditions): a cyclic
-# Latin square, row (task + model + repetition) mod k.
+# repetitions = {episodes} episodes. Each (task, model, repetition) worker runs the
+# conditions one after another in the order of confide.stats.design.latin_schedule: a
+# cyclic Latin square, row (task + model + repetition) mod k.
 """
 
 
