@@ -220,21 +220,22 @@ class DsmParticipant(ProtocolParticipant):
         if not isinstance(plans, list):
             return []
         ids, levels = [], []
+        target = state.meeting_id, obs.is_participant
         for entry in plans:
             if not isinstance(entry, dict):
                 continue
             scorers = entry.get("scorers")
-            if isinstance(scorers, list) and self.agent not in scorers:
+            if scorers is not None and (not isinstance(scorers, list) or self.agent not in scorers):
                 continue
             plan_id, slot = entry.get("plan_id"), entry.get("slot")
-            moves = parse_moves(entry.get("moves", []), obs.num_slots)
             if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < obs.num_slots:
                 continue
+            raw = entry.get("moves")
+            moves = parse_moves(raw, obs.num_slots) if raw else ()
             level = 0
             if moves is not None:
                 mine = held_moves(obs.calendar, moves)
-                target = slot if obs.is_participant else None
-                level = score(obs.calendar, state.meeting_id, target, mine)
+                level = score(obs.calendar, target[0], slot if target[1] else None, mine)
             ids.append(plan_id)
             levels.append(level)
         if not ids:

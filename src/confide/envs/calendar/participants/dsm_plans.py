@@ -136,7 +136,10 @@ def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
 def _chains(
     view: CalendarView, src: int, depth: int, used: frozenset[int], current: int
 ) -> list[tuple[Move, ...]]:
-    """Displacement chains that clear `src` (a prior meeting) within `depth` moves."""
+    """Displacement chains that clear `src` (a prior meeting) within `depth` moves. Each
+    move lands on a free slot, on a movable errand (evicted to a free slot) or on another
+    prior meeting that the next move clears, so every chain is a valid batch for the
+    calendar it was built from."""
     item = view.slots[src]
     if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
         return []
@@ -146,21 +149,21 @@ def _chains(
         if dst in used:
             continue
         move = Move(item.item_id, src, dst)
-        if target.kind == "free" or (target.kind == "errand" and not target.blocked):
+        if target.kind == "free" or is_movable_errand(view, target):
             out.append((move,))
         elif target.kind == "meeting":
             out.extend((move, *tail) for tail in _chains(view, dst, depth - 1, used, current))
     return out
 
 
-def _chain_order(view: CalendarView, chain: tuple[Move, ...]) -> tuple[int, int, list[int]]:
-    """Sort key of a chain for its initiator: satisfaction levels lost to what it moves
-    (the meetings, plus the errand at the last landing slot), length, landing slots."""
+def _chain_costs(view: CalendarView, chain: tuple[Move, ...]) -> list[int]:
+    """Shown costs of what the chain moves on its builder's calendar: the meetings, plus
+    the errand evicted from the last landing slot when there is one."""
     costs = [view.slots[m.from_slot].cost or 0 for m in chain]
     landing = view.slots[chain[-1].to_slot]
     if landing.kind == "errand":
         costs.append(landing.cost or 0)
-    return sum(level_drop(c) for c in costs), len(chain), [m.to_slot for m in chain]
+    return costs
 
 
 def candidate_plans(
@@ -186,19 +189,22 @@ def candidate_plans(
             if own > 0:
                 plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
             continue
-        chains = _chains(view, slot, cascade_depth, frozenset(), meeting_id)
-        chains.sort(key=lambda c: _chain_order(view, c))
+        ranked = []
+        for chain in _chains(view, slot, cascade_depth, frozenset(), meeting_id):
+            costs = _chain_costs(view, chain)
+            drop = sum(level_drop(c) for c in costs)
+            ranked.append((drop, len(chain), [m.to_slot for m in chain], chain, costs))
+        ranked.sort(key=lambda r: (r[0], r[1], r[2]))
         kept = 0
-        for chain in chains:
+        for _, _, _, chain, costs in ranked:
             if kept == displacement_targets:
                 break
             extra = {a for m in chain for a in participants_of(view, m.meeting_id)}
             scorers = (base | extra) - {me}
             if reachable is not None and not scorers <= reachable:
                 continue
-            own = score(view, meeting_id, slot, chain)
-            if own > 0:
-                plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
-                kept += 1
+            own = satisfaction(costs)
+            plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
+            kept += 1
     plans.sort(key=lambda p: (-p.own_score, len(p.scorers - base), p.slot, p.plan_id))
     return plans

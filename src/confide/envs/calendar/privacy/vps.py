@@ -135,8 +135,10 @@ def vps_rows(
     game_id: str | None = None,
     prior: float = PRIOR,
     floor: float = VPS_FLOOR,
+    keep_evidence: bool = True,
 ) -> GameVps:
-    """All F.5 rows of one game from its scenario and trace events (module docstring)."""
+    """All F.5 rows of one game from its scenario and trace events (module docstring);
+    `keep_evidence=False` skips the per-update rows when only the VPS is wanted."""
     if game_id is None:
         header = next((e for e in trace_events if isinstance(e, EpisodeStart)), None)
         game_id = header.episode_id if header is not None else scenario.task_id
@@ -166,10 +168,11 @@ def vps_rows(
                 )
             key = (message.round, u.observer, u.target)
             before, after = beliefs.update(key, u.slot, u.evidence, u.strength)
-            evidence.append(EvidenceRow(
-                trace_path, game_id, index, message.round, u.target,
-                u.observer, u.slot, u.source, u.evidence, u.strength, before, after,
-            ))
+            if keep_evidence:
+                evidence.append(EvidenceRow(
+                    trace_path, game_id, index, message.round, u.target,
+                    u.observer, u.slot, u.source, u.evidence, u.strength, before, after,
+                ))
     pairs = _pair_rows(scenario, beliefs, trace_path, game_id)
     targets = _target_rows(pairs, n, trace_path, game_id, floor)
     return GameVps(evidence, pairs, _game_row(pairs, targets, trace_path, game_id), targets)
@@ -177,7 +180,7 @@ def vps_rows(
 
 def excess_vps_by_seat(scenario: Scenario, trace_events: Sequence[object]) -> dict[str, float]:
     """Seat name -> excess protocol-semantic VPS of one game (for the result rows)."""
-    return vps_rows(scenario, trace_events).excess_by_seat()
+    return vps_rows(scenario, trace_events, keep_evidence=False).excess_by_seat()
 
 
 def _pair_rows(
