@@ -1,0 +1,195 @@
+"""The scenario generation pipeline (3.2, A.3, A.4, A.6) with mock generator and judge
+models: seeds, acceptance, minimal-edit correction, rejections, outputs, determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from confide.envs.infoshare.dataset import load_scenario_by_id
+from confide.envs.infoshare.generation import (
+    GenerationError,
+    GenerationRecord,
+    GenerationRequest,
+    PipelineSettings,
+    bad_seed,
+    edit_fraction,
+    generate_one,
+    good_seeds,
+    plan_requests,
+    run_generation,
+)
+from confide.envs.infoshare.scenario import Scenario, Sector, load_scenario, scenario_to_json
+from confide.envs.infoshare.validation import validate_scenario
+from confide.llm import ChatMessage, GenerateConfig, MockModel
+
+CLEAN = load_scenario_by_id("core", "healthcare-icu-transfer")  # 3 agents
+FLAWED = bad_seed(Sector.HEALTHCARE).scenario  # the same scenario with an unreachable goal
+REQUEST = GenerationRequest(sector=Sector.FINANCE, agents=3, scenario_id="gen-finance-001")
+
+Reply = Callable[[list[ChatMessage], GenerateConfig], str]
+
+
+def model(reply: Reply) -> MockModel:
+    return MockModel(reply, name="gen")
+
+
+def always(text: str) -> Reply:
+    return lambda messages, config: text
+
+
+def verdict(correct: bool, reason: str = "", corrected: Scenario | None = None) -> str:
+    fixed = None if corrected is None else json.loads(scenario_to_json(corrected))
+    return json.dumps(
+        {"is_logically_correct": correct, "anomalies_reason": reason, "corrected_scenario": fixed}
+    )
+
+
+def generate(
+    generator: Reply, judge: Reply, request: GenerationRequest = REQUEST, **settings: float
+) -> GenerationRecord:
+    return asyncio.run(
+        generate_one(
+            model(generator), model(judge), request, random.Random(0), PipelineSettings(**settings)
+        )
+    )
+
+
+def test_every_sector_has_two_good_seeds_and_a_bad_seed_breaking_its_rule() -> None:
+    for sector in Sector:
+        assert len(good_seeds(sector)) == 2
+        bad = bad_seed(sector)
+        rules = {v.rule for v in validate_scenario(bad.scenario)}
+        assert bad.recipe.rule in rules, sector
+        assert 0 < edit_fraction(good_seeds(sector)[0], bad.scenario) < 0.1
+        assert bad.recipe.reason
+
+
+def test_a_clean_candidate_the_judge_accepts_is_accepted() -> None:
+    record = generate(always(scenario_to_json(CLEAN)), always(verdict(True)))
+    assert record.status == "accepted", record.reason
+    assert record.scenario is not None and record.scenario.id == "gen-finance-001"
+    assert record.scenario.sector is Sector.FINANCE and record.edit_fraction == 0.0
+    assert record.good_seed in {s.id for s in good_seeds(Sector.FINANCE)}
+    assert record.violations == [[]]
+
+
+def test_a_minimal_correction_is_accepted() -> None:
+    record = generate(
+        always(scenario_to_json(FLAWED)), always(verdict(False, "goal unreachable", CLEAN))
+    )
+    assert record.status == "accepted", record.reason
+    assert 0 < record.edit_fraction < 0.1
+    assert record.judge_records[0].anomalies_reason == "goal unreachable"
+
+
+def test_the_judge_gets_another_round_when_rules_still_fail() -> None:
+    prompts: list[str] = []
+
+    def judge(messages: list[ChatMessage], config: GenerateConfig) -> str:
+        prompts.append(messages[-1].content)
+        return verdict(True) if len(prompts) == 1 else verdict(False, "fixed", CLEAN)
+
+    record = generate(always(scenario_to_json(FLAWED)), judge)
+    assert record.status == "accepted" and len(record.judge_records) == 2
+    assert "[goal_shareability]" in prompts[0] and "[goal_shareability]" in prompts[1]
+    assert len(record.violations) == 2 and record.violations[1] == []
+
+
+def test_rejections_say_why() -> None:
+    wrong_count = generate(
+        always(scenario_to_json(load_scenario_by_id("core", "technology-payments-release"))),
+        always(verdict(True)),
+    )
+    assert wrong_count.status == "rejected" and "4 agents, 3 asked" in wrong_count.reason
+
+    def echo_seed(messages: list[ChatMessage], config: GenerateConfig) -> str:
+        text = messages[-1].content
+        return text.split("(follow its structure and level of detail; do not copy its content):\n")[
+            1
+        ].split("\n\nBAD EXAMPLE")[0]
+
+    copy = generate(echo_seed, always(verdict(True)))
+    assert copy.status == "rejected" and "too close to good seed" in copy.reason
+
+    refused = generate(always(scenario_to_json(CLEAN)), always(verdict(False, "no sense")))
+    assert refused.reason == "judge rejected the candidate: no sense"
+
+    stubborn = generate(always(scenario_to_json(FLAWED)), always(verdict(True)), max_corrections=1)
+    assert stubborn.reason == "still breaks rules after 1 correction round(s)"
+
+    garbage = generate(always("no json here"), always(verdict(True)), max_attempts=2)
+    assert garbage.reason.startswith("generator output never matched the schema")
+
+    bad_judge = generate(always(scenario_to_json(CLEAN)), always("{}"), max_attempts=1)
+    assert bad_judge.reason.startswith("judge output never matched the schema")
+
+
+def test_corrections_must_be_minimal_and_keep_the_agents() -> None:
+    renamed = CLEAN.model_copy(
+        update={
+            "agents": (
+                CLEAN.agents[0].model_copy(update={"name": "Someone Else"}),
+                *CLEAN.agents[1:],
+            )
+        }
+    )
+    record = generate(always(scenario_to_json(FLAWED)), always(verdict(False, "x", renamed)))
+    assert record.status == "rejected" and "changed the agents" in record.reason
+    rewritten = load_scenario_by_id("core", "legal-mediation-prep")
+    kept = rewritten.model_copy(
+        update={
+            "agents": tuple(
+                a.model_copy(update={"name": c.name, "role": c.role})
+                for a, c in zip(rewritten.agents, FLAWED.agents, strict=True)
+            )
+        }
+    )
+    record = generate(always(scenario_to_json(FLAWED)), always(verdict(False, "x", kept)))
+    assert record.status == "rejected" and "not minimal" in record.reason
+
+
+def test_run_generation_writes_accepted_scenarios_and_a_log(tmp_path: Path) -> None:
+    requests = plan_requests([Sector.FINANCE, Sector.LEGAL], per_sector=2, agent_counts=(3, 4))
+    assert [(r.scenario_id, r.agents) for r in requests] == [
+        ("gen-finance-001", 3),
+        ("gen-finance-002", 4),
+        ("gen-legal-001", 3),
+        ("gen-legal-002", 4),
+    ]
+    records = asyncio.run(
+        run_generation(
+            model(always(scenario_to_json(CLEAN))),
+            model(always(verdict(True))),
+            requests,
+            tmp_path,
+            seed=7,
+        )
+    )
+    assert [r.status for r in records] == ["accepted", "rejected", "accepted", "rejected"]
+    written = sorted(p.name for p in tmp_path.glob("*.json"))
+    assert written == ["gen-finance-001.json", "gen-legal-001.json"]
+    loaded = load_scenario(tmp_path / "gen-legal-001.json")
+    assert loaded.sector is Sector.LEGAL and validate_scenario(loaded) == []
+    log = (tmp_path / "generation_log.jsonl").read_text().splitlines()
+    assert [GenerationRecord.model_validate_json(line) for line in log] == records
+    again = asyncio.run(
+        run_generation(
+            model(always(scenario_to_json(CLEAN))),
+            model(always(verdict(True))),
+            requests,
+            tmp_path / "again",
+            seed=7,
+        )
+    )
+    assert [r.good_seed for r in again] == [r.good_seed for r in records]
+
+
+def test_plan_requests_validates_its_arguments() -> None:
+    with pytest.raises(GenerationError, match="per_sector >= 1"):
+        plan_requests([Sector.LEGAL], per_sector=0)
