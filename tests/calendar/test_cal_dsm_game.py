@@ -263,3 +263,48 @@ def test_deterministic_on_canonical_tasks() -> None:
     for preset in (DSM_WELFARE, DSM_PRIVATE):
         for task in tasks:
             assert _canonical_trace(preset, task) == _canonical_trace(preset, task)
+
+
+def _sixteen_slots() -> Scenario:
+    """Agent 0: slots 0-12 free, E13-E15 at 13-15; agent 1: blocked errands at 0-11,
+    free at 12-15."""
+    return scenario(
+        [
+            [None] * 13 + [errand(s) for s in (13, 14, 15)],
+            [errand(s, blocked=True) for s in range(12)] + [None] * 4,
+        ],
+        [(1, (0, 1), (0, 1))],
+    )
+
+
+def test_welfare_searches_a_second_batch() -> None:
+    """p = 13/16. Sub-round 1: U grows with L up to L_max, so slots 0-11 are offered; all
+    are blocked for agent 1. Sub-round 2 over the rest (values [1, 10/11 x 3]): U(1..4) =
+    1.44, 1.85, 1.92, 1.93 -> L = 4; agent 1 is free on all; slot 12 loses nothing. Agent 1
+    paid nothing (zeros and 11s cost 0) and gets (11 - 11) + (min(4, 4) - 1) = 3.
+    DSM-Private offers slot 0 only, learns it is blocked, and stops: M1 fails."""
+    seats = _seats(DSM_WELFARE, 2)
+    outcome, _, trace = run_players(_sixteen_slots(), seats)
+    sent = [(p["type"], p.get("sub_round"), [e["slot"] for e in p.get("plans", [])])
+            for _, _, p in payloads(trace) if p is not None]
+    assert sent == [
+        ("proposals", 1, list(range(12))),
+        ("scores", 1, []),
+        ("proposals", 2, [12, 13, 14, 15]),
+        ("scores", 2, []),
+        ("decision", None, []),
+    ]
+    scores = [p["scores"] for _, _, p in payloads(trace) if p and p["type"] == "scores"]
+    assert scores == [[0] * 12, [11] * 4]
+    assert outcome.resolved == {1: True}
+    assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [12, 12]
+    assert (seats[0].points, seats[1].points) == (97, 103)
+    vps = vps_rows(_sixteen_slots(), trace.events)
+    assert [t.vps_loss_total for t in vps.targets] == pytest.approx([8.0, 8.0])
+    assert [t.excess_vps_loss_total for t in vps.targets] == pytest.approx([3.0, 3.0])
+
+    outcome, _, trace = run_players(_sixteen_slots(), _seats(DSM_PRIVATE, 2))
+    assert [(p["type"], p.get("plans")) for _, _, p in payloads(trace) if p][:2] == [
+        ("proposals", [_plan(0, 0)]), ("scores", None),
+    ]
+    assert outcome.resolved == {1: False}
