@@ -20,13 +20,14 @@ from confide.envs.infoshare.generation import (
     bad_seed,
     edit_fraction,
     generate_one,
+    generate_with_specs,
     good_seeds,
     plan_requests,
     run_generation,
 )
 from confide.envs.infoshare.scenario import Scenario, Sector, load_scenario, scenario_to_json
 from confide.envs.infoshare.validation import validate_scenario
-from confide.llm import ChatMessage, GenerateConfig, MockModel
+from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 
 CLEAN = load_scenario_by_id("core", "healthcare-icu-transfer")  # 3 agents
 FLAWED = bad_seed(Sector.HEALTHCARE).scenario  # the same scenario with an unreachable goal
@@ -193,3 +194,48 @@ def test_run_generation_writes_accepted_scenarios_and_a_log(tmp_path: Path) -> N
 def test_plan_requests_validates_its_arguments() -> None:
     with pytest.raises(GenerationError, match="per_sector >= 1"):
         plan_requests([Sector.LEGAL], per_sector=0)
+
+
+def test_silver_mode_reuses_rejected_candidates_as_bad_examples(tmp_path: Path) -> None:
+    four = scenario_to_json(load_scenario_by_id("core", "technology-payments-release"))
+    prompts: list[str] = []
+
+    def generator(messages: list[ChatMessage], config: GenerateConfig) -> str:
+        prompts.append(messages[-1].content)
+        return four
+
+    requests = plan_requests([Sector.FINANCE], per_sector=5, agent_counts=(3,))
+    records = asyncio.run(
+        run_generation(
+            model(generator),
+            model(always(verdict(True))),
+            requests,
+            tmp_path / "silver",
+            seed=1,
+            silver=True,
+        )
+    )
+    assert all(r.status == "rejected" and r.candidate is not None for r in records)
+    reused = [p for p in prompts if "Why it is bad: generator wrote 4 agents, 3 asked" in p]
+    assert reused and "Why it is bad: generator wrote" not in prompts[0]
+    prompts.clear()
+    asyncio.run(
+        run_generation(
+            model(generator), model(always(verdict(True))), requests, tmp_path / "plain", seed=1
+        )
+    )
+    assert not any("Why it is bad: generator wrote" in p for p in prompts)
+
+
+def test_generation_runs_from_model_specs(tmp_path: Path) -> None:
+    register_mock("is-gen", lambda **_: model(always(scenario_to_json(CLEAN))), replace=True)
+    register_mock("is-gen-judge", lambda **_: model(always(verdict(True))), replace=True)
+    try:
+        records = asyncio.run(
+            generate_with_specs("mock/is-gen", "mock/is-gen-judge", [REQUEST], tmp_path)
+        )
+    finally:
+        unregister_mock("is-gen")
+        unregister_mock("is-gen-judge")
+    assert [r.status for r in records] == ["accepted"]
+    assert (tmp_path / "gen-finance-001.json").is_file()

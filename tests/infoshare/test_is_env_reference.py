@@ -15,6 +15,7 @@ import pytest
 from confide.core.trace import canonical_events, read_trace
 from confide.envs.infoshare import SPEC
 from confide.envs.infoshare.dataset import load_scenario_by_id
+from confide.envs.infoshare.metrics import score_trace
 from confide.testing import run_once
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -132,3 +133,12 @@ def test_same_seed_same_trace() -> None:
     first = run_once(SPEC, task, "reference", seed=5)
     second = run_once(SPEC, task, "reference", seed=5)
     assert canonical_events(first.trace.events) == canonical_events(second.trace.events)
+
+
+def test_metrics_are_recomputed_from_the_trace_alone(reference_run: Path) -> None:
+    for name in ("finance-sme-loan", "technology-data-migration"):
+        trace = read_trace(next((reference_run / "traces").glob(f"{name}*.jsonl")))
+        scores = score_trace(load_scenario_by_id("core", name), trace)
+        assert trace.footer is not None
+        for key in ("da", "ia", "eff", "cpv", "infomgmt"):
+            assert getattr(scores, key) == trace.footer.metrics[key]

@@ -4,7 +4,7 @@ rules (sections 5.1, 5.3, A.8), and the conformance checker."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 
@@ -46,7 +46,7 @@ class Scripted:
 
 
 def play(
-    scripts: dict[str, Sequence[InfoAction]],
+    scripts: Mapping[str, Sequence[InfoAction]],
     scenario: Scenario = SCENARIO,
     **options: int,
 ) -> tuple[Conversation, dict[str, Scripted], TraceRecorder]:

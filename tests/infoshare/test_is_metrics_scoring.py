@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from confide.core.trace import EpisodeStart, TraceRecorder
 from confide.envs.infoshare.dataset import load_scenario_by_id
 from confide.envs.infoshare.judge.transcript import Utterance
 from confide.envs.infoshare.judge.verdicts import (
@@ -31,9 +32,11 @@ from confide.envs.infoshare.metrics import (
     info_mgmt,
     jaccard,
     score_episode,
+    score_trace,
     summarize,
 )
 from confide.envs.infoshare.scenario import Scenario
+from confide.errors import ConfideError
 
 S = load_scenario_by_id("core", "finance-sme-loan")
 N, B, F = S.agent_names
@@ -213,7 +216,10 @@ def test_cpv_is_capped_and_defined_without_protected_items() -> None:
     repeated = CPVVerdict(
         entries=[LeakEntry(item="kaur-target", disclosed_in=["R1.1", "R3.1", "R3.2"])]
     )
-    scores = score_episode(S, UTTERANCES, Verdicts(judge="x", cpv=repeated), max_rounds=60)
+    no_requests = IAVerdict(entries=[], forbidden_requests=[])
+    scores = score_episode(
+        S, UTTERANCES, Verdicts(judge="x", cpv=repeated, ia=no_requests), max_rounds=60
+    )
     # 3 public leaks, plus exposure to Ben by R1.1 and R3.1 (R3.2 is Ben's own message)
     assert len(scores.violations) == 5 and scores.cpv == pytest.approx(5 / 7)
 
@@ -274,6 +280,8 @@ def test_full_episode_composite_and_missing_verdicts() -> None:
     failed = Verdicts(judge="x", da=DA, ia=IA, cpv=None, eff=EFF, failures={"cpv": "bad json"})
     partial = score_episode(S, UTTERANCES, failed, max_rounds=60)
     assert partial.cpv is None and partial.infomgmt is None and partial.da == scores.da
+    no_ia = score_episode(S, UTTERANCES, Verdicts(judge="x", da=DA, cpv=CPV, eff=EFF), 60)
+    assert no_ia.ia is None and no_ia.cpv is None  # forbidden requests unknown
 
 
 def test_agents_without_items_are_left_out_of_the_averages() -> None:
@@ -321,7 +329,7 @@ def test_summarize_gives_one_row_per_model_and_strategy() -> None:
         "infomgmt": 0.0,
         "violations": 2,
     }
-    rows = [
+    rows: list[dict[str, object]] = [
         row("e1", "mock/a", "basic", **m),
         row("e1", "mock/a", "basic", **m),  # second seat of the same episode: counted once
         row("e2", "mock/a", "basic", da=1.0, ia=0.4, eff=0.5, cpv=0.0, infomgmt=0.6, violations=0),
@@ -350,3 +358,10 @@ def test_summarize_gives_one_row_per_model_and_strategy() -> None:
     assert belief["CPV"] is None and belief["InfoMgmt"] is None and belief["DA"] == 1.0
     assert by_key[("mixed", "mock/a:basic")]["episodes"] == 1
     assert not any(math.isnan(v) for t in table for v in t.values() if isinstance(v, float))
+
+
+def test_scoring_a_trace_without_verdicts_is_a_clear_error() -> None:
+    recorder = TraceRecorder("plain")
+    recorder.emit(EpisodeStart(episode_id="plain", benchmark="demo", scenario_id=S.id, seed=0))
+    with pytest.raises(ConfideError, match="plain: no judge_verdict events"):
+        score_trace(S, recorder.as_trace())

@@ -46,7 +46,7 @@ from confide.core.postbox import Postbox
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.infoshare.actions import InfoAction, InfoObservation, briefing_for
 from confide.envs.infoshare.dataset import load_split, split_names
-from confide.envs.infoshare.metrics import score_episode, seat_labels
+from confide.envs.infoshare.metrics import T_MAX, score_episode, seat_labels
 from confide.envs.infoshare.scenario import Scenario, Sensitivity, read_scenario_file
 from confide.envs.infoshare.validation import ensure_valid
 from confide.errors import ConfideError
@@ -63,7 +63,7 @@ class EnvOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_rounds: int = Field(default=60, ge=2, description="T_max, in rounds.")
+    max_rounds: int = Field(default=T_MAX, ge=2, description="T_max, in rounds.")
     stale_rounds: int = Field(default=3, ge=1, description="Silent rounds that end an episode.")
     max_tokens: int | None = Field(default=None, ge=1, description="Per agent model call.")
     repair_attempts: int = Field(default=3, ge=1, description="Calls per structured reply.")

@@ -26,7 +26,9 @@ One request (sector, number of agents) runs as follows (A.4):
    `max_corrections` rounds; a scenario that still breaks rules is rejected. A scenario
    the judge calls incorrect without correcting it is rejected.
 Accepted scenarios are written to `<out>/<id>.json`; every request, accepted or not, is
-appended to `<out>/generation_log.jsonl` with its judge records and violations.
+appended to `<out>/generation_log.jsonl` with its judge records and violations. With
+`silver=True` (A.6), rejected candidates are kept as further bad examples for later
+requests of their sector. `generate_with_specs` runs the pipeline with any model spec.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from confide.envs.infoshare.prompts import render
 from confide.envs.infoshare.scenario import Scenario, Sector, save_scenario, scenario_to_json
 from confide.envs.infoshare.validation import Rule, validate_scenario
 from confide.errors import ConfideError
-from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured, get_model
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -118,9 +120,10 @@ def _foreign_share(data: dict[str, Any]) -> None:
 
 
 class SeedRecipe(BaseModel):
-    """How a sector's bad seed is made from its first good seed, and why it is bad."""
+    """Why a bad seed is bad: the rule it breaks (None for a rejected candidate of the
+    silver pool, whose reason is the pipeline's rejection) and an explanation."""
 
-    rule: Rule
+    rule: Rule | None
     reason: str
 
 
@@ -287,6 +290,7 @@ class GenerationRecord(BaseModel):
     judge_records: list[JudgeRecord] = Field(default_factory=list)
     violations: list[list[str]] = Field(default_factory=list)
     edit_fraction: float = 0.0
+    candidate: Scenario | None = None
     scenario: Scenario | None = None
 
 
@@ -340,11 +344,13 @@ async def generate_one(
     request: GenerationRequest,
     rng: random.Random,
     settings: PipelineSettings | None = None,
+    bad: BadSeed | None = None,
 ) -> GenerationRecord:
-    """Run one request through generation, judging, correction and validation."""
+    """Run one request through generation, judging, correction and validation; `bad`
+    defaults to the sector's curated bad seed."""
     settings = settings or PipelineSettings()
     good = rng.choice(good_seeds(request.sector))
-    bad = bad_seed(request.sector)
+    bad = bad or bad_seed(request.sector)
     record = GenerationRecord(
         request=request,
         good_seed=good.id,
@@ -365,6 +371,7 @@ async def generate_one(
     candidate = drafted.value.model_copy(
         update={"id": request.scenario_id, "sector": request.sector}
     )
+    record.candidate = candidate
     if len(candidate.agents) != request.agents:
         record.reason = f"generator wrote {len(candidate.agents)} agents, {request.agents} asked"
         return record
@@ -452,19 +459,65 @@ async def run_generation(
     *,
     seed: int = 0,
     settings: PipelineSettings | None = None,
+    silver: bool = False,
 ) -> list[GenerationRecord]:
     """Run every request (in order, one RNG seeded by `seed`), write the accepted
-    scenarios as JSON and append each record to generation_log.jsonl."""
+    scenarios as JSON and append each record to generation_log.jsonl.
+
+    `silver=True` is the A.6 loop: every rejected candidate joins its sector's pool of
+    bad examples (with the rejection as its reason), and each request's bad example is
+    drawn from that pool, curated bad seed included, to steer the generator away from
+    the failures it has already made."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
+    pool: dict[Sector, list[BadSeed]] = {}
     records = []
     with (out / "generation_log.jsonl").open("a", encoding="utf-8") as log:
         for request in requests:
-            record = await generate_one(generator, judge, request, rng, settings)
+            bad = None
+            if silver:
+                choices = pool.setdefault(request.sector, [bad_seed(request.sector)])
+                bad = rng.choice(choices)
+            record = await generate_one(generator, judge, request, rng, settings, bad)
             if record.scenario is not None:
                 save_scenario(record.scenario, out / f"{record.scenario.id}.json")
+            elif silver and record.candidate is not None:
+                recipe = SeedRecipe(rule=None, reason=record.reason)
+                pool[request.sector].append(
+                    BadSeed(
+                        sector=request.sector,
+                        base=record.candidate.id,
+                        recipe=recipe,
+                        scenario=record.candidate,
+                    )
+                )
             log.write(record.model_dump_json() + "\n")
             log.flush()
             records.append(record)
     return records
+
+
+async def generate_with_specs(
+    generator: str,
+    judge: str,
+    requests: Sequence[GenerationRequest],
+    out_dir: Path | str,
+    *,
+    seed: int = 0,
+    settings: PipelineSettings | None = None,
+    silver: bool = False,
+    model_options: dict[str, Any] | None = None,
+) -> list[GenerationRecord]:
+    """`run_generation` with models named by spec (`openai/gpt-5`, `local/smollm2`,
+    `mock/...`); `model_options` go to `confide.llm.get_model` (cache_dir, base_url...)."""
+    options = dict(model_options or {})
+    return await run_generation(
+        get_model(generator, **options),
+        get_model(judge, **options),
+        requests,
+        out_dir,
+        seed=seed,
+        settings=settings,
+        silver=silver,
+    )
