@@ -260,7 +260,6 @@ def test_table5_events_and_their_visibility() -> None:
         "round_start",
         "turn_start",
         "turn_end",
-        "dm_sent",
         "decide_start",
         "decide_end",
         "batch_applied",
@@ -272,12 +271,18 @@ def test_table5_events_and_their_visibility() -> None:
             assert event.visible_to is None
         elif event.name == "round_start":
             assert event.visible_to == ["agent1", "agent0"]
-        elif event.name == "dm_sent":
-            assert event.visible_to == ["agent1", "agent0"]
-            assert event.data["meeting_id"] == 1 and event.data["chars"] == 2
         else:
             assert event.seat is not None and event.visible_to == [event.seat]
             assert agent_of(event.seat) in (0, 1, 2)
+    # Table 5's dm_sent is the core message event: sender, recipients, round and turn
+    (message,) = messages(trace)
+    assert (message.sender, message.recipients, message.round, message.turn) == (
+        "agent1",
+        ("agent0",),
+        0,
+        0,
+    )
+    assert message.visible_to("agent0") and not message.visible_to("agent2")
 
 
 def test_config_errors_name_the_setting() -> None:

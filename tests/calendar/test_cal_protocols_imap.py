@@ -159,3 +159,22 @@ def test_a_turn_budget_that_cuts_the_exchange_leaves_meetings_unresolved() -> No
     ]
     assert len(rejected) == 2 * 2 * 4  # 2 rounds x 2 participants x (1 + 3 retries)
     assert {r["success"] for r in result.rows} == {0.0}
+
+
+def test_participant_groupchat_carries_one_post_per_broadcast() -> None:
+    """Under the participant groupchat the request and the decision are one post each and
+    the cost vectors are posts addressed to the initiator: 1 + 2 + 1 for 3 participants."""
+    sc = scenario(
+        [[None, errand(1)], [errand(2), None], [None, None]],
+        [(1, (0, 1, 2), (0, 1, 2))],
+    )
+    result, trace = run_lineup(sc, "imap", condition="participant-groupchat")
+    kinds = [(s, p["type"], p["to"]) for s, _, p in payloads(trace) if p]
+    assert kinds == [
+        ("agent0", "cost_request", [1, 2]),
+        ("agent1", "costs", [0]),
+        ("agent2", "costs", [0]),
+        ("agent0", "decision", [1, 2]),
+    ]
+    assert result.metrics["messages_per_meeting"] == 4 / 3
+    assert result.metrics["meetings_scheduled"] == 1

@@ -197,3 +197,19 @@ def test_sd_model_changes_the_bumping_rule() -> None:
     assert proposed == [2, 2, 3, 3]
     assert env_events(trace, "resolution")[0].data["slots"] == {"0": 3, "1": 3, "2": 3}
     assert not env_events(trace, "consistency_violation")
+
+
+def test_repair_over_each_condition() -> None:
+    """All-agent groupchat carries the same exchange as broadcasts (so the bystander hears
+    it); the participant groupchat cannot reach agent 1, who is not in M2, so the repair is
+    abandoned and P9 stays inconsistent after both rounds."""
+    result, trace = run_lineup(_game_b(), "sdmap", condition="all-agent-groupchat")
+    kinds = [p["type"] for _, _, p in payloads(trace) if p]
+    assert kinds.count("confirm_reschedule") == 1
+    assert all(set(to) == {"agent0", "agent1", "agent2"} - {s} for s, to, _ in payloads(trace))
+    assert result.metrics["consistency_violations"] == 1
+    result, trace = run_lineup(_game_b(), "sdmap", condition="participant-groupchat")
+    kinds = [p["type"] for _, _, p in payloads(trace) if p]
+    assert "propose_reschedule" not in kinds and kinds.count("confirm") == 2
+    assert result.metrics["consistency_violations"] == 2
+    assert result.metrics["meetings_scheduled"] == 2

@@ -203,5 +203,7 @@ class Envelope(BaseModel):
 
 
 def tool_dict(tool: ToolCall) -> dict[str, Any]:
-    """A tool call as plain JSON data for the trace (None fields dropped)."""
-    return tool.model_dump(exclude_none=True)
+    """A tool call as plain JSON data for the trace (None fields dropped). Read from the
+    model's fields rather than serialized: payloads are already JSON data and this runs
+    for every tool call of every turn."""
+    return {name: value for name, value in tool.__dict__.items() if value is not None}

@@ -25,11 +25,13 @@ Messages go only through `confide.core.Postbox` (its delivery hook writes them t
 trace). Each communication condition opens exactly one channel (A.3): `dm`, the current
 meeting's participant groupchat, or the all-agent groupchat; a tool call on a closed
 channel is recorded as `invalid_tool_call` and dropped. Trace events follow Table 5
-(`game_start`, `agent_registered`, `round_start`, `turn_start`, `turn_end`, `dm_sent`
-/`groupchat_sent`, `decide_start`, `decide_end`, `batch_rejected`, `batch_applied`) plus
-`invalid_tool_call`, `batch_failed`, `batch_rolled_back`, `consistency_violation` and
-`resolution`; each names the seats that observed it in `visible_to` (None = bookkeeping
-no seat sees).
+(`game_start`, `agent_registered`, `round_start`, `turn_start`, `turn_end`, `decide_start`,
+`decide_end`, `batch_rejected`, `batch_applied`) plus `invalid_tool_call`, `batch_failed`,
+`batch_rolled_back`, `consistency_violation` and `resolution`; each names the seats that
+observed it in `visible_to` (None = bookkeeping no seat sees). Table 5's `dm_sent` is the
+core `message` event the postbox writes for every delivery (sender, resolved recipients,
+channel, round, turn, content or payload); the meeting is the round's, so a second event
+per message would only repeat it.
 
 Decisions where the paper is silent: VOLUNTARY batches get the same retry budget as
 DECISION batches (one validator and one retry message serve both); a failed meeting is
@@ -228,9 +230,10 @@ class Game:
             )
 
     def _drain(self, seat: str) -> list[Message]:
-        new = self.postbox.inbox(seat, since=self.cursor[seat])
-        self.cursor[seat] = len(self.postbox.seen_by(seat))
-        return new
+        """What the postbox delivered to `seat` since it last looked (A.4 inbox drain)."""
+        seen = self.postbox.seen_by(seat, since=self.cursor[seat])
+        self.cursor[seat] += len(seen)
+        return [m for m in seen if m.sender != seat]
 
     async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
         if self.observe is not None:
@@ -386,20 +389,6 @@ class Game:
         if channel.kind != "group":
             rnd.queue.extend(r for r in message.recipients if r not in rnd.active_set)
             rnd.active_set.update(message.recipients)
-        self._emit(
-            "dm_sent" if channel.kind == "dm" else "groupchat_sent",
-            {
-                "message_id": message.id,
-                "from_agent": agent,
-                "to_agents": [agent_of(r) for r in message.recipients],
-                "channel": tool.type,
-                "meeting_id": rnd.meeting.meeting_id,
-                "chars": len(tool.content or ""),
-            },
-            seat=seat,
-            round_index=rnd.index,
-            visible_to=[seat, *message.recipients],
-        )
         return None
 
     # -- VOLUNTARY / DECISION ---------------------------------------------------------

@@ -114,9 +114,13 @@ def free_slots(view: CalendarView) -> list[int]:
     return [s.slot for s in view.slots if s.kind == "free"]
 
 
+def has_free_slot(view: CalendarView) -> bool:
+    return any(s.kind == "free" for s in view.slots)
+
+
 def is_movable_errand(view: CalendarView, slot: SlotView) -> bool:
     """A non-blocked errand that has somewhere to go (some free slot exists)."""
-    return slot.kind == "errand" and not slot.blocked and any(s.kind == "free" for s in view.slots)
+    return slot.kind == "errand" and not slot.blocked and has_free_slot(view)
 
 
 def slot_of_meeting(view: CalendarView, meeting_id: int) -> int | None:

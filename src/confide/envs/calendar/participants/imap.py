@@ -36,18 +36,19 @@ from confide.envs.calendar.actions import (
 from confide.envs.calendar.participants.base import (
     Incoming,
     ProtocolParticipant,
-    is_movable_errand,
+    has_free_slot,
     plan_batch,
 )
 
 
 def insertion_costs(view: CalendarView) -> list[int | None]:
     """D.1 local insertion cost of every slot (None = infeasible)."""
+    movable = has_free_slot(view)
     costs: list[int | None] = []
     for slot in view.slots:
         if slot.kind == "free":
             costs.append(0)
-        elif is_movable_errand(view, slot):
+        elif movable and slot.kind == "errand" and not slot.blocked:
             costs.append(slot.cost)
         else:
             costs.append(None)

@@ -35,7 +35,8 @@ has a free slot to move it to (the same local check IMAP uses); a seat promises 
 to at most one negotiation per round (a PENDING reply reserves it until the negotiation
 moves on), so concurrent meeting and repair negotiations never double-book a slot;
 unfinished repair negotiations restart at the repair initiator's next cheap-talk turn in
-a later round.
+a later round; a repair whose participants the open channel cannot reach (the participant
+groupchat condition, when some of them are not in the current meeting) is abandoned.
 """
 
 from __future__ import annotations
@@ -221,7 +222,7 @@ class SdmapParticipant(ProtocolParticipant):
         elif kind == "fail" and current:
             self._reserve(("meeting", mid), None)
         elif kind == "reschedule_request":
-            if _initiator(obs.calendar, mid) == self.agent:
+            if _initiator(obs.calendar, mid) == self.agent and mid not in self._repairs:
                 self._to_repair.add(mid)
         elif kind == "propose_reschedule" and type(slot) is int:
             ok = self._repair_check(obs.calendar, mid, slot)
@@ -275,10 +276,7 @@ class SdmapParticipant(ProtocolParticipant):
             return []
         slot = next((s for s in range(obs.num_slots) if s not in search.tried and usable(s)), None)
         if slot is None:
-            search.done = True
-            self._reserve(search.key, None)
-            if role == "repair":
-                self._to_repair.discard(ident)
+            self._abandon(search)
             return self.send(obs, search.expected, {"type": fail, "meeting_id": ident})
         search.tried.add(slot)
         search.active = slot
@@ -289,7 +287,18 @@ class SdmapParticipant(ProtocolParticipant):
         self._reserve(search.key, slot)
         if not search.expected:
             return self._progress(obs, search, usable)
-        return self.send(obs, search.expected, {"type": propose, "meeting_id": ident, "slot": slot})
+        calls = self.send(
+            obs, search.expected, {"type": propose, "meeting_id": ident, "slot": slot}
+        )
+        if not calls:  # the open channel cannot reach these participants: give up quietly
+            self._abandon(search)
+        return calls
+
+    def _abandon(self, search: _Search) -> None:
+        search.done = True
+        self._reserve(search.key, None)
+        if search.key[0] == "repair":
+            self._to_repair.discard(search.key[1])
 
     def _settle(self, key: Key, slot: int) -> None:
         role, ident = key
