@@ -135,7 +135,6 @@ class _Lead:
     """The initiator's side of one meeting's negotiation."""
 
     plans: list[Plan]
-    responders: frozenset[int]
     p_accept: float
     tried: set[int] = field(default_factory=set)
     sub_round: int = 0
@@ -287,7 +286,7 @@ class DsmParticipant(ProtocolParticipant):
             reachable=reachable,
         )
         free = sum(1 for s in obs.calendar.slots if s.kind == "free") / max(1, obs.num_slots)
-        return _Lead(plans, responders, joint_acceptance(free, len(responders)))
+        return _Lead(plans, joint_acceptance(free, len(responders)))
 
     def _advance(self, obs: CheapTalkObservation, state: _Meeting, lead: _Lead) -> list[ToolCall]:
         if lead.done or lead.waiting:
