@@ -322,6 +322,8 @@ def row(episode: str, model: str, strategy: str, **metrics: object) -> dict[str,
 
 def test_summarize_gives_one_row_per_model_and_strategy() -> None:
     m: dict[str, object] = {
+        "messages_sent": 4,
+        "private_sent": 1,
         "da": 0.5,
         "ia": 0.2,
         "eff": 0.0,
@@ -354,6 +356,7 @@ def test_summarize_gives_one_row_per_model_and_strategy() -> None:
     assert basic["episodes"] == 2
     assert basic["DA"] == pytest.approx(0.75) and basic["InfoMgmt"] == pytest.approx(0.3)
     assert basic["any_violation"] == 0.5 and basic["stale"] == 0.5
+    assert basic["private_share"] == pytest.approx(2 / 8)  # e2 rows carry no counts
     belief = by_key[("mock/a", "tom-belief")]
     assert belief["CPV"] is None and belief["InfoMgmt"] is None and belief["DA"] == 1.0
     assert by_key[("mixed", "mock/a:basic")]["episodes"] == 1

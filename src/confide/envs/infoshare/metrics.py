@@ -359,18 +359,20 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The paper's main table analogue (Table 2 / Table 3): per model and strategy, the
     mean over episodes of DA, IA, EFF, CPV and InfoMgmt (each episode counted once,
     metrics a judge failed to give left out), with the share of episodes having any
-    critical violation and of stale ones (nothing acquired, EFF = 0; Figure 3c-d)."""
+    critical violation and of stale ones (nothing acquired, EFF = 0), and the share of
+    messages sent privately (Figure 3b-d)."""
     episodes: dict[str, list[Mapping[str, Any]]] = {}
     for row in rows:
         if row.get("status", "ok") == "ok" and "da" in row:
             episodes.setdefault(str(row.get("episode_id", "")), []).append(row)
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    groups: dict[tuple[str, str], list[list[Mapping[str, Any]]]] = {}
     for seat_rows in episodes.values():
         labels = {(str(r["model"]), str(r["strategy"])) for r in seat_rows}
         key = labels.pop() if len(labels) == 1 else ("mixed", str(seat_rows[0].get("lineup", "")))
-        groups.setdefault(key, []).append(seat_rows[0])
+        groups.setdefault(key, []).append(seat_rows)
     table = []
-    for (model, strategy), firsts in sorted(groups.items()):
+    for (model, strategy), members in sorted(groups.items()):
+        firsts = [seat_rows[0] for seat_rows in members]
         entry: dict[str, Any] = {"model": model, "strategy": strategy, "episodes": len(firsts)}
         for column in METRIC_COLUMNS:
             entry[{"infomgmt": "InfoMgmt"}.get(column, column.upper())] = _mean(
@@ -380,6 +382,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         effs = [_number(r.get("eff")) for r in firsts]
         entry["any_violation"] = _mean(None if v is None else float(v > 0) for v in violations)
         entry["stale"] = _mean(None if e is None else float(e == 0.0) for e in effs)
+        seats = [r for seat_rows in members for r in seat_rows]
+        sent = sum(_number(r.get("messages_sent")) or 0.0 for r in seats)
+        private = sum(_number(r.get("private_sent")) or 0.0 for r in seats)
+        entry["private_share"] = private / sent if sent else None
         table.append(entry)
     return table
 

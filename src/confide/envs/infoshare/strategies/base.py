@@ -46,13 +46,13 @@ class ActionChoice(BaseModel):
 
 
 class BasicReply(BaseModel):
-    """Basic prompting: the action only."""
+    """Your action (Basic prompting has no reasoning fields)."""
 
     action: ActionChoice
 
 
 class CoTReply(BaseModel):
-    """CoT-Privacy: the four private reasoning steps, then the action (step 5)."""
+    """Your four private reasoning steps, then your action (CoT-Privacy, Self-Focused)."""
 
     goal_progress: str
     information_exchange: str
@@ -62,7 +62,7 @@ class CoTReply(BaseModel):
 
 
 class MentalState(BaseModel):
-    """One row of the ToM mental-state table."""
+    """What one other participant knows, wants and thinks about you."""
 
     agent: str
     knows: str
@@ -71,7 +71,7 @@ class MentalState(BaseModel):
 
 
 class ToMReply(BaseModel):
-    """The shared ToM reasoning of ToM-Coach and ToM-Belief, then the action."""
+    """Your private reasoning about the others, then your action (ToM-Coach, ToM-Belief)."""
 
     mental_states: list[MentalState]
     sharing_plan: str

@@ -57,7 +57,7 @@ class RiskEntry(BaseModel):
 
 
 class AgentBelief(BaseModel):
-    """What the focal agent believes about one other agent."""
+    """What you believe about one other participant."""
 
     agent: str
     knows: list[str]
@@ -67,7 +67,8 @@ class AgentBelief(BaseModel):
 
 
 class BeliefState(BaseModel):
-    """ToM-Belief's state: per-agent beliefs plus the shared machinery."""
+    """Your private belief state: beliefs about each other participant, sharing
+    progress, bounded memory, privacy risk log (ToM-Belief)."""
 
     beliefs: list[AgentBelief]
     progress: SharingProgress
@@ -76,7 +77,7 @@ class BeliefState(BaseModel):
 
 
 class PlanningState(BaseModel):
-    """Self-Focused's slot in place of the beliefs (A.14)."""
+    """Your own plan (Self-Focused's slot in place of the beliefs, A.14)."""
 
     next_actions: list[str]
     blockers: list[str]
@@ -84,7 +85,8 @@ class PlanningState(BaseModel):
 
 
 class SelfFocusedState(BaseModel):
-    """Self-Focused's state: a plan plus the shared machinery."""
+    """Your private working state: your plan, sharing progress, bounded memory,
+    privacy risk log (Self-Focused)."""
 
     plan: PlanningState
     progress: SharingProgress

@@ -29,7 +29,7 @@ class Intention(BaseModel):
 
 
 class CoachNote(BaseModel):
-    """The coach's advisory note (A.9 (i)-(v))."""
+    """Your advisory note: intentions, beliefs, privacy risks, recommendation (A.9)."""
 
     intentions: list[Intention]
     beliefs_about_me: str
