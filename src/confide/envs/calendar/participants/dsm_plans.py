@@ -89,12 +89,17 @@ def local_batch(
     view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence[Move]
 ) -> list[ToolCall] | None:
     """The A.5 batch that applies `moves` (all of meetings on this calendar) and, when
-    `slot` is given, schedules the round's meeting there; None when there is none."""
+    `slot` is given, schedules the round's meeting there; None when there is none (also
+    for moves that stay in place or share a source or a destination: no DSM chain does)."""
     for move in moves:
         item = view.slots[move.from_slot]
         if item.kind != "meeting" or item.item_id != move.meeting_id:
             return None
-    if len({m.from_slot for m in moves}) != len(moves):
+    if (
+        any(m.from_slot == m.to_slot for m in moves)
+        or len({m.from_slot for m in moves}) != len(moves)
+        or len({m.to_slot for m in moves}) != len(moves)
+    ):
         return None
     return plan_batch(
         view,
