@@ -436,7 +436,7 @@ def _visible(
     obs: CalendarObservation, moves: tuple[Move, ...], viewers: frozenset[int]
 ) -> list[Move]:
     """Moves of meetings some viewer attends (everything on a shared channel)."""
-    if len(viewers) > 1:
+    if not moves or len(viewers) > 1:
         return list(moves)
     return [m for m in moves if viewers & set(participants_of(obs.calendar, m.meeting_id))]
 
