@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from test_cal_engine_support import Scripted, errand, scenario
 
-from confide.core.trace import EpisodeStart, Trace, TraceRecorder
+from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceRecorder
 from confide.envs.calendar.actions import (
     CalendarObservation,
     CheapTalkObservation,
@@ -38,6 +38,7 @@ from confide.envs.calendar.actions import (
 )
 from confide.envs.calendar.calendar import Meeting
 from confide.envs.calendar.engine import Game
+from confide.envs.calendar.metrics import evaluate
 from confide.envs.calendar.privacy.deltas import target_field
 from confide.envs.calendar.scenario import Scenario
 from confide.llm import ChatMessage, GenerateConfig
@@ -109,17 +110,22 @@ def play(
     threaded: bool = False,
     episode: str = "g1",
     lineup: Sequence[str] = ("mock/a", "mock/b", "imap"),
+    finish: bool = False,
 ) -> TraceRecorder:
-    """Play the scripted game into a fresh trace (with a header), hooking each round."""
+    """Play the scripted game into a fresh trace (with a header), hooking each round;
+    `finish` adds the footer with the metric rows, as the runner would."""
     rec = TraceRecorder(episode)
     rec.emit(EpisodeStart(episode_id=episode, benchmark="calbench", scenario_id=sc.task_id,
                           seed=0, lineup=list(lineup)))
     kind = Threaded if threaded else Scripted
     seats = {seat_of(a): kind(script(a), name=f"s{a}") for a in range(3)}
-    if hook is None:
-        asyncio.run(Game(sc, seats, rec).play())
-    else:
-        asyncio.run(HookedGame(sc, seats, rec, hook=hook(rec)).play())
+    game = Game(sc, seats, rec) if hook is None else HookedGame(sc, seats, rec, hook=hook(rec))
+    outcome = asyncio.run(game.play())
+    if finish:
+        report = evaluate(sc, rec.events, outcome)
+        rows = [{"seat": seat_of(r["agent"]), "participant": lineup[r["agent"]], **r}
+                for r in report.rows]
+        rec.finish(EpisodeEnd(rows=rows, metrics=report.game))
     return rec
 
 

@@ -3,11 +3,15 @@
 Registers `SPEC` (benchmark id `calbench`): suites `canonical` (section 4.1, default) and
 `tiny`, or `--tasks FILE` (our JSONL or the public fixture format); reference lineups
 `imap` (D.1) and `sdmap` (D.2); the three communication conditions of A.3; per-seat rows
-and per-game metrics of section 4.2; the Table 2 analogue as the summary table.
+and per-game metrics of section 4.2; the Table 2 analogue as the summary table. Each
+episode is followed by the judge (when a `judge` role is bound) and adds the leaderboard
+columns to its rows (audits/episode.py); the run directory gets the privacy and audit
+tables (privacy/outputs.py, audits/outputs.py).
 """
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.calendar.actions import CONDITIONS
+from confide.envs.calendar.audits import measured, write_calbench_outputs
 from confide.envs.calendar.env import load_tasks, private_markers, run_episode, seats
 from confide.envs.calendar.participants import REFERENCE_NAMES
 from confide.envs.calendar.suites import suite_names
@@ -19,7 +23,7 @@ SPEC = BenchmarkSpec(
     "(success, excess cost vs a CP-SAT oracle, messages, fairness).",
     load_tasks=load_tasks,
     seats=seats,
-    run_episode=run_episode,
+    run_episode=measured(run_episode),
     default_suite="canonical",
     suites=suite_names(),
     references=REFERENCE_NAMES,
@@ -27,6 +31,7 @@ SPEC = BenchmarkSpec(
     conditions=CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,
+    write_outputs=write_calbench_outputs,
 )
 
 __all__ = ["SPEC"]

@@ -58,27 +58,24 @@ def comparison(
     judge: Sequence[ModelVps], reflection: Sequence[ModelVps], protocol: Sequence[GameVps]
 ) -> ComparisonRow:
     """Aggregate judge VPS next to the primary measurements of the same games."""
+    def total(games: Sequence[ModelVps], field: str) -> float:
+        return float(sum(getattr(t, field) for g in games for t in g.targets))
+
     return ComparisonRow(
         games=len({g.game_id for g in (*judge, *reflection)} | {p.game.game_id for p in protocol}),
         judge_cases=sum(g.answers for g in judge),
         judge_failed_cases=sum(g.failed_answers for g in judge),
         judge_belief_rows=_nonzero(judge),
-        raw_judge_vps=sum(t.raw_vps_loss_total for g in judge for t in g.targets),
-        calibrated_judge_vps=sum(t.calibrated_vps_loss_total for g in judge for t in g.targets),
-        excess_calibrated_judge_vps=sum(
-            t.excess_calibrated_vps_loss_total for g in judge for t in g.targets
-        ),
+        raw_judge_vps=total(judge, "raw_vps_loss_total"),
+        calibrated_judge_vps=total(judge, "calibrated_vps_loss_total"),
+        excess_calibrated_judge_vps=total(judge, "excess_calibrated_vps_loss_total"),
         reflection_belief_rows=_nonzero(reflection),
-        raw_reflection_vps=sum(t.raw_vps_loss_total for g in reflection for t in g.targets),
-        calibrated_reflection_vps=sum(
-            t.calibrated_vps_loss_total for g in reflection for t in g.targets
-        ),
-        excess_calibrated_reflection_vps=sum(
-            t.excess_calibrated_vps_loss_total for g in reflection for t in g.targets
-        ),
-        protocol_semantic_vps=sum(p.game.vps_loss_total for p in protocol),
-        protocol_semantic_excess_vps=sum(
-            t.excess_vps_loss_total for p in protocol for t in p.targets
+        raw_reflection_vps=total(reflection, "raw_vps_loss_total"),
+        calibrated_reflection_vps=total(reflection, "calibrated_vps_loss_total"),
+        excess_calibrated_reflection_vps=total(reflection, "excess_calibrated_vps_loss_total"),
+        protocol_semantic_vps=float(sum(p.game.vps_loss_total for p in protocol)),
+        protocol_semantic_excess_vps=float(
+            sum(t.excess_vps_loss_total for p in protocol for t in p.targets)
         ),
     )
 

@@ -319,8 +319,8 @@ def model_vps(
             pairs.append(PairRow(
                 trace_path, gid, answer.round, target, answer.observer, target in attending,
                 answer.observer in attending, len(moved),
-                sum(c.truth_directed for c in moved), sum(c.raw_vps for c in moved),
-                sum(c.calibrated_vps for c in moved),
+                sum(c.truth_directed for c in moved), sum((c.raw_vps for c in moved), 0.0),
+                sum((c.calibrated_vps for c in moved), 0.0),
             ))
     return ModelVps(
         gid,
@@ -373,10 +373,10 @@ def _targets(
         mine = [p for p in pairs if p.target_agent == target]
         nonzero = sum(p.nonzero_deltas for p in mine)
         toward = sum(p.truth_directed_deltas for p in mine)
-        calibrated = sum(p.calibrated_vps_loss for p in mine)
+        calibrated = sum((p.calibrated_vps_loss for p in mine), 0.0)
         rows.append(TargetRow(
             trace_path, gid, target, len(mine), nonzero, toward,
-            toward / nonzero if nonzero else None, sum(p.raw_vps_loss for p in mine),
+            toward / nonzero if nonzero else None, sum((p.raw_vps_loss for p in mine), 0.0),
             calibrated, floor, max(0.0, calibrated - floor),
         ))
     return rows
