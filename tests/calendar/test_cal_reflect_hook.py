@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from test_cal_reflect_support import HookedGame, Threaded, reply, script, task
+from test_cal_reflect_support import Threaded, reply, script, task
 
 from confide.core.benchmark import EpisodeContext, SeatSpec, expand_lineup, parse_lineup
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.calendar.actions import seat_of
+from confide.envs.calendar.engine import Game
 from confide.envs.calendar.privacy.reflection import PURPOSE, reflection_hook
 from confide.llm import ChatMessage, GenerateConfig, MockModel
 
@@ -52,7 +53,7 @@ def test_hook_asks_only_model_seats_with_their_threads() -> None:
     hook = reflection_hook(ctx, task(), binding, players)
     assert hook is not None
     assert factory.asked == [("mock/x", "agent0", PURPOSE), ("mock/y", "agent1", PURPOSE)]
-    asyncio.run(HookedGame(task(), players, ctx.trace, hook=hook).play())
+    asyncio.run(Game(task(), players, ctx.trace, after_round=hook).play())
     reflections = [
         e for e in ctx.trace.events if isinstance(e, EnvEvent) and e.name == "reflection"
     ]

@@ -36,7 +36,6 @@ from confide.envs.calendar.actions import (
     ScheduleCall,
     seat_of,
 )
-from confide.envs.calendar.calendar import Meeting
 from confide.envs.calendar.engine import Game
 from confide.envs.calendar.metrics import evaluate
 from confide.envs.calendar.privacy.deltas import target_field
@@ -91,18 +90,6 @@ class Threaded(Scripted):
         return (ChatMessage(role="system", content=f"thread of {self.name}"),)
 
 
-class HookedGame(Game):
-    """The engine with a post-round hook (what `Game(after_round=...)` does)."""
-
-    def __init__(self, *args: object, hook: Callable[[int], Awaitable[None]], **kw: object):
-        super().__init__(*args, **kw)  # type: ignore[arg-type]
-        self.hook = hook
-
-    async def _round(self, index: int, meeting: Meeting) -> None:
-        await super()._round(index, meeting)
-        await self.hook(index)
-
-
 def play(
     sc: Scenario,
     hook: Callable[[TraceRecorder], Callable[[int], Awaitable[None]]] | None = None,
@@ -119,7 +106,7 @@ def play(
                           seed=0, lineup=list(lineup)))
     kind = Threaded if threaded else Scripted
     seats = {seat_of(a): kind(script(a), name=f"s{a}") for a in range(3)}
-    game = Game(sc, seats, rec) if hook is None else HookedGame(sc, seats, rec, hook=hook(rec))
+    game = Game(sc, seats, rec, after_round=None if hook is None else hook(rec))
     outcome = asyncio.run(game.play())
     if finish:
         report = evaluate(sc, rec.events, outcome)

@@ -44,7 +44,7 @@ committed batches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -152,6 +152,7 @@ class Game:
         trace: TraceRecorder,
         config: GameConfig | None = None,
         observe: Callable[[str, BaseModel], None] | None = None,
+        after_round: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self.scenario = scenario
         self.config = config or GameConfig()
@@ -162,6 +163,8 @@ class Game:
         self.players = players
         self.trace = trace
         self.observe = observe
+        self.after_round = after_round
+        """Awaited with the round index after each resolution (reflection, F.3)."""
         self.meetings = scenario.to_meetings()
         self.calendars = list(scenario.to_calendars())
         self.postbox = Postbox(self.seats, on_deliver=trace.message)
@@ -290,6 +293,8 @@ class Game:
             if submitted is not None:
                 staged[seat] = submitted
         self._resolve(rnd, order, staged)
+        if self.after_round is not None:
+            await self.after_round(index)
 
     # -- CHEAP_TALK -----------------------------------------------------------------
 
