@@ -10,6 +10,7 @@ import sys
 
 import typer
 
+from confide.cli import judge as judge_cmd
 from confide.cli import leaderboard as leaderboard_cmd
 from confide.cli import models as models_cmd
 from confide.cli import report as report_cmd
@@ -32,6 +33,7 @@ app.command("report")(report_cmd.report)
 app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(scenarios_cmd.app, name="scenarios")
+app.add_typer(judge_cmd.app, name="judge")
 
 
 def main() -> None:
