@@ -7,13 +7,16 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from fractions import Fraction
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_cal_reflect_support import play, reply, task
 
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.calendar.actions import seat_of
-from confide.envs.calendar.privacy.deltas import VpsError, model_vps
+from confide.envs.calendar.privacy.deltas import VpsError, answer_event, model_vps
 from confide.envs.calendar.privacy.reflection import (
     EVENT,
     reflect_round,
@@ -145,3 +148,26 @@ def test_deltas_outside_the_scenario_are_rejected() -> None:
                       data={"observer": 0, "ok": True, "deltas": {"1": [4, 0, 0, 0]}}))
     with pytest.raises(VpsError, match="integers in"):
         model_vps(task(), rec.events, EVENT)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(-3, 3), min_size=8, max_size=8))
+def test_calibration_splits_raw_movement_by_direction(values: list[int]) -> None:
+    """Each nonzero delta is truth-directed either as given or negated, never both: the
+    calibrated VPS of the answer and of its mirror add up to the raw VPS."""
+    rec = play(task())
+
+    def answer(sign: int) -> list[Any]:
+        deltas = {1: [sign * v for v in values[:4]], 2: [sign * v for v in values[4:]]}
+        return [*rec.events, answer_event(EVENT, 0, 0, deltas)]
+
+    plus = model_vps(task(), answer(1), EVENT).targets
+    minus = model_vps(task(), answer(-1), EVENT).targets
+    shown = {0: [], 1: values[:4], 2: values[4:]}
+    for a, b in zip(plus, minus, strict=True):
+        assert a.raw_vps_loss_total == pytest.approx(sum(map(abs, shown[a.target_agent])) / 3)
+        assert a.calibrated_vps_loss_total + b.calibrated_vps_loss_total == pytest.approx(
+            a.raw_vps_loss_total
+        )
+        assert 0.0 <= a.calibrated_vps_loss_total <= a.raw_vps_loss_total + 1e-12
+        assert a.excess_calibrated_vps_loss_total == max(0.0, a.calibrated_vps_loss_total - 5)

@@ -140,7 +140,8 @@ def read_answers(events: Iterable[object], name: str, where: str) -> list[DeltaA
                 raise VpsError(f"{where}: event {index} ({name}): deltas must be an object")
             deltas = {}
             for key, values in raw.items():
-                bad = [v for v in values if type(v) is not int or abs(v) > DELTA_LIMIT]
+                items = values if isinstance(values, list) else [values]
+                bad = [v for v in items if type(v) is not int or abs(v) > DELTA_LIMIT]
                 if not str(key).isdigit() or bad:
                     raise VpsError(
                         f"{where}: event {index} ({name}): target {key!r}: deltas must be "
