@@ -10,9 +10,9 @@ from typing import Any
 from confide.core.benchmark import EpisodeContext, EpisodeResult, parse_lineup
 from confide.core.message import Message
 from confide.core.trace import EnvEvent, MessageDelivered, TraceRecorder
-from confide.envs.calendar import SPEC
 from confide.envs.calendar.actions import CalendarObservation, Envelope, seat_of
 from confide.envs.calendar.engine import CalendarParticipant, Game, GameConfig, GameOutcome
+from confide.envs.calendar.env import run_episode
 from confide.envs.calendar.metrics import GameReport, evaluate
 from confide.envs.calendar.oracle import solve_oracle
 from confide.envs.calendar.scenario import (
@@ -65,7 +65,7 @@ def scenario(
 def run_lineup(
     sc: Scenario, lineup: str, *, condition: str = "dm", options: dict[str, Any] | None = None
 ) -> tuple[EpisodeResult, TraceRecorder]:
-    """One episode through the registered benchmark (reference lineups)."""
+    """One episode through the environment (reference lineups)."""
     trace = TraceRecorder()
     ctx = EpisodeContext(
         episode_id="test",
@@ -77,7 +77,7 @@ def run_lineup(
         condition=condition,
         options=dict(options or {}),
     )
-    return asyncio.run(SPEC.run_episode(ctx)), trace
+    return asyncio.run(run_episode(ctx)), trace
 
 
 def run_players(

@@ -15,7 +15,7 @@ import pytest
 from confide.core.benchmark import EpisodeContext, EpisodeResult, parse_lineup
 from confide.core.trace import TraceRecorder
 from confide.envs.calendar import SPEC
-from confide.envs.calendar.env import private_markers
+from confide.envs.calendar.env import private_markers, run_episode
 from confide.envs.calendar.scenario import Scenario
 from confide.envs.calendar.suites import DATA_DIR, load_suite
 from confide.testing import check_env
@@ -38,7 +38,7 @@ def _run(task: Scenario, lineup: str, condition: str = "dm") -> EpisodeResult:
         model_factory=_no_models,
         condition=condition,
     )
-    return asyncio.run(SPEC.run_episode(ctx))
+    return asyncio.run(run_episode(ctx))
 
 
 def test_imap_schedules_everything_with_two_messages_per_participant_meeting() -> None:
