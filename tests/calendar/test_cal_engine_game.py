@@ -292,3 +292,24 @@ def test_config_errors_name_the_setting() -> None:
         GameConfig(max_turns_per_round=0)
     with pytest.raises(ConfideError, match="decision_retries must be >= 0, got -1"):
         GameConfig(decision_retries=-1)
+
+
+def test_an_llm_style_envelope_parses_and_round_trips() -> None:
+    """The A.2 response format an LLM seat returns parses into typed tool calls; unknown
+    tool types are rejected by name."""
+    text = (
+        '{"thinking": "slot 3 is free for me", "actions": ['
+        '{"type": "dm", "to": 1, "content": "can we meet at 3?"},'
+        '{"type": "reschedule", "item_id": 4, "from_slot": 3, "to_slot": 5,'
+        ' "justification": "free slot 3 for M1"},'
+        '{"type": "schedule", "meeting_id": 1, "slot": 3}]}'
+    )
+    envelope = Envelope.model_validate_json(text)
+    assert [type(t).__name__ for t in envelope.actions] == [
+        "DmCall",
+        "RescheduleCall",
+        "ScheduleCall",
+    ]
+    assert Envelope.model_validate_json(envelope.model_dump_json()) == envelope
+    with pytest.raises(ValueError, match="'email'"):
+        Envelope.model_validate_json('{"actions": [{"type": "email", "to": 1}]}')
