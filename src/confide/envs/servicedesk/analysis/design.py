@@ -7,13 +7,6 @@ the order of the conditions rotated by a Latin square, so that the arms of every
 comparison fall inside one time window and no arm is systematically run first.
 
 Decisions
-- The square is cyclic: row ``r`` is the condition list rotated left by ``r``. Every
-  condition occupies every position exactly once across the ``k`` rows.
-- Worker ``(task t, model m, repetition r)`` (indices in the order given) takes row
-  ``(t + m + r) mod k``. Fixing any two of the three indices and letting the third run over
-  ``k`` consecutive values visits every row once, so orders are balanced within every
-  task, every model and every repetition (whenever the count is a multiple of ``k``), not
-  only over the whole run.
 - The schedule itself (`latin_schedule`, `schedule_rows`) lives in
   `confide.stats.design`; the experiment file sets `schedule: latin-square`, so the runner
   executes each worker's conditions in its row's order, one after another.
