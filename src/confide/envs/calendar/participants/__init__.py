@@ -1,4 +1,6 @@
-"""CalBench participants: the reference protocols, addressed by name in lineups.
+"""CalBench participants: the reference protocols, addressed by name in lineups, and
+the LLM agent for any model seat spec (`provider/model`, optionally `:variant` with a
+prompt variant: `nosy-highpressure`, `redteam` or a Markdown file path; llm_agent.py).
 
 `imap` (D.1) and `sdmap` (D.2) speak typed JSON through the postbox like any other seat.
 Options used: `sd_model` (agent id -> scheduling difficulty sigma, SD-MAP only).
@@ -9,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from confide.core.benchmark import SeatSpec
-from confide.envs.calendar.engine import CalendarParticipant
+from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.envs.calendar.engine import DEFAULT_DECISION_RETRIES, CalendarParticipant
 from confide.envs.calendar.participants.base import ProtocolParticipant, plan_batch
 from confide.envs.calendar.participants.imap import ImapParticipant
+from confide.envs.calendar.participants.llm_agent import LlmAgent, make_llm_agent
 from confide.envs.calendar.participants.sdmap import SdmapParticipant
 from confide.errors import ConfideError
 
@@ -31,21 +34,33 @@ def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> Calendar
     )
 
 
-def make_participant(seat: str, spec: SeatSpec, options: Mapping[str, Any]) -> CalendarParticipant:
-    """A participant for one seat of a lineup."""
+def make_participant(
+    seat: str,
+    spec: SeatSpec,
+    options: Mapping[str, Any],
+    ctx: EpisodeContext | None = None,
+) -> CalendarParticipant:
+    """A participant for one seat of a lineup: a reference protocol by name, or an LLM
+    agent for a model spec `provider/model[:variant]` (needs the episode context `ctx`,
+    whose model factory records the agent's calls in the trace)."""
     if spec.is_model:
-        raise ConfideError(
-            f"calbench: {seat} asks for model {spec.raw!r}, but this build has no CalBench "
-            f"LLM agent; use a reference participant ({', '.join(REFERENCE_NAMES)})"
-        )
+        if ctx is None:
+            raise ConfideError(
+                f"calbench: {seat} asks for model {spec.raw!r}, but no episode context was "
+                "passed to make_participant (call it with ctx=...)"
+            )
+        retries = options.get("decision_retries", DEFAULT_DECISION_RETRIES)
+        return make_llm_agent(seat, spec, ctx, decision_retries=int(retries))
     return make_reference(seat, spec.raw, options)
 
 
 __all__ = [
     "REFERENCE_NAMES",
     "ImapParticipant",
+    "LlmAgent",
     "ProtocolParticipant",
     "SdmapParticipant",
+    "make_llm_agent",
     "make_participant",
     "make_reference",
     "plan_batch",
