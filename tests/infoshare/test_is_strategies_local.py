@@ -40,7 +40,10 @@ def test_basic_strategy_with_smollm2_offline() -> None:
     result = capture.result
     assert result is not None and result.metrics["rounds"] == 2
     calls = [e for e in capture.trace.events if isinstance(e, ModelCall)]
-    assert [(c.seat, c.purpose, c.model) for c in calls] == [(seat, "act", "local/smollm2")] * 2
+    # one call per round, plus at most one retry per round when the model names a
+    # recipient who is not in the conversation (A.8's invalid-recipient retry)
+    assert 2 <= len(calls) <= 4
+    assert {(c.seat, c.purpose, c.model) for c in calls} == {(seat, "act", "local/smollm2")}
     assert all(c.completion is not None and c.error is None for c in calls)
     refused = [
         e

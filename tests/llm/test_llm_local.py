@@ -115,7 +115,8 @@ class TestSmolLM2:
         for model in (first, second):
             await model.generate(say("Hi"), config=GenerateConfig(max_tokens=2))
         path = local.find_weights("smollm2")
-        assert [key for key in local._loaded if key[0] == str(path)] == [(str(path), 8192, None)]
+        # other tests may have loaded the weights with other options (e.g. n_threads)
+        assert sum(key == (str(path), 8192, None) for key in local._loaded) == 1
         assert (
             local._load(path, 8192, None, "local/smollm2") is local._loaded[(str(path), 8192, None)]
         )
