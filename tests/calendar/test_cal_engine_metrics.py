@@ -176,7 +176,7 @@ def test_summary_is_the_table2_analogue() -> None:
 def test_summary_reads_csv_strings_and_shows_vps_only_when_present() -> None:
     rows = [
         {k: ("" if v is None else str(v)) for k, v in _row("imap", "uniform", "e1").items()},
-        _row("imap", "uniform", "e2", vps=3.0),
+        _row("imap", "uniform", "e2", excess_vps=3.0),
     ]
     (entry,) = summarize(rows)
     assert entry["N"] == 2 and entry["Coord."] == 100.0 and entry["VPS"] == 3.0

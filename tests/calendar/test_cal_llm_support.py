@@ -5,36 +5,24 @@ that go through the registered benchmark with a run's model factory."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import hashlib
 import json
 import random
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import partial
 from typing import Any
-from unittest.mock import patch
 
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, parse_lineup
 from confide.core.trace import EnvEvent, ModelCall, TraceRecorder
 from confide.envs.calendar import SPEC
-from confide.envs.calendar import env as calendar_env
-from confide.envs.calendar.participants import make_participant
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.runner.models import RunModels
 
 PASS = json.dumps({"thinking": "", "actions": []})
 
 
-async def _run_with_models(ctx: EpisodeContext) -> EpisodeResult:
-    """`SPEC.run_episode` with the episode context handed to `make_participant` (which
-    model seats need). env.run_episode does not pass it yet; once it calls
-    `make_participant(..., ctx=ctx)` this wrapper changes nothing."""
-    with patch.object(calendar_env, "make_participant", partial(make_participant, ctx=ctx)):
-        return await SPEC.run_episode(ctx)
-
-
-LLM_SPEC: BenchmarkSpec = dataclasses.replace(SPEC, run_episode=_run_with_models)
+LLM_SPEC: BenchmarkSpec = SPEC
+"""env.run_episode hands the episode context to model seats itself."""
 
 
 def run_llm_episode(
@@ -45,7 +33,9 @@ def run_llm_episode(
     options: Mapping[str, Any] | None = None,
     models: RunModels | None = None,
 ) -> tuple[EpisodeResult, TraceRecorder]:
-    """One episode of `task` with `lineup` (model seats built by a fresh `RunModels`)."""
+    """One episode of `task` with `lineup` (model seats built by a fresh `RunModels`).
+    Reflection (F.3) is off unless `options` turns it on, so scripted replies and call
+    counts concern the agents' own turns (test_cal_reflect_* cover reflection)."""
     trace = TraceRecorder("llm-test")
     ctx = EpisodeContext(
         episode_id="llm-test",
@@ -55,7 +45,7 @@ def run_llm_episode(
         trace=trace,
         model_factory=models or RunModels(),
         condition=condition,
-        options=dict(options or {}),
+        options={"reflection": False, **(options or {})},
     )
     return asyncio.run(LLM_SPEC.run_episode(ctx)), trace
 

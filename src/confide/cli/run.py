@@ -111,14 +111,14 @@ def render_table(rows: list[dict[str, Any]], title: str) -> Table:
     table = Table(title=title)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     for column in columns:
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in rows:
         table.add_row(*(_cell(row.get(c, "")) for c in columns))
     return table
 
 
 def _cell(value: Any) -> str:
-    return f"{value:.3f}" if isinstance(value, float) else str(value)
+    return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
 def _pairs(items: list[str] | None, flag: str, *, parse: bool) -> dict[str, Any]:

@@ -132,7 +132,10 @@ class BenchmarkSpec:
     suites: tuple[str, ...]
     references: tuple[str, ...]
     default_lineup: str
+    """The lineup conformance checks and single-lineup runs use."""
     conditions: tuple[str | None, ...] = (None,)
+    default_lineups: tuple[str, ...] = ()
+    """Lineups a run compares when none are given (default: just `default_lineup`)."""
     summarize: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]] | None = None
     """Result rows -> the benchmark's headline table (one dict per table row)."""
     private_markers: Callable[[Any], dict[str, list[str]]] | None = None

@@ -47,7 +47,7 @@ def select_tasks(spec: BenchmarkSpec, experiment: Experiment) -> list[Any]:
 def expand(spec: BenchmarkSpec, experiment: Experiment) -> list[EpisodePlan]:
     """Every (task, lineup, condition, repetition) combination, in a stable order."""
     tasks = select_tasks(spec, experiment)
-    lineups = experiment.lineups or [spec.default_lineup]
+    lineups = experiment.lineups or list(spec.default_lineups or (spec.default_lineup,))
     conditions: Sequence[str | None] = experiment.conditions or list(spec.conditions)
     unknown = [c for c in conditions if c not in spec.conditions]
     if unknown:

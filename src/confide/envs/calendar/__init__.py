@@ -2,7 +2,8 @@
 
 Registers `SPEC` (benchmark id `calbench`): suites `canonical` (section 4.1, default) and
 `tiny`, or `--tasks FILE` (our JSONL or the public fixture format); reference lineups
-`imap` (D.1) and `sdmap` (D.2); the three communication conditions of A.3; per-seat rows
+`imap` (D.1), `sdmap` (D.2), `dsm-welfare` and `dsm-private` (D.3), all four compared when
+no lineup is given (the Table 2 run); the three communication conditions of A.3; per-seat rows
 and per-game metrics of section 4.2; the Table 2 analogue as the summary table. Each
 episode is followed by the judge (when a `judge` role is bound) and adds the leaderboard
 columns to its rows (audits/episode.py); the run directory gets the privacy and audit
@@ -28,6 +29,7 @@ SPEC = BenchmarkSpec(
     suites=suite_names(),
     references=REFERENCE_NAMES,
     default_lineup="imap",
+    default_lineups=REFERENCE_NAMES,
     conditions=CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,

@@ -3,13 +3,15 @@ one episode = one game (engine/) scored by metrics.py.
 
 Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
 null for no budget; default 20, the published harness's default), `decision_retries`
-(int >= 0, default 3), `sd_model` (agent id -> scheduling difficulty for SD-MAP, D.2).
+(int >= 0, default 3), `sd_model` (agent id -> scheduling difficulty for SD-MAP, D.2),
+`reflection` (bool, default true: post-round reflection calls for model seats, F.3).
 The communication condition is the episode's condition (default `dm`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -26,12 +28,17 @@ from confide.envs.calendar.engine import (
 from confide.envs.calendar.errors import describe_validation_error
 from confide.envs.calendar.metrics import evaluate
 from confide.envs.calendar.participants import make_participant
+from confide.envs.calendar.privacy.reflection import reflection_hook
 from confide.envs.calendar.scenario import Scenario
 from confide.envs.calendar.suites import load_suite
 from confide.envs.calendar.suites import load_tasks as load_task_file
 from confide.errors import ConfideError
 
 DEFAULT_SUITE = "canonical"
+DEFAULT_LABEL_BANK = Path(__file__).parent / "data" / "label_bank_v1.json"
+"""Our label bank (three sensitivity tiers): shipped suites are hydrated with it at load
+time (A.1), so LLM seats see private labels and the semantic-leakage audit has something
+to guard. Reference protocols never read labels, so their results do not depend on it."""
 
 
 class CalbenchOptions(BaseModel):
@@ -43,6 +50,9 @@ class CalbenchOptions(BaseModel):
     max_turns_per_round: int | None = DEFAULT_MAX_TURNS
     decision_retries: int = DEFAULT_DECISION_RETRIES
     sd_model: dict[int, float] = Field(default_factory=dict)
+    reflection: bool = True
+    """Ask model seats the measurement-only reflection question after every round (F.3);
+    off saves one call per model seat and round but leaves their VPS unmeasured."""
 
 
 def parse_options(raw: Mapping[str, Any]) -> CalbenchOptions:
@@ -57,7 +67,7 @@ def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
     """A shipped suite (default `canonical`) or a task file (ours or the public fixtures)."""
     if path is not None:
         return load_task_file(path)
-    return load_suite(suite or DEFAULT_SUITE)
+    return load_suite(suite or DEFAULT_SUITE, label_bank=DEFAULT_LABEL_BANK)
 
 
 def seats(task: Scenario) -> list[str]:
@@ -73,7 +83,9 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     options = parse_options(ctx.options)
     binding = expand_lineup(ctx.lineup, seats(scenario))
     opts = options.model_dump()
-    players = {seat: make_participant(seat, spec, opts) for seat, spec in binding.items()}
+    players = {
+        seat: make_participant(seat, spec, opts, ctx) for seat, spec in binding.items()
+    }
     game = Game(
         scenario,
         players,
@@ -84,6 +96,9 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
             decision_retries=options.decision_retries,
         ),
         observe=ctx.seen if ctx.observe is not None else None,
+        after_round=reflection_hook(ctx, scenario, binding, players)
+        if options.reflection
+        else None,
     )
     outcome = await game.play()
     report = evaluate(scenario, ctx.trace.events, outcome)

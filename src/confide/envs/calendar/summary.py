@@ -5,8 +5,9 @@ Columns: `Coord.` = 100 x mean S_{g,i} over seats that attend at least one meeti
 `Excess` = mean max(0, c^real - c^oracle); `Msgs.` = mean E_{g,i} (messages sent per
 successful participant-meeting); `Fair.` = mean |e_{g,i} - mean_j e_{g,j}|; N = games.
 For a lineup with one method in every seat these equal the per-game means of Table 2.
-The VPS column is added by the privacy pipeline when its rows carry `vps`; it is left out
-otherwise rather than filled with a made-up value.
+`VPS` = mean excess VPS per seat-game (`excess_vps`: protocol-semantic for reference
+protocols, F.1-F.4; reflection-calibrated for model seats, F.3); the column is left out
+when no row of the group carries it rather than filled with a made-up value.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "Msgs.": _mean([_number(r["messages_per_meeting"]) for r in members]),
             "Fair.": _mean([_number(r["fairness"]) for r in members]),
         }
-        if any(_number(r.get("vps")) is not None for r in members):
-            entry["VPS"] = _mean([_number(r.get("vps")) for r in members])
+        vps = [v for r in members if (v := _number(r.get("excess_vps"))) is not None]
+        if vps:
+            entry["VPS"] = _mean(vps)
         table.append(entry)
     return table

@@ -2,7 +2,8 @@
 the LLM agent for any model seat spec (`provider/model`, optionally `:variant` with a
 prompt variant: `nosy-highpressure`, `redteam` or a Markdown file path; llm_agent.py).
 
-`imap` (D.1) and `sdmap` (D.2) speak typed JSON through the postbox like any other seat.
+`imap` (D.1), `sdmap` (D.2), `dsm-welfare` and `dsm-private` (D.3, Table 9 presets) speak
+typed JSON through the postbox like any other seat.
 Options used: `sd_model` (agent id -> scheduling difficulty sigma, SD-MAP only).
 """
 
@@ -14,12 +15,13 @@ from typing import Any
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.envs.calendar.engine import DEFAULT_DECISION_RETRIES, CalendarParticipant
 from confide.envs.calendar.participants.base import ProtocolParticipant, plan_batch
+from confide.envs.calendar.participants.dsm import DSM_NAMES, DSM_PRESETS, DsmParticipant
 from confide.envs.calendar.participants.imap import ImapParticipant
 from confide.envs.calendar.participants.llm_agent import LlmAgent, make_llm_agent
 from confide.envs.calendar.participants.sdmap import SdmapParticipant
 from confide.errors import ConfideError
 
-REFERENCE_NAMES: tuple[str, ...] = ("imap", "sdmap")
+REFERENCE_NAMES: tuple[str, ...] = ("imap", "sdmap", *DSM_NAMES)
 
 
 def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> CalendarParticipant:
@@ -28,6 +30,8 @@ def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> Calendar
         return ImapParticipant(seat)
     if name == "sdmap":
         return SdmapParticipant(seat, sd_model=options.get("sd_model"))
+    if name in DSM_PRESETS:
+        return DsmParticipant(seat, DSM_PRESETS[name])
     raise ConfideError(
         f"calbench: unknown participant {name!r} for {seat}; reference participants: "
         f"{', '.join(REFERENCE_NAMES)}"
@@ -56,6 +60,7 @@ def make_participant(
 
 __all__ = [
     "REFERENCE_NAMES",
+    "DsmParticipant",
     "ImapParticipant",
     "LlmAgent",
     "ProtocolParticipant",

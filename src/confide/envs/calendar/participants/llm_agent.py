@@ -112,6 +112,11 @@ class LlmAgent:
             )
         )
 
+    def reflection_context(self) -> tuple[ChatMessage, ...]:
+        """The agent's own thread so far, for measurement-only reflection calls (F.3):
+        privacy/reflection.py appends its question to a copy, never to the thread."""
+        return tuple(self.thread)
+
     async def act(self, observation: CalendarObservation) -> Envelope:
         if observation.channels != self.channels:
             raise ConfideError(
