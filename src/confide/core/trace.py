@@ -146,7 +146,8 @@ class TraceRecorder:
         """Timestamp and keep one event."""
         if self.finished:
             raise TraceError(f"trace {self.episode_id} is already finished")
-        event.ts = round(time.monotonic() - self._t0, 6)  # events are ours: stamp in place
+        # stamp in place (events are ours), bypassing pydantic's validated __setattr__
+        object.__setattr__(event, "ts", round(time.monotonic() - self._t0, 6))
         self.events.append(event)
         self._write(event)
 
