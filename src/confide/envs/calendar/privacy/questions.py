@@ -15,9 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
-from string import Template
 
 from confide.core.message import Message
 from confide.core.trace import MessageDelivered
@@ -29,21 +26,16 @@ from confide.envs.calendar.privacy.deltas import (
     target_field,
 )
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+from confide.llm.prompts import PromptFiles
 
 PROMPT_VERSION = "calbench-deltas-v1"
 DEFAULT_ATTEMPTS = 3
 """Calls per question, the first included (the repair loop of confide.llm)."""
 
 
-@cache
-def _template(name: str) -> Template:
-    path = resources.files("confide.envs.calendar.privacy").joinpath("prompts", f"{name}.md")
-    return Template(path.read_text(encoding="utf-8").strip())
-
-
-def render(name: str, **values: object) -> str:
-    """Prompt file `name` with `$fields` filled (a missing field is a KeyError)."""
-    return _template(name).substitute({k: str(v) for k, v in values.items()})
+PROMPTS = PromptFiles("confide.envs.calendar.privacy", suffix=".md", folder="prompts")
+render = PROMPTS.render
+"""Prompt file `name` with `$fields` filled (a missing field is a `PromptError`)."""
 
 
 def _agents(agents: Iterable[int]) -> str:
