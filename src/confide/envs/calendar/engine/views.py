@@ -10,6 +10,7 @@ hot path free of repeated pydantic work.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from confide.core.message import Message
 from confide.envs.calendar.actions import (
@@ -113,18 +114,7 @@ class ViewBuilder:
     ) -> CheapTalkObservation:
         """A CHEAP_TALK observation."""
         return CheapTalkObservation(
-            seat=seat_of(agent),
-            agent=agent,
-            all_agents=self.all_agents,
-            num_slots=self.scenario.num_slots,
-            round=round_index,
-            num_rounds=self.num_rounds,
-            meeting=self.meeting(meeting, agent),
-            is_participant=agent in meeting.participants,
-            calendar=self.calendar(calendar),
-            penalty=penalty,
-            channels=self.channels,
-            new_messages=tuple(new_messages),
+            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
             turn=turn,
             max_turns=max_turns,
             round_start=round_start,
@@ -146,20 +136,34 @@ class ViewBuilder:
     ) -> BatchObservation:
         """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty)."""
         return BatchObservation(
-            seat=seat_of(agent),
-            agent=agent,
-            all_agents=self.all_agents,
-            num_slots=self.scenario.num_slots,
-            round=round_index,
-            num_rounds=self.num_rounds,
-            meeting=self.meeting(meeting, agent),
-            is_participant=agent in meeting.participants,
-            calendar=self.calendar(calendar),
-            penalty=penalty,
-            channels=self.channels,
-            new_messages=tuple(new_messages),
+            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
             phase=phase,
             attempt=attempt,
             max_attempts=max_attempts,
             conflicts=conflicts,
         )
+
+    def _common(
+        self,
+        agent: int,
+        calendar: Calendar,
+        meeting: Meeting,
+        round_index: int,
+        penalty: int,
+        new_messages: Sequence[Message],
+    ) -> dict[str, Any]:
+        """The fields every phase's observation has (`_Observation`)."""
+        return {
+            "seat": seat_of(agent),
+            "agent": agent,
+            "all_agents": self.all_agents,
+            "num_slots": self.scenario.num_slots,
+            "round": round_index,
+            "num_rounds": self.num_rounds,
+            "meeting": self.meeting(meeting, agent),
+            "is_participant": agent in meeting.participants,
+            "calendar": self.calendar(calendar),
+            "penalty": penalty,
+            "channels": self.channels,
+            "new_messages": tuple(new_messages),
+        }
