@@ -57,7 +57,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, create_model
 
@@ -163,30 +163,30 @@ Expression = Annotated[
 Summary = Annotated[str, Field(description="A short summary of the customer's issue.")]
 
 ToolReturn = str | dict[str, str] | Order | User | Product | Variant
+_V = TypeVar("_V")
 
 
 # ----- lookups ------------------------------------------------------------------------------
 
 
+def _found(table: Mapping[str, _V], key: str, code: str, what: str) -> _V:
+    """`table[key]`, or `ToolError` `code` saying there is no `what` `key`."""
+    value = table.get(key)
+    if value is None:
+        raise ToolError(code, f"no {what} {key!r}")
+    return value
+
+
 def _order(world: World, order_id: str) -> Order:
-    order = world.orders.get(order_id)
-    if order is None:
-        raise ToolError("order_not_found", f"no order with id {order_id!r}")
-    return order
+    return _found(world.orders, order_id, "order_not_found", "order with id")
 
 
 def _user(world: World, user_id: str) -> User:
-    user = world.users.get(user_id)
-    if user is None:
-        raise ToolError("user_not_found", f"no customer with user id {user_id!r}")
-    return user
+    return _found(world.users, user_id, "user_not_found", "customer with user id")
 
 
 def _product(world: World, product_id: str) -> Product:
-    product = world.products.get(product_id)
-    if product is None:
-        raise ToolError("product_not_found", f"no product type with id {product_id!r}")
-    return product
+    return _found(world.products, product_id, "product_not_found", "product type with id")
 
 
 def _variant(world: World, product_id: str, item_id: str) -> Variant:
@@ -211,19 +211,13 @@ def _payment_method(world: World, user_id: str, payment_method_id: str) -> Payme
     return method
 
 
-def _require_status(order: Order, status: str, action: str) -> None:
-    if order.status != status:
+def _require_status(order: Order, status: str, action: str, *, containing: bool = False) -> None:
+    """The order's status must be `status` exactly (or, `containing`, any status that
+    contains it), else `ToolError` ``order_not_<status>``."""
+    if not (status in order.status if containing else order.status == status):
         raise ToolError(
             f"order_not_{status}",
             f"order {order.order_id} is {order.status!r}; only a {status} order can be {action}",
-        )
-
-
-def _require_pending_like(order: Order) -> None:
-    if "pending" not in order.status:
-        raise ToolError(
-            "order_not_pending",
-            f"order {order.order_id} is {order.status!r}; only a pending order can be modified",
         )
 
 
@@ -447,7 +441,7 @@ def modify_pending_order_address(
     Preconditions: the order exists; its status contains ``pending`` (item-modified orders
     included, as upstream). Effect: the order's address is replaced.
     """
-    _require_pending_like(_order(world, order_id))
+    _require_status(_order(world, order_id), "pending", "modified", containing=True)
     order = world.order_for_write(order_id)
     order.address = Address(
         address1=address1, address2=address2, city=city, state=state, country=country, zip=zip
@@ -468,7 +462,7 @@ def modify_pending_order_payment(
     refund to the old one are appended; gift-card balances move by the amount.
     """
     order = _order(world, order_id)
-    _require_pending_like(order)
+    _require_status(order, "pending", "modified", containing=True)
     method = _payment_method(world, order.user_id, payment_method_id)
     history = order.payment_history
     if len(history) != 1 or history[0].transaction_type != "payment":
