@@ -169,46 +169,50 @@ _V = TypeVar("_V")
 # ----- lookups ------------------------------------------------------------------------------
 
 
-def _found(table: Mapping[str, _V], key: str, code: str, what: str) -> _V:
-    """`table[key]`, or `ToolError` `code` saying there is no `what` `key`."""
+def _found(table: Mapping[str, _V], key: str, code: str, message: str) -> _V:
+    """`table[key]`, or `ToolError` `code` with `message` when there is none."""
     value = table.get(key)
     if value is None:
-        raise ToolError(code, f"no {what} {key!r}")
+        raise ToolError(code, message)
     return value
 
 
 def _order(world: World, order_id: str) -> Order:
-    return _found(world.orders, order_id, "order_not_found", "order with id")
+    return _found(world.orders, order_id, "order_not_found", f"no order with id {order_id!r}")
 
 
 def _user(world: World, user_id: str) -> User:
-    return _found(world.users, user_id, "user_not_found", "customer with user id")
+    return _found(
+        world.users, user_id, "user_not_found", f"no customer with user id {user_id!r}"
+    )
 
 
 def _product(world: World, product_id: str) -> Product:
-    return _found(world.products, product_id, "product_not_found", "product type with id")
+    return _found(
+        world.products,
+        product_id,
+        "product_not_found",
+        f"no product type with id {product_id!r}",
+    )
 
 
 def _variant(world: World, product_id: str, item_id: str) -> Variant:
     product = _product(world, product_id)
-    variant = product.variants.get(item_id)
-    if variant is None:
-        raise ToolError(
-            "variant_not_found",
-            f"item {item_id!r} is not a variant of product {product.name!r} ({product_id!r})",
-        )
-    return variant
+    return _found(
+        product.variants,
+        item_id,
+        "variant_not_found",
+        f"item {item_id!r} is not a variant of product {product.name!r} ({product_id!r})",
+    )
 
 
 def _payment_method(world: World, user_id: str, payment_method_id: str) -> PaymentMethod:
-    user = _user(world, user_id)
-    method = user.payment_methods.get(payment_method_id)
-    if method is None:
-        raise ToolError(
-            "payment_method_not_found",
-            f"customer {user_id!r} has no payment method {payment_method_id!r}",
-        )
-    return method
+    return _found(
+        _user(world, user_id).payment_methods,
+        payment_method_id,
+        "payment_method_not_found",
+        f"customer {user_id!r} has no payment method {payment_method_id!r}",
+    )
 
 
 def _require_status(order: Order, status: str, action: str, *, containing: bool = False) -> None:
