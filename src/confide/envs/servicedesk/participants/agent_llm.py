@@ -22,13 +22,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model, model_validator
 
 from confide.envs.servicedesk.conditions import TERMINAL
-from confide.envs.servicedesk.participants.prompting import (
-    agent_system_prompt,
-    ask_json,
-    render_history,
-)
+from confide.envs.servicedesk.participants.prompting import JsonSeat, agent_system_prompt
 from confide.envs.servicedesk.participants.protocol import AgentAction, AgentObservation
-from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 
 class _AgentTurnBase(BaseModel):
@@ -71,26 +66,15 @@ def agent_turn_model(recipients: tuple[str, ...], with_tools: bool) -> type[Base
     return model
 
 
-class ModelAgent:
+class ModelAgent(JsonSeat):
     """An evaluated agent whose turns come from a chat model."""
 
-    def __init__(
-        self, name: str, model: ChatModel, config: GenerateConfig, max_attempts: int = 3
-    ) -> None:
-        self.name = name
-        self._model = model
-        self._config = config
-        self._max_attempts = max_attempts
-
     async def act(self, observation: AgentObservation) -> AgentAction:
-        system = agent_system_prompt(observation.recipients, observation.tools)
-        messages = [
-            ChatMessage(role="system", content=system),
-            *render_history(observation.history, self.name, reply_key="message"),
-        ]
-        schema = agent_turn_model(observation.recipients, bool(observation.tools))
-        result = await ask_json(
-            self._model, messages, schema, self._config, self._max_attempts
+        result = await self._ask(
+            agent_system_prompt(observation.recipients, observation.tools),
+            observation.history,
+            agent_turn_model(observation.recipients, bool(observation.tools)),
+            reply_key="message",
         )
         if not result.ok or result.value is None:
             return AgentAction(kind="invalid", problem=result.error)

@@ -12,13 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-from confide.envs.servicedesk.participants.prompting import (
-    ask_json,
-    desk_system_prompt,
-    render_history,
-)
+from confide.envs.servicedesk.participants.prompting import JsonSeat, desk_system_prompt
 from confide.envs.servicedesk.participants.protocol import DeskAction, DeskObservation
-from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 
 class DeskTurn(BaseModel):
@@ -39,25 +34,15 @@ class DeskTurn(BaseModel):
         return self
 
 
-class ModelDesk:
+class ModelDesk(JsonSeat):
     """A desk whose steps come from a chat model."""
 
-    def __init__(
-        self, name: str, model: ChatModel, config: GenerateConfig, max_attempts: int = 3
-    ) -> None:
-        self.name = name
-        self._model = model
-        self._config = config
-        self._max_attempts = max_attempts
-
     async def act(self, observation: DeskObservation) -> DeskAction:
-        messages = [
-            ChatMessage(role="system", content=desk_system_prompt(observation.role,
-                                                                  observation.tools)),
-            *render_history(observation.history, self.name, reply_key="reply"),
-        ]
-        result = await ask_json(
-            self._model, messages, DeskTurn, self._config, self._max_attempts
+        result = await self._ask(
+            desk_system_prompt(observation.role, observation.tools),
+            observation.history,
+            DeskTurn,
+            reply_key="reply",
         )
         if not result.ok or result.value is None:
             return DeskAction(kind="invalid", problem=result.error)

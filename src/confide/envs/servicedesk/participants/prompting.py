@@ -129,3 +129,31 @@ def _own(recipients: Sequence[str], text: str | None, reply_key: str) -> str:
         return json.dumps({"reply": text or ""})
     recipient = recipients[0] if recipients else TERMINAL
     return json.dumps({"recipient": recipient, "message": text or "", "message_type": "MESSAGE"})
+
+
+class JsonSeat:
+    """A participant whose steps come from a chat model answering in one JSON object:
+    its name, model, generation settings and repair budget, and the one call it makes."""
+
+    def __init__(
+        self, name: str, model: ChatModel, config: GenerateConfig, max_attempts: int = 3
+    ) -> None:
+        self.name = name
+        self._model = model
+        self._config = config
+        self._max_attempts = max_attempts
+
+    async def _ask(
+        self,
+        system: str,
+        history: Sequence[HistoryItem],
+        schema: type[T],
+        *,
+        reply_key: str,
+    ) -> StructuredResult[T]:
+        """Ask for one step: the system prompt, then `history` as this seat's chat turns."""
+        messages = [
+            ChatMessage(role="system", content=system),
+            *render_history(history, self.name, reply_key=reply_key),
+        ]
+        return await ask_json(self._model, messages, schema, self._config, self._max_attempts)
