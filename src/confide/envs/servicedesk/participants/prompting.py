@@ -1,5 +1,6 @@
 """Shared rendering for the language-model participants: system prompts assembled from
-the prompt files, tool catalogues, and a participant's own history as chat turns.
+the prompt files, tool catalogues, a participant's own history as chat turns, and
+`JsonSeat`, the base of the model agent and the model desk (one JSON step per call).
 
 A history is rendered from the observation alone (no hidden conversation state), so the
 prompt of every call is a pure function of what the participant was shown.
