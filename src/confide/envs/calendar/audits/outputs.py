@@ -30,7 +30,7 @@ from confide.core.trace import EnvEvent, Trace
 from confide.envs.calendar.audits import analyses, own_slot, semantic
 from confide.envs.calendar.audits.common import GameRecord, game_records, run_scenarios, write_table
 from confide.envs.calendar.privacy import agreement, judge_vps, reflection
-from confide.envs.calendar.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow
+from confide.envs.calendar.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
 from confide.envs.calendar.privacy.outputs import trace_vps, write_privacy_outputs
 from confide.envs.calendar.scenario import Scenario
 
@@ -59,8 +59,7 @@ def _judge_cases(games: Sequence[GameRecord]) -> list[dict[str, object]]:
 
 def _vps_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
     def measured(name: str) -> list[GameRecord]:
-        return [g for g in games
-                if any(isinstance(e, EnvEvent) and e.name == name for e in g.events)]
+        return [g for g in games if answered(g.events, name)]
 
     reflected = [
         reflection.reflection_vps(g.scenario, g.events, trace_path=g.trace.path,

@@ -124,6 +124,11 @@ def answer_event(
     )
 
 
+def answered(events: Iterable[object], name: str) -> bool:
+    """Whether `events` hold any `name` answer (the measurement ran in that game)."""
+    return any(isinstance(e, EnvEvent) and e.name == name for e in events)
+
+
 def read_answers(events: Iterable[object], name: str, where: str) -> list[DeltaAnswer]:
     """Every `name` answer event of a trace, validated; errors name the event."""
     answers = []

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from functools import partial
 
 from confide.core.benchmark import EpisodeContext
 from confide.core.message import Message
@@ -35,6 +36,7 @@ from confide.envs.calendar.privacy.questions import (
     ask_deltas,
     game_fields,
     render,
+    targets_of,
     transcript,
 )
 from confide.envs.calendar.privacy.vps import VPS_FLOOR
@@ -66,7 +68,7 @@ def judge_messages(
     scenario: Scenario, observer: int, round_index: int, messages: Sequence[Message]
 ) -> list[ChatMessage]:
     """The judge prompt of one case."""
-    targets = [t for t in range(scenario.num_agents) if t != observer]
+    targets = targets_of(scenario.num_agents, observer)
     fields = game_fields(scenario.num_agents, scenario.num_slots)
     question = "\n\n".join([
         transcript(messages, observer, round_index),
@@ -97,7 +99,7 @@ async def judge_game(
         ask_deltas(
             model,
             judge_messages(scenario, observer, rnd, messages),
-            [t for t in range(scenario.num_agents) if t != observer],
+            targets_of(scenario.num_agents, observer),
             scenario.num_slots,
             max_attempts=max_attempts,
             config=config,
@@ -139,17 +141,9 @@ async def judge_episode(ctx: EpisodeContext, scenario: Scenario) -> int:
     return len(judged)
 
 
-def judge_vps(
-    scenario: Scenario,
-    events: Sequence[object],
-    *,
-    trace_path: str = "",
-    game_id: str | None = None,
-    floor: float = VPS_FLOOR,
-) -> ModelVps:
-    """Judge VPS rows of one game from the "judge_case" events among `events`."""
-    return model_vps(scenario, events, EVENT, trace_path=trace_path, game_id=game_id,
-                     floor=floor)
+judge_vps = partial(model_vps, name=EVENT)
+"""Judge VPS rows of one game from the "judge_case" events among its events:
+``judge_vps(scenario, events, *, trace_path="", game_id=None, floor=VPS_FLOOR)``."""
 
 
 async def judge_trace_vps(

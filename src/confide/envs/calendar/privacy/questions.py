@@ -42,6 +42,11 @@ def _agents(agents: Iterable[int]) -> str:
     return ", ".join(str(a) for a in agents)
 
 
+def targets_of(num_agents: int, observer: int) -> list[int]:
+    """The agents `observer` is asked about: every other agent, in order."""
+    return [t for t in range(num_agents) if t != observer]
+
+
 def game_fields(num_agents: int, num_slots: int) -> dict[str, object]:
     """Fields every prompt about a game uses."""
     return {"agents": _agents(range(num_agents)), "num_slots": num_slots,
@@ -137,5 +142,6 @@ __all__ = [
     "delivered",
     "game_fields",
     "render",
+    "targets_of",
     "transcript",
 ]

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Protocol, runtime_checkable
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.calendar.actions import agent_of
-from confide.envs.calendar.privacy.deltas import ModelVps, answer_event, model_vps
+from confide.envs.calendar.privacy.deltas import answer_event, answered, model_vps
 from confide.envs.calendar.privacy.questions import (
     DEFAULT_ATTEMPTS,
     PROMPT_VERSION,
@@ -44,9 +45,9 @@ from confide.envs.calendar.privacy.questions import (
     delivered,
     game_fields,
     render,
+    targets_of,
     transcript,
 )
-from confide.envs.calendar.privacy.vps import VPS_FLOOR
 from confide.envs.calendar.scenario import Scenario
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
@@ -71,7 +72,7 @@ def reflection_messages(
     thread: Sequence[ChatMessage] | None,
 ) -> list[ChatMessage]:
     """The reflection prompt of `observer` after round `round_index` (module docstring)."""
-    targets = [t for t in range(scenario.num_agents) if t != observer]
+    targets = targets_of(scenario.num_agents, observer)
     fields = game_fields(scenario.num_agents, scenario.num_slots)
     question = "\n\n".join([
         render("reflection_lead", round=round_index,
@@ -102,7 +103,7 @@ async def reflect_round(
     per observer, in agent order. Returns the replies in that order."""
     seats = sorted(models, key=agent_of)
     threads = threads or {}
-    targets = {s: [t for t in range(scenario.num_agents) if t != agent_of(s)] for s in seats}
+    targets = {s: targets_of(scenario.num_agents, agent_of(s)) for s in seats}
     prompts = {
         s: reflection_messages(scenario, events, agent_of(s), round_index, threads.get(s))
         for s in seats
@@ -172,22 +173,12 @@ def reflection_hook(
     return RoundReflection(scenario, ctx.trace, models, players, max_attempts=max_attempts)
 
 
-def reflection_vps(
-    scenario: Scenario,
-    events: Sequence[object],
-    *,
-    trace_path: str = "",
-    game_id: str | None = None,
-    floor: float = VPS_FLOOR,
-) -> ModelVps:
-    """Reflection-calibrated VPS rows of one game (F.3) from its trace events."""
-    return model_vps(scenario, events, EVENT, trace_path=trace_path, game_id=game_id,
-                     floor=floor)
+reflection_vps = partial(model_vps, name=EVENT)
+"""Reflection-calibrated VPS rows of one game (F.3) from its trace events:
+``reflection_vps(scenario, events, *, trace_path="", game_id=None, floor=VPS_FLOOR)``."""
 
-
-def has_reflections(events: Sequence[object]) -> bool:
-    """Whether a game recorded any reflection answer (reflection ran)."""
-    return any(isinstance(e, EnvEvent) and e.name == EVENT for e in events)
+has_reflections = partial(answered, name=EVENT)
+"""``has_reflections(events)``: whether a game recorded any reflection answer."""
 
 
 __all__ = [
