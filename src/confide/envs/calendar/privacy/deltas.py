@@ -45,7 +45,7 @@ from confide.envs.calendar.calendar import (
     Schedule,
     apply_batch,
 )
-from confide.envs.calendar.privacy.vps import VPS_FLOOR, VpsError
+from confide.envs.calendar.privacy.vps import VPS_FLOOR, PairKey, VpsError
 from confide.envs.calendar.scenario import Scenario
 
 DELTA_LIMIT = 3
@@ -235,16 +235,9 @@ class CellRow:
 
 
 @dataclass(frozen=True, slots=True)
-class PairRow:
+class PairRow(PairKey):
     """One observer's answer about one target in one round."""
 
-    trace_path: str
-    game_id: str
-    round: int
-    target_agent: int
-    observer_agent: int
-    target_is_participant: bool
-    observer_is_participant: bool
     nonzero_deltas: int
     truth_directed_deltas: int
     raw_vps_loss: float

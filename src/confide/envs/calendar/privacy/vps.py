@@ -65,8 +65,9 @@ class EvidenceRow:
 
 
 @dataclass(frozen=True, slots=True)
-class PairRoundRow:
-    """VPS of one (round, target, observer) (pair_round_vps.csv)."""
+class PairKey:
+    """The leading columns of every pair table: one (round, target, observer) of one game,
+    and whether each of the two attends that round's meeting."""
 
     trace_path: str
     game_id: str
@@ -75,6 +76,12 @@ class PairRoundRow:
     observer_agent: int
     target_is_participant: bool
     observer_is_participant: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PairRoundRow(PairKey):
+    """VPS of one (round, target, observer) (pair_round_vps.csv)."""
+
     num_agents: int
     num_slots: int
     observations: int
