@@ -1,21 +1,19 @@
-"""What every CalBench audit reads and how its tables are written.
+"""What every CalBench audit reads.
 
 A `GameRecord` joins one complete trace with its scenario and the lineup bound to its
 seats (from the trace header), so every audit is a pure function of (scenario, trace).
 Scenarios of a run directory are found through its resolved `experiment.yaml` (the suite
 or task file the run used, loaded by the benchmark's own task loader).
 
-Tables are CSV files with a header from the row dataclass's fields, floats written with
-six decimals, booleans as `true`/`false` and None as an empty cell (the conventions of
-privacy/outputs.py), rows in a deterministic order, so two runs of a deterministic lineup
-give byte-identical files.
+Audit tables are written by `privacy.outputs.write_table` (the conventions of the F.5
+tables), rows in a deterministic order, so two runs of a deterministic lineup give
+byte-identical files.
 """
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import astuple, dataclass, fields, is_dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,25 +109,3 @@ def run_scenarios(run_dir: Path) -> dict[str, Scenario]:
         raise AuditError(f"{path}: expected a mapping of experiment fields")
     suite, tasks = data.get("suite"), data.get("tasks")
     return {s.task_id: s for s in load_tasks(suite, tasks)}
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):
-        return f"{value:.6f}"
-    return str(value)
-
-
-def write_table(path: Path, row_type: type[Any], rows: Sequence[Any]) -> Path:
-    """Write dataclass rows of `row_type` (header = its field names); returns the path."""
-    if not is_dataclass(row_type):
-        raise TypeError(f"write_table: {row_type!r} is not a dataclass")
-    with path.open("w", encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow([f.name for f in fields(row_type)])
-        for row in rows:
-            writer.writerow([_cell(v) for v in astuple(row)])
-    return path

@@ -28,10 +28,10 @@ from pathlib import Path
 
 from confide.core.trace import EnvEvent, Trace
 from confide.envs.calendar.audits import analyses, own_slot, semantic
-from confide.envs.calendar.audits.common import GameRecord, game_records, run_scenarios, write_table
+from confide.envs.calendar.audits.common import GameRecord, game_records, run_scenarios
 from confide.envs.calendar.privacy import agreement, judge_vps, reflection
 from confide.envs.calendar.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
-from confide.envs.calendar.privacy.outputs import trace_vps, write_privacy_outputs
+from confide.envs.calendar.privacy.outputs import trace_vps, write_privacy_outputs, write_table
 from confide.envs.calendar.scenario import Scenario
 
 

@@ -1,18 +1,20 @@
 """The four protocol-semantic VPS tables of a run directory (calbench.md F.5):
 belief_evidence.csv, pair_round_vps.csv, game_summary.csv, game_target_summary.csv.
 
-Columns are the fields of the row types in vps.py, in that order. Floats are written with
-six decimals and booleans as `true`/`false`, so two runs of a deterministic lineup give
-byte-identical files; games are written in (game id, trace path) order whatever order the
-runner finished them in.
+Columns are the fields of the row types in vps.py, in that order. `write_table` (also the
+writer of every audit table) writes floats with six decimals, booleans as `true`/`false`
+and None as an empty cell, so two runs of a deterministic lineup give byte-identical
+files; games are written in (game id, trace path) order whatever order the runner
+finished them in.
 """
 
 from __future__ import annotations
 
 import csv
 from collections.abc import Mapping, Sequence
-from dataclasses import astuple, fields
+from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
+from typing import Any
 
 from confide.core.trace import Trace
 from confide.envs.calendar.privacy.vps import (
@@ -65,10 +67,12 @@ def write_privacy_outputs(
     }
     run_dir.mkdir(parents=True, exist_ok=True)
     for name, row_type in TABLES.items():
-        _write(run_dir / name, [f.name for f in fields(row_type)], rows[name])
+        write_table(run_dir / name, row_type, rows[name])
 
 
 def _cell(value: object) -> str:
+    if value is None:
+        return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
@@ -76,9 +80,13 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def _write(path: Path, header: list[str], rows: Sequence[Row]) -> None:
+def write_table(path: Path, row_type: type[Any], rows: Sequence[Any]) -> Path:
+    """Write dataclass rows of `row_type` (header = its field names); returns the path."""
+    if not is_dataclass(row_type):
+        raise TypeError(f"write_table: {row_type!r} is not a dataclass")
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
+        writer.writerow([f.name for f in fields(row_type)])
         for row in rows:
             writer.writerow([_cell(v) for v in astuple(row)])
+    return path
