@@ -149,15 +149,19 @@ class _Tau2Task(BaseModel):
     evaluation_criteria: _Tau2Criteria | None = None
 
 
-def load_tau2_tasks(path: str | Path) -> list[SourceTask]:
-    """Load a tau2-bench retail ``tasks.json`` (gold actions and NL assertions kept)."""
-    path = Path(path)
+def _read_tasks(path: Path, model: type[_M]) -> list[_M]:
+    """The JSON list of tasks in `path`, each validated as `model` (errors name its index)."""
     data = read_json(path)
     if not isinstance(data, list):
         raise WorldDataError(f"{path}: expected a list of tasks, got {type(data).__name__}")
+    return [validate(model, raw, f"{path}: task[{index}]") for index, raw in enumerate(data)]
+
+
+def load_tau2_tasks(path: str | Path) -> list[SourceTask]:
+    """Load a tau2-bench retail ``tasks.json`` (gold actions and NL assertions kept)."""
+    path = Path(path)
     tasks = []
-    for index, raw in enumerate(data):
-        task = validate(_Tau2Task, raw, f"{path}: task[{index}]")
+    for task in _read_tasks(path, _Tau2Task):
         criteria = task.evaluation_criteria or _Tau2Criteria()
         tasks.append(
             SourceTask(
@@ -183,12 +187,8 @@ class _TauBenchTask(BaseModel):
 def load_tau_bench_tasks(path: str | Path) -> list[SourceTask]:
     """Load tau-bench retail tasks converted to JSON (ids are the list positions)."""
     path = Path(path)
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise WorldDataError(f"{path}: expected a list of tasks, got {type(data).__name__}")
     tasks = []
-    for index, raw in enumerate(data):
-        task = validate(_TauBenchTask, raw, f"{path}: task[{index}]")
+    for index, task in enumerate(_read_tasks(path, _TauBenchTask)):
         tasks.append(
             SourceTask(
                 task_id=str(index),
