@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -204,15 +204,8 @@ CATALOGUE: tuple[ProductType, ...] = (
 # fmt: on
 MAX_PRODUCT_TYPES = len(CATALOGUE)
 
-STATUSES: tuple[OrderStatus, ...] = (
-    "pending",
-    "pending (item modified)",
-    "processed",
-    "delivered",
-    "cancelled",
-    "return requested",
-    "exchange requested",
-)
+STATUSES: tuple[OrderStatus, ...] = get_args(OrderStatus)
+"""Every order status, in lifecycle order."""
 
 
 class WorldSpec(BaseModel):

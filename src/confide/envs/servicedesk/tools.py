@@ -64,7 +64,6 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, c
 from confide.envs.servicedesk.world import (
     CANCEL_REASONS,
     Address,
-    CancelReason,
     GiftCard,
     Order,
     Payment,
@@ -425,7 +424,7 @@ def cancel_pending_order(world: World, order_id: OrderId, reason: CancelReasonAr
     for refund in refunds:
         _move_gift_card_balance(world, order.user_id, refund.payment_method_id, refund.amount)
     order.status = "cancelled"
-    order.cancel_reason = typing.cast(CancelReason, reason)
+    order.cancel_reason = reason
     order.payment_history.extend(refunds)
     return order
 

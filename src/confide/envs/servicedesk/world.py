@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
@@ -51,7 +51,7 @@ OrderStatus = Literal[
 """Order lifecycle stages, as in tau-bench retail data."""
 
 CancelReason = Literal["no longer needed", "ordered by mistake"]
-CANCEL_REASONS: tuple[str, ...] = ("no longer needed", "ordered by mistake")
+CANCEL_REASONS: tuple[CancelReason, ...] = get_args(CancelReason)
 
 
 class WorldDataError(ConfideError):
