@@ -106,6 +106,15 @@ def _addressees(payload: dict[str, Any], observers: list[int]) -> list[int]:
     return observers
 
 
+def _zipped(payload: dict[str, Any], first: str, second: str) -> list[tuple[Any, Any]]:
+    """The entries of two parallel payload lists, paired ([] unless both are lists of the
+    same length)."""
+    a, b = payload.get(first), payload.get(second)
+    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+        return []
+    return list(zip(a, b, strict=True))
+
+
 def _exact(slots: Iterable[int], evidence: float, source: str) -> list[Claim]:
     return [(s, evidence, EXACT, source) for s in slots]
 
@@ -138,14 +147,14 @@ def _dsm_proposals(
 def _dsm_scores(
     payload: dict[str, Any], state: RuleState, rnd: int, sender: int, observers: list[int]
 ) -> list[Claim]:
-    ids, levels = payload.get("plan_ids"), payload.get("scores")
-    if not isinstance(ids, list) or not isinstance(levels, list) or len(ids) != len(levels):
+    scored = _zipped(payload, "plan_ids", "scores")
+    if not scored:
         return []
     mapping: dict[int, int] = {}
     for proposer in _addressees(payload, observers):
         mapping.update(state.plans.get((rnd, proposer, sender), {}))
     best: dict[int, int] = {}
-    for plan_id, level in zip(ids, levels, strict=True):
+    for plan_id, level in scored:
         slot = mapping.get(plan_id) if type(plan_id) is int else None
         if slot is None or type(level) is not int:
             continue
@@ -170,15 +179,15 @@ def _imap_request(
 def _imap_costs(
     payload: dict[str, Any], state: RuleState, rnd: int, sender: int, observers: list[int]
 ) -> list[Claim]:
-    slots, costs = payload.get("slots"), payload.get("costs")
-    if not isinstance(slots, list) or not isinstance(costs, list) or len(slots) != len(costs):
+    costed = _zipped(payload, "slots", "costs")
+    if not costed:
         return []
     keys = [(rnd, asker, sender) for asker in _addressees(payload, observers)]
     asked: set[int] | None = None
     if any(k in state.requests for k in keys):
         asked = set().union(*(state.requests.get(k, set()) for k in keys))
     claims: dict[int, Claim] = {}
-    for raw, cost in zip(slots, costs, strict=True):
+    for raw, cost in costed:
         slot = state.slot(raw)
         if slot is None or (asked is not None and slot not in asked):
             continue
