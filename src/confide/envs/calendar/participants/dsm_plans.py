@@ -90,7 +90,8 @@ def local_batch(
 ) -> list[ToolCall] | None:
     """The A.5 batch that applies `moves` (all of meetings on this calendar) and, when
     `slot` is given, schedules the round's meeting there; None when there is none (also
-    for moves that stay in place or share a source or a destination: no DSM chain does)."""
+    for moves that stay in place, share a source or a destination, or land on `slot`: no
+    DSM chain does)."""
     for move in moves:
         item = view.slots[move.from_slot]
         if item.kind != "meeting" or item.item_id != move.meeting_id:
@@ -99,6 +100,7 @@ def local_batch(
         any(m.from_slot == m.to_slot for m in moves)
         or len({m.from_slot for m in moves}) != len(moves)
         or len({m.to_slot for m in moves}) != len(moves)
+        or any(m.to_slot == slot for m in moves)
     ):
         return None
     return plan_batch(
