@@ -208,15 +208,8 @@ class SdmapParticipant(ProtocolParticipant):
         current = mid == self._meeting_id
         if kind == "propose" and current and type(slot) is int:
             ok, bumped = self._meeting_check(obs, slot)
-            self._reserve(("meeting", mid), slot if ok else None)
             self._tentative = {slot: bumped} if bumped is not None else {}
-            body = {
-                "type": "reply",
-                "meeting_id": mid,
-                "slot": slot,
-                "status": PENDING if ok else IMPOSSIBLE,
-            }
-            return self.send(obs, [sender], body)
+            return self._answer(obs, sender, ("meeting", mid), slot, ok)
         if kind == "confirm" and current and type(slot) is int:
             self._confirmed_meeting(slot)
         elif kind == "fail" and current:
@@ -226,14 +219,7 @@ class SdmapParticipant(ProtocolParticipant):
                 self._to_repair.add(mid)
         elif kind == "propose_reschedule" and type(slot) is int:
             ok = self._repair_check(obs.calendar, mid, slot)
-            self._reserve(("repair", mid), slot if ok else None)
-            body = {
-                "type": "reschedule_reply",
-                "meeting_id": mid,
-                "slot": slot,
-                "status": PENDING if ok else IMPOSSIBLE,
-            }
-            return self.send(obs, [sender], body)
+            return self._answer(obs, sender, ("repair", mid), slot, ok)
         elif kind == "confirm_reschedule" and type(slot) is int:
             self._reserve(("repair", mid), slot)
             self._moves[mid] = slot
@@ -255,6 +241,17 @@ class SdmapParticipant(ProtocolParticipant):
         bumped = self._tentative.get(slot)
         if bumped is not None:
             self._bumps.append((bumped, self._meeting_id, slot))
+
+    def _answer(
+        self, obs: CalendarObservation, proposer: int, key: Key, slot: int, ok: bool
+    ) -> list[ToolCall]:
+        """Answer a proposal of search `key`: hold the slot for it while PENDING (release
+        it otherwise), then reply PENDING or IMPOSSIBLE to the proposer."""
+        self._reserve(key, slot if ok else None)
+        role, ident = key
+        status = PENDING if ok else IMPOSSIBLE
+        body = {"type": _KINDS[role][1], "meeting_id": ident, "slot": slot, "status": status}
+        return self.send(obs, [proposer], body)
 
     def _progress(
         self, obs: CheapTalkObservation, search: _Search, usable: Callable[[int], bool]
