@@ -22,6 +22,7 @@ import yaml
 from confide.core.benchmark import SeatSpec, expand_lineup
 from confide.core.trace import Trace
 from confide.envs.calendar.actions import seat_of
+from confide.envs.calendar.privacy.outputs import trace_scenario
 from confide.envs.calendar.scenario import Scenario
 from confide.errors import ConfideError
 
@@ -70,12 +71,7 @@ class GameRecord:
 
 def game_record(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameRecord:
     """Join a trace with its scenario and lineup; errors name the trace."""
-    scenario = scenarios_by_id.get(trace.header.scenario_id)
-    if scenario is None:
-        raise AuditError(
-            f"{trace.path}: scenario {trace.header.scenario_id!r} is not among the "
-            f"{len(scenarios_by_id)} scenarios given"
-        )
+    scenario = trace_scenario(trace, scenarios_by_id, AuditError)
     seats = [seat_of(a) for a in range(scenario.num_agents)]
     lineup = tuple(SeatSpec(s) for s in trace.header.lineup) or (SeatSpec("unknown"),)
     try:

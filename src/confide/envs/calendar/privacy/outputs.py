@@ -27,6 +27,7 @@ from confide.envs.calendar.privacy.vps import (
     vps_rows,
 )
 from confide.envs.calendar.scenario import Scenario
+from confide.errors import ConfideError
 
 Row = EvidenceRow | PairRoundRow | GameRow | TargetRow
 
@@ -38,14 +39,24 @@ TABLES: dict[str, type[Row]] = {
 }
 
 
-def trace_vps(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameVps:
-    """The VPS rows of one trace, with its scenario looked up by the header's scenario id."""
+def trace_scenario(
+    trace: Trace,
+    scenarios_by_id: Mapping[str, Scenario],
+    error: type[ConfideError] = VpsError,
+) -> Scenario:
+    """The scenario named by the trace header; `error` names the trace when it is absent."""
     scenario = scenarios_by_id.get(trace.header.scenario_id)
     if scenario is None:
-        raise VpsError(
+        raise error(
             f"{trace.path}: scenario {trace.header.scenario_id!r} is not among the "
             f"{len(scenarios_by_id)} scenarios given"
         )
+    return scenario
+
+
+def trace_vps(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameVps:
+    """The VPS rows of one trace, with its scenario looked up by the header's scenario id."""
+    scenario = trace_scenario(trace, scenarios_by_id)
     return vps_rows(
         scenario, trace.events, trace_path=trace.path, game_id=trace.header.episode_id
     )
