@@ -74,6 +74,18 @@ def test_csv_reads_leaderboard_columns_and_ignores_others(tmp_path: Path) -> Non
     assert second.excess_vps == 3.5
 
 
+def test_empty_coordination_is_none_but_the_column_is_required(tmp_path: Path) -> None:
+    [parsed] = parse_results([_row(coordination=None)])
+    assert parsed.coordination is None
+    path = tmp_path / "results.csv"
+    path.write_text(HEADER + "r1,g1,0,openai/x,false,,2,,\n", encoding="utf-8")
+    [row] = read_results_csv(path)
+    assert row.coordination is None
+    assert row.excess_cost == 2.0
+    with pytest.raises(RatingInputError, match=r"rows\[0\]: field 'coordination'"):
+        parse_results([{k: v for k, v in _row().items() if k != "coordination"}])
+
+
 def test_csv_without_optional_columns(tmp_path: Path) -> None:
     path = tmp_path / "results.csv"
     path.write_text(

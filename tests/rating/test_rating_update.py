@@ -24,7 +24,7 @@ Row = dict[str, object]
 
 def seat(
     participant: str,
-    coordination: float,
+    coordination: float | None,
     excess_cost: float,
     excess_vps: float | None,
     *,
@@ -191,6 +191,34 @@ def test_model_in_several_seats_plays_once_with_its_mean_score() -> None:
     assert split.models["m/a"].ratings == single.models["m/a"].ratings
     assert split.models["m/a"].raw.seats == 2 and split.models["m/a"].raw.vps_seats == 1
     assert split.models["m/a"].games == 1
+
+
+def test_seat_without_meetings_sits_out_only_the_coordination_rating() -> None:
+    """A seat attending no meeting has no coordination value (empty in results.csv)."""
+    state = build_leaderboard([seat("m/a", None, 0.0, 1.0), seat("m/b", 1.0, 3.0, 4.0)])
+    coordination = Metric.COORDINATION
+    for name in ("m/a", "m/b"):
+        assert state.models[name].ratings[coordination].mu == 25.0
+        assert state.models[name].ratings[Metric.EXCESS_COST].mu != 25.0
+        assert state.models[name].rated_games == 1
+    assert state.models["m/a"].raw.mean(coordination) is None
+    assert state.models["m/a"].raw.mean(Metric.EXCESS_COST) == 0.0
+
+
+def test_coordination_mean_is_over_seats_that_attend_a_meeting() -> None:
+    split = build_leaderboard(
+        [
+            seat("m/a", 0.5, 2.0, None, seat_name="s0"),
+            seat("m/a", None, 4.0, None, seat_name="s1"),
+            seat("m/b", 0.25, 1.0, None, seat_name="s2"),
+        ]
+    )
+    single = build_leaderboard([seat("m/a", 0.5, 3.0, None), seat("m/b", 0.25, 1.0, None)])
+    raw = split.models["m/a"].raw
+    assert (raw.seats, raw.coordination_absent) == (2, 1)
+    assert raw.mean(Metric.COORDINATION) == 0.5
+    assert raw.mean(Metric.EXCESS_COST) == 3.0
+    assert split.models["m/a"].ratings == single.models["m/a"].ratings
 
 
 def test_missing_vps_sits_out_only_the_vps_rating() -> None:

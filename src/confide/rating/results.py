@@ -3,7 +3,10 @@
 A row carries the three per-seat metrics the CalBench leaderboard rates (calbench.md
 D.4 "Score-margin updates", §4.2):
 
-- `coordination`: the seat's scheduled-meeting ratio M_sched / M in [0, 1].
+- `coordination`: the seat's scheduled-meeting ratio M_sched / M in [0, 1]. Empty / None
+  for a seat that attends no meeting (M = 0: it has nothing to coordinate); such a seat
+  sits out the coordination rating for that game, and the coordination mean, but still
+  counts for the other two metrics.
 - `excess_cost`: max(0, c_real - c_oracle) for the seat, on the cost scale the agents saw
   (varied-cost errands stay on their raw {1, 10, 100} scale; D.4 says they are not remapped
   to {1, 2, 3} for the rating update). Must be >= 0, as the paper defines it.
@@ -22,7 +25,7 @@ seat) may hold any other columns; the leaderboard reads only these:
 | `seat` | yes | seat name, unique within the game |
 | `participant` | yes | seat spec: a model spec (`openai/gpt-5-mini`) or reference name (`imap`) |
 | `is_reference` | yes | `true`/`false`: reference protocols are ranked by raw metrics only |
-| `coordination` | yes | float in [0, 1] |
+| `coordination` | yes | float in [0, 1], or empty for a seat that attends no meeting |
 | `excess_cost` | yes | float >= 0 |
 | `excess_vps` | no | float, or empty when not measured |
 """
@@ -48,6 +51,8 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "excess_cost",
 )
 OPTIONAL_COLUMNS: tuple[str, ...] = ("run_id", "excess_vps")
+_EMPTY_IS_NONE: tuple[str, ...] = ("coordination", "excess_vps")
+"""Columns whose empty cell means "not measured" rather than a bad value."""
 
 
 class RatingInputError(ConfideError):
@@ -64,7 +69,7 @@ class SeatResult(BaseModel):
     seat: str = Field(min_length=1)
     participant: str = Field(min_length=1)
     is_reference: bool
-    coordination: float = Field(ge=0.0, le=1.0)
+    coordination: float | None = Field(ge=0.0, le=1.0)
     excess_cost: float = Field(ge=0.0)
     excess_vps: float | None = None
 
@@ -125,8 +130,8 @@ def read_results_csv(path: Path, run_id: str | None = None) -> list[SeatResult]:
         for record in reader:
             line = reader.line_num
             values: dict[str, Any] = {column: record[column] for column in REQUIRED_COLUMNS}
-            vps = (record.get("excess_vps") or "").strip()
-            values["excess_vps"] = vps or None
+            for column in _EMPTY_IS_NONE:
+                values[column] = (record.get(column) or "").strip() or None
             row_run = (record.get("run_id") or "").strip() or run_id
             if row_run is None:
                 raise RatingInputError(

@@ -84,13 +84,16 @@ class MetricRating(BaseModel):
 class RawTotals(BaseModel):
     """Sums behind the raw means displayed next to ratings (D.4 "Displayed values").
 
-    Means are over agent-game seats, like Table 1's N; VPS over seats where it was measured.
+    Means are over agent-game seats, like Table 1's N; coordination over seats that attend
+    a meeting (`coordination_absent` counts the others), VPS over seats where it was
+    measured.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     seats: int = 0
     coordination_sum: float = 0.0
+    coordination_absent: int = 0
     excess_cost_sum: float = 0.0
     vps_seats: int = 0
     excess_vps_sum: float = 0.0
@@ -100,7 +103,8 @@ class RawTotals(BaseModel):
         has_vps = row.excess_vps is not None
         return RawTotals(
             seats=self.seats + 1,
-            coordination_sum=self.coordination_sum + row.coordination,
+            coordination_sum=self.coordination_sum + (row.coordination or 0.0),
+            coordination_absent=self.coordination_absent + int(row.coordination is None),
             excess_cost_sum=self.excess_cost_sum + row.excess_cost,
             vps_seats=self.vps_seats + int(has_vps),
             excess_vps_sum=self.excess_vps_sum + (row.excess_vps or 0.0),
@@ -110,10 +114,10 @@ class RawTotals(BaseModel):
         """Mean of `metric` per seat, or None without data."""
         if metric is Metric.EXCESS_VPS:
             return self.excess_vps_sum / self.vps_seats if self.vps_seats else None
-        if not self.seats:
-            return None
-        total = self.coordination_sum if metric is Metric.COORDINATION else self.excess_cost_sum
-        return total / self.seats
+        if metric is Metric.COORDINATION:
+            attending = self.seats - self.coordination_absent
+            return self.coordination_sum / attending if attending else None
+        return self.excess_cost_sum / self.seats if self.seats else None
 
 
 class ModelRecord(BaseModel):
