@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from confide.core.benchmark import Task
 from confide.envs.servicedesk.cards import (
     RELEASE_TOKENS,
     SUITE_FILE,
@@ -189,3 +190,10 @@ def test_desk_sets_are_what_the_card_names_suggest(shipped: tuple[World, CardSui
         Desk.RETURNS_EXCHANGES,
     }
     assert len(suite.card("sd-16-moving-house").writes) == 4
+
+
+def test_a_card_is_a_runner_task(shipped: tuple[World, CardSuite]) -> None:
+    _, suite = shipped
+    task: Task = suite.cards[0]
+    assert task.id == suite.cards[0].card_id
+    assert [c.id for c in suite.cards] == [c.card_id for c in suite.cards]

@@ -129,6 +129,11 @@ class TaskCard(BaseModel):
                 ) from error
         return self
 
+    @property
+    def id(self) -> str:
+        """The card id (`confide.core.benchmark.Task`)."""
+        return self.card_id
+
     def field(self, token: str) -> CustomerField | None:
         """The customer field released by `token`, if the customer knows it."""
         return next((field for field in self.customer_fields if field.token == token), None)

@@ -126,7 +126,9 @@ def parse_options(options: dict[str, Any]) -> EnvOptions:
 
 @dataclass(frozen=True, eq=False)
 class ServiceTask:
-    """One card with the initial world it runs on (shared, never mutated: episodes fork)."""
+    """One card with the initial world it runs on (shared, never mutated: episodes fork).
+    The card alone is a `Task`, but an episode also needs the world, which the card does
+    not hold (every card of a suite shares one)."""
 
     card: TaskCard
     world: World = field(repr=False)
@@ -134,7 +136,7 @@ class ServiceTask:
 
     @property
     def id(self) -> str:
-        return self.card.card_id
+        return self.card.id
 
 
 @cache
