@@ -10,7 +10,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from confide.cli.scenarios import app
 from confide.envs.infoshare.dataset import load_scenario_by_id
 from confide.envs.infoshare.generation import (
     GenerationError,
@@ -24,6 +26,7 @@ from confide.envs.infoshare.generation import (
     good_seeds,
     plan_requests,
     run_generation,
+    sector_named,
 )
 from confide.envs.infoshare.scenario import Scenario, Sector, load_scenario, scenario_to_json
 from confide.envs.infoshare.validation import validate_scenario
@@ -194,6 +197,17 @@ def test_run_generation_writes_accepted_scenarios_and_a_log(tmp_path: Path) -> N
 def test_plan_requests_validates_its_arguments() -> None:
     with pytest.raises(GenerationError, match="per_sector >= 1"):
         plan_requests([Sector.LEGAL], per_sector=0)
+    with pytest.raises(GenerationError, match=r"in \[2, 8\], got \[1, 9\]"):
+        plan_requests([Sector.LEGAL], per_sector=1, agent_counts=(1, 3, 9))
+
+
+def test_sectors_are_named_by_value_name_or_slug() -> None:
+    assert sector_named("Software/Technology") is Sector.TECHNOLOGY
+    assert sector_named("technology") is Sector.TECHNOLOGY
+    assert sector_named(" software-technology ") is Sector.TECHNOLOGY
+    assert sector_named("FINANCE") is Sector.FINANCE
+    with pytest.raises(GenerationError, match="unknown sector 'space'; use one of healthcare"):
+        sector_named("space")
 
 
 def test_silver_mode_reuses_rejected_candidates_as_bad_examples(tmp_path: Path) -> None:
@@ -239,3 +253,65 @@ def test_generation_runs_from_model_specs(tmp_path: Path) -> None:
         unregister_mock("is-gen-judge")
     assert [r.status for r in records] == ["accepted"]
     assert (tmp_path / "gen-finance-001.json").is_file()
+
+
+def test_cli_generate_runs_the_pipeline_with_mock_models(tmp_path: Path) -> None:
+    four = scenario_to_json(load_scenario_by_id("core", "technology-payments-release"))
+    register_mock("is-cli-gen", lambda **_: model(always(scenario_to_json(CLEAN))), replace=True)
+    register_mock("is-cli-four", lambda **_: model(always(four)), replace=True)
+    register_mock("is-cli-judge", lambda **_: model(always(verdict(True))), replace=True)
+    runner = CliRunner()
+    common = ["--judge", "mock/is-cli-judge", "--sector", "finance", "--sector", "Legal"]
+    try:
+        result = runner.invoke(
+            app,
+            ["generate", "--generator", "mock/is-cli-gen", *common, "--per-sector", "2",
+             "--agents", "3", "--agents", "4", "--seed", "7", "--out", str(tmp_path / "a")],
+        )
+        silver = runner.invoke(
+            app,
+            ["generate", "--generator", "mock/is-cli-four", *common, "--agents", "3",
+             "--silver", "--prefix", "s", "--out", str(tmp_path / "b")],
+        )
+    finally:
+        for name in ("is-cli-gen", "is-cli-four", "is-cli-judge"):
+            unregister_mock(name)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "gen-finance-001: accepted",
+        "gen-finance-002: rejected: generator wrote 3 agents, 4 asked",
+        "gen-legal-001: accepted",
+        "gen-legal-002: rejected: generator wrote 3 agents, 4 asked",
+        f"2 of 4 scenario(s) accepted; written to {tmp_path / 'a'}, "
+        f"log {tmp_path / 'a' / 'generation_log.jsonl'}",
+    ]
+    written = sorted(p.name for p in (tmp_path / "a").glob("*.json"))
+    assert written == ["gen-finance-001.json", "gen-legal-001.json"]
+    log = (tmp_path / "a" / "generation_log.jsonl").read_text().splitlines()
+    records = [GenerationRecord.model_validate_json(line) for line in log]
+    direct = asyncio.run(
+        run_generation(
+            model(always(scenario_to_json(CLEAN))),
+            model(always(verdict(True))),
+            plan_requests([Sector.FINANCE, Sector.LEGAL], 2, (3, 4)),
+            tmp_path / "direct",
+            seed=7,
+        )
+    )
+    assert records == direct
+    assert silver.exit_code == 0, silver.output
+    assert silver.output.splitlines()[:2] == [
+        "s-finance-001: rejected: generator wrote 4 agents, 3 asked",
+        "s-legal-001: rejected: generator wrote 4 agents, 3 asked",
+    ]
+
+
+def test_cli_generate_rejects_an_unknown_sector(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        app,
+        ["generate", "--generator", "mock/x", "--judge", "mock/x", "--sector", "space",
+         "--out", str(tmp_path)],
+    )
+    assert isinstance(result.exception, GenerationError)
+    assert "unknown sector 'space'" in str(result.exception)
+    assert not tmp_path.joinpath("generation_log.jsonl").exists()

@@ -1,19 +1,36 @@
-"""`confide scenarios validate FILE...`: check Sotopia-ToM scenario files against the rules.
+"""`confide scenarios validate | generate`: Sotopia-ToM scenario files.
 
-Registered by the main CLI with `app.add_typer(scenarios.app, name="scenarios")`. Files may
-hold one scenario or a list, in the native JSON format or the paper's public generator
-format. Every violation is printed as `FILE: [rule] scenario S, agent A, item I: message`.
-Exit status: 0 when every scenario passes, 1 when any rule is broken, 2 when a file cannot
-be read or parsed (that takes precedence, since its scenarios were not checked).
+Registered by the main CLI with `app.add_typer(scenarios.app, name="scenarios")`.
+
+`validate FILE...` checks files against the rules. Files may hold one scenario or a list,
+in the native JSON format or the paper's public generator format. Every violation is
+printed as `FILE: [rule] scenario S, agent A, item I: message`. Exit status: 0 when every
+scenario passes, 1 when any rule is broken, 2 when a file cannot be read or parsed (that
+takes precedence, since its scenarios were not checked).
+
+`generate` runs the generation pipeline (sotopia_tom.md 3.2, A.3, A.4, A.6;
+`confide.envs.infoshare.generation`) for `--per-sector` requests in each `--sector`
+(default: all eight), cycling through the `--agents` counts, with the `--generator` and
+`--judge` models given as specs:
+
+    confide scenarios generate --sector finance --sector legal --per-sector 5 \
+        --generator openai/gpt-5 --judge openai/gpt-5 --out scenarios/generated
+
+Accepted scenarios go to `OUT/<id>.json`, every request to `OUT/generation_log.jsonl`;
+one line per request is printed. Rejections are outcomes of the pipeline, not errors:
+the exit status is 0 whenever the pipeline ran.
 """
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from confide.envs.infoshare.generation import generate_with_specs, plan_requests, sector_named
+from confide.envs.infoshare.scenario import Sector
 from confide.envs.infoshare.validation import validate_files
 
 app = typer.Typer(no_args_is_help=True)
@@ -50,3 +67,45 @@ def validate(
         raise typer.Exit(code=2)
     if violations:
         raise typer.Exit(code=1)
+
+
+@app.command("generate")
+def generate(
+    generator: Annotated[str, typer.Option(help="Generator model spec, e.g. openai/gpt-5.")],
+    judge: Annotated[str, typer.Option(help="Judge model spec (A.4 review and correction).")],
+    out: Annotated[Path, typer.Option(help="Directory for the scenarios and the log.")],
+    sector: Annotated[
+        list[str] | None,
+        typer.Option(help="Sector (name or value, e.g. finance); repeat it. Default: all."),
+    ] = None,
+    per_sector: Annotated[int, typer.Option(help="Scenarios requested per sector.")] = 1,
+    agents: Annotated[
+        list[int] | None,
+        typer.Option(help="Agent count(s), cycled through per sector. Default: 3, 4, 5."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of the seed-scenario choices.")] = 0,
+    silver: Annotated[
+        bool, typer.Option(help="Reuse rejected candidates as bad examples (A.6).")
+    ] = False,
+    prefix: Annotated[str, typer.Option(help="Prefix of the generated scenario ids.")] = "gen",
+    cache: Annotated[
+        Path | None, typer.Option(help="On-disk model response cache directory.")
+    ] = None,
+) -> None:
+    """Generate, judge, correct and validate new scenarios."""
+    sectors = [sector_named(name) for name in sector] if sector else list(Sector)
+    requests = plan_requests(sectors, per_sector, tuple(agents or (3, 4, 5)), prefix=prefix)
+    options = {"cache_dir": cache} if cache is not None else {}
+    records = asyncio.run(
+        generate_with_specs(
+            generator, judge, requests, out, seed=seed, silver=silver, model_options=options
+        )
+    )
+    for record in records:
+        outcome = "accepted" if record.status == "accepted" else f"rejected: {record.reason}"
+        typer.echo(f"{record.request.scenario_id}: {outcome}")
+    accepted = sum(record.status == "accepted" for record in records)
+    typer.echo(
+        f"{accepted} of {len(records)} scenario(s) accepted; written to {out}, "
+        f"log {out / 'generation_log.jsonl'}"
+    )

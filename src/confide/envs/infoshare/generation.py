@@ -262,11 +262,15 @@ def edit_fraction(before: Scenario, after: Scenario) -> float:
 # -- pipeline -------------------------------------------------------------------------------
 
 
+MIN_AGENTS, MAX_AGENTS = 2, 8
+"""Agent counts a request may ask for."""
+
+
 class GenerationRequest(BaseModel):
     """One scenario to generate."""
 
     sector: Sector
-    agents: int = Field(ge=2, le=8)
+    agents: int = Field(ge=MIN_AGENTS, le=MAX_AGENTS)
     scenario_id: str
 
 
@@ -427,6 +431,21 @@ def _not_minimal(candidate: Scenario, fixed: Scenario, limit: float) -> str | No
     return None
 
 
+def sector_named(text: str) -> Sector:
+    """The sector called `text`: its value (``Software/Technology``), its name
+    (``technology``) or its id slug (``software-technology``), in any case."""
+    wanted = text.strip().casefold()
+    for sector in Sector:
+        if wanted in (sector.value.casefold(), sector.name.casefold(), _slug(sector)):
+            return sector
+    known = ", ".join(sector.name.lower() for sector in Sector)
+    raise GenerationError(f"unknown sector {text!r}; use one of {known}")
+
+
+def _slug(sector: Sector) -> str:
+    return sector.value.lower().replace("/", "-")
+
+
 def plan_requests(
     sectors: Sequence[Sector],
     per_sector: int,
@@ -439,12 +458,16 @@ def plan_requests(
         raise GenerationError(
             f"need per_sector >= 1 and agent counts, got {per_sector}, {list(agent_counts)}"
         )
-    slug = {s: s.value.lower().replace("/", "-") for s in sectors}
+    outside = [n for n in agent_counts if not MIN_AGENTS <= n <= MAX_AGENTS]
+    if outside:
+        raise GenerationError(
+            f"agent counts must be in [{MIN_AGENTS}, {MAX_AGENTS}], got {outside}"
+        )
     return [
         GenerationRequest(
             sector=sector,
             agents=agent_counts[i % len(agent_counts)],
-            scenario_id=f"{prefix}-{slug[sector]}-{i + 1:03d}",
+            scenario_id=f"{prefix}-{_slug(sector)}-{i + 1:03d}",
         )
         for sector in sectors
         for i in range(per_sector)
