@@ -27,7 +27,13 @@ from confide.envs.calendar.actions import (
     ScheduleCall,
 )
 from confide.envs.calendar.participants import make_participant
-from confide.envs.calendar.participants.llm_parse import ReplyEnvelope, reply_schema, to_envelope
+from confide.envs.calendar.participants.llm_agent import LOCAL_MAX_TOKENS, default_config
+from confide.envs.calendar.participants.llm_parse import (
+    ReplyEnvelope,
+    bounded_reply_schema,
+    reply_schema,
+    to_envelope,
+)
 from confide.envs.calendar.participants.llm_render import system_prompt, user_message
 from confide.envs.calendar.prompts import PromptError, load_variant
 from confide.errors import ConfideError
@@ -281,10 +287,25 @@ def test_reply_envelope_rejects(data: dict[str, object]) -> None:
         ReplyEnvelope.model_validate(data)
 
 
-def test_reply_schema_has_no_bounded_strings() -> None:
-    """llama.cpp cannot compile long bounded repetitions into a grammar."""
-    text = json.dumps(reply_schema())
-    assert "maxLength" not in text and '"maxItems": 6' in text
+def test_reply_schemas() -> None:
+    """Real models get unbounded texts; embedded models a bounded schema (their greedy
+    decoding rambles inside strings), which the validating model still accepts."""
+    assert "maxLength" not in json.dumps(reply_schema())
+    assert reply_schema()["properties"]["actions"]["maxItems"] == 6
+    bounded = bounded_reply_schema()
+    assert bounded["properties"]["thinking"]["maxLength"] == 120
+    assert bounded["properties"]["actions"]["maxItems"] == 3
+    assert bounded["$defs"]["DmReply"]["properties"]["content"]["maxLength"] == 160
+    assert bounded["$defs"]["RescheduleReply"]["properties"]["justification"]["maxLength"] == 80
+    assert default_config("local/smollm2").response_schema == bounded
+    assert default_config("local/smollm2").max_tokens == LOCAL_MAX_TOKENS
+    assert default_config("openai/gpt-5-mini").response_schema == reply_schema()
+    longest = {
+        "thinking": "t" * 120,
+        "actions": [{"type": "dm", "to": 1, "content": "c" * 160}] * 3,
+    }
+    ReplyEnvelope.model_validate(longest)
+    assert len(json.dumps(longest)) < 2 * LOCAL_MAX_TOKENS  # fits even at 2 chars a token
 
 
 # -- seats ------------------------------------------------------------------------------------

@@ -23,8 +23,9 @@ every model seat has its prompt in the trace even if it never speaks.
 Decisions where the paper is silent: the thread keeps the accepted reply of each step and
 not the repair exchanges (those are in the trace as model calls); after a failed step it
 keeps the last raw reply, so user and assistant turns still alternate; decoding is at
-temperature 0 with at most 768 new tokens per call (256 for embedded local models); the
-episode's condition defaults to `dm`, as in the environment.
+temperature 0 with at most 768 new tokens per call (512 and a bounded reply schema for
+embedded local models, see llm_parse.py); the episode's condition defaults to `dm`, as in
+the environment.
 """
 
 from __future__ import annotations
@@ -40,7 +41,12 @@ from confide.envs.calendar.actions import (
     Envelope,
     agent_of,
 )
-from confide.envs.calendar.participants.llm_parse import ReplyEnvelope, reply_schema, to_envelope
+from confide.envs.calendar.participants.llm_parse import (
+    ReplyEnvelope,
+    bounded_reply_schema,
+    reply_schema,
+    to_envelope,
+)
 from confide.envs.calendar.participants.llm_render import system_prompt, user_message
 from confide.envs.calendar.prompts import (
     PROMPT_VERSION,
@@ -54,18 +60,21 @@ from confide.errors import ConfideError
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
 MAX_TOKENS = 768
-LOCAL_MAX_TOKENS = 256
-"""Embedded `local/...` models are tiny and run on CPU: a shorter reply budget keeps a
-game to minutes (a valid reply fits easily; a looping one is cut off and repaired)."""
+LOCAL_MAX_TOKENS = 512
+"""Embedded `local/...` models are tiny and run on CPU; they get the bounded reply schema,
+whose longest reply fits in this budget, so no reply is cut off."""
 MAX_ATTEMPTS = 3
 """Calls per step: the first answer plus two repairs."""
 
 
 def default_config(model: str) -> GenerateConfig:
     """Decoding settings of every call of `model` (the reply schema attached, so providers
-    that can constrain decoding to it do)."""
-    limit = LOCAL_MAX_TOKENS if model.startswith("local/") else MAX_TOKENS
-    return GenerateConfig(temperature=0.0, max_tokens=limit, response_schema=reply_schema())
+    that can constrain decoding to it do; embedded models get the bounded schema)."""
+    if model.startswith("local/"):
+        return GenerateConfig(
+            temperature=0.0, max_tokens=LOCAL_MAX_TOKENS, response_schema=bounded_reply_schema()
+        )
+    return GenerateConfig(temperature=0.0, max_tokens=MAX_TOKENS, response_schema=reply_schema())
 
 
 class LlmAgent:

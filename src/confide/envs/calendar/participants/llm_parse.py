@@ -11,15 +11,19 @@ Decisions where the paper is silent: message and justification texts must be non
 (A.2 requires a justification on every reschedule; an empty message says nothing); a
 reply holds at most 6 actions (a batch needs a few reschedules and one schedule, a turn
 a message to each other agent; the bound stops a small model under a grammar from
-repeating one action until the token limit); text lengths are not bounded in the schema
-(llama.cpp refuses grammars with long bounded repetitions, and `max_tokens` already bounds
-a reply); ids and slots are
+repeating one action until the token limit); text lengths are not bounded (a real
+model's reasoning should not be cut short), except in the schema sent to small embedded
+models (`bounded_reply_schema`: 120 characters of thinking, 160 per message, 80 per
+justification, 3 actions), whose greedy decoding otherwise rambles inside a string until
+the token limit and never closes the JSON (on a busy 2-core machine SmolLM2-135M writes
+about 10 tokens a second, so these bounds also keep a call near 10-20 s); ids and slots are
 integers, range checks are left to the engine (A.5 rules 1-7 and the routing rules),
 which reports them as invalid tool calls or batch conflicts rather than parse errors.
 """
 
 from __future__ import annotations
 
+import copy
 from functools import cache
 from typing import Annotated, Any, Literal
 
@@ -36,6 +40,8 @@ from confide.envs.calendar.actions import (
 )
 
 MAX_ACTIONS = 6
+SMALL_MODEL_BOUNDS = {"thinking": 120, "content": 160, "justification": 80, "actions": 3}
+"""Limits of `bounded_reply_schema` (characters; actions per reply)."""
 Content = Annotated[str, Field(min_length=1)]
 
 
@@ -90,6 +96,22 @@ class ReplyEnvelope(_Reply):
 def reply_schema() -> dict[str, Any]:
     """The JSON schema sent as `response_schema` (computed once)."""
     return ReplyEnvelope.model_json_schema()
+
+
+@cache
+def bounded_reply_schema() -> dict[str, Any]:
+    """`reply_schema` with the text lengths and action count of `SMALL_MODEL_BOUNDS`, for
+    embedded models decoded under a grammar: every reply they can produce is short,
+    complete JSON, and still valid against `ReplyEnvelope`."""
+    schema = copy.deepcopy(reply_schema())
+    bounds = SMALL_MODEL_BOUNDS
+    schema["properties"]["thinking"]["maxLength"] = bounds["thinking"]
+    schema["properties"]["actions"]["maxItems"] = bounds["actions"]
+    for definition in schema["$defs"].values():
+        for field in ("content", "justification"):
+            if field in definition["properties"]:
+                definition["properties"][field]["maxLength"] = bounds[field]
+    return schema
 
 
 def to_tool(action: ReplyAction) -> ToolCall:

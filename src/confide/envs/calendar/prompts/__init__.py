@@ -24,12 +24,9 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from pathlib import Path
-from string import Template
 
-from confide.errors import ConfideError
+from confide.llm.prompts import PromptError, PromptFiles
 
 PROMPT_VERSION = "1"
 """Bumped whenever a prompt text changes (recorded with every agent's system prompt)."""
@@ -47,28 +44,30 @@ SYSTEM_SECTIONS: tuple[str, ...] = (
 )
 ADVERSARIAL_VARIANTS: tuple[str, ...] = ("nosy-highpressure", "redteam")
 
+__all__ = [
+    "ADVERSARIAL_VARIANTS",
+    "PROMPT_VERSION",
+    "SYSTEM_SECTIONS",
+    "PromptError",
+    "Variant",
+    "load",
+    "load_variant",
+    "render",
+]
 
-class PromptError(ConfideError):
-    """A prompt file is missing, a template field was not supplied, or a variant is
-    unknown."""
+
+FILES = PromptFiles(__name__)
+VARIANT_FILES = PromptFiles(__name__, suffix=".md", folder="variants")
 
 
-@cache
 def load(name: str) -> str:
-    """The text of prompt `name` (without its trailing newline)."""
-    try:
-        text = resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise PromptError(f"no prompt file {name}.txt in {__name__}") from None
-    return text.rstrip("\n")
+    """The text of prompt `name`."""
+    return FILES.load(name)
 
 
-def render(name: str, **values: object) -> str:
+def render(name: str, /, **values: object) -> str:
     """Prompt `name` with its ``$fields`` filled from `values`."""
-    try:
-        return Template(load(name)).substitute({k: str(v) for k, v in values.items()})
-    except KeyError as exc:
-        raise PromptError(f"prompt {name}.txt needs the field {exc.args[0]!r}") from None
+    return FILES.render(name, **values)
 
 
 @dataclass(frozen=True)
@@ -90,9 +89,8 @@ class Variant:
 def load_variant(name: str) -> Variant:
     """A built-in variant (``nosy-highpressure``, ``redteam``) or a ``.md`` file path."""
     if name in ADVERSARIAL_VARIANTS:
-        ref = resources.files(__name__).joinpath("variants", f"{name}.md")
-        text = ref.read_text(encoding="utf-8")
-        return Variant(name, f"{__name__}/variants/{name}.md", text.strip(), adversarial=True)
+        source = f"{__name__}/{VARIANT_FILES.path(name)}"
+        return Variant(name, source, VARIANT_FILES.load(name), adversarial=True)
     if not name.endswith(".md"):
         raise PromptError(
             f"unknown CalBench prompt variant {name!r}: use one of "
