@@ -117,7 +117,8 @@ async def run_episode(
 ) -> Trace:
     """Run one episode into its trace file and return it; an exception becomes a failed
     footer (the run goes on)."""
-    writer = TraceWriter(trace_dir, plan.episode_id)
+    # opening a file can take a millisecond on slow disks: do it off the event loop
+    writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(
         EpisodeStart(
             episode_id=plan.episode_id,
