@@ -12,12 +12,14 @@ knows its card) or a model spec. Simulated parties are bound by role:
 Decisions
 - Simulators are sampled at temperature 0 and the evaluated agent at the option
   ``agent_temperature`` (default 1.0), as in incognita.md section 5.
-- Naming ``mock/incognita`` anywhere registers that mock first (an explicit call here,
+- Naming ``mock/incognita`` (machinery mock) or ``mock/incognita-skilled`` (a test/demo
+  agent of middling skill) anywhere registers that mock first (an explicit call here,
   never an import side effect).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
@@ -28,6 +30,10 @@ from confide.envs.servicedesk.participants.customer_llm import ModelCustomer, Mo
 from confide.envs.servicedesk.participants.desk_llm import ModelDesk
 from confide.envs.servicedesk.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.servicedesk.participants.mock import MOCK_NAME, register_incognita_mock
+from confide.envs.servicedesk.participants.mock_skilled import (
+    SKILLED_MOCK_NAME,
+    register_skilled_mock,
+)
 from confide.envs.servicedesk.participants.protocol import (
     AgentAction,
     AgentObservation,
@@ -102,9 +108,17 @@ def _model_spec(ctx: EpisodeContext, role: str, default: str | None = None) -> s
     return spec if _is_model(spec) else None
 
 
+_MOCKS: dict[str, Callable[[], None]] = {
+    f"mock/{MOCK_NAME}": register_incognita_mock,
+    f"mock/{SKILLED_MOCK_NAME}": register_skilled_mock,
+}
+"""The environment's own mocks, registered when a seat or role names one."""
+
+
 def _model(ctx: EpisodeContext, seat: str | None, spec: str, purpose: str) -> ChatModel:
-    if spec.split(":", 1)[0] == f"mock/{MOCK_NAME}":
-        register_incognita_mock()
+    register = _MOCKS.get(spec.split(":", 1)[0])
+    if register is not None:
+        register()
     model: ChatModel = ctx.model_for(seat, spec, purpose)
     return model
 

@@ -45,8 +45,8 @@ _USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b")
 _ORDER_ID = re.compile(r"#W\d{7}")
 _NAME = re.compile(r"([A-Z][a-z]+) ([A-Z][a-z]+)\.?\s*$")
 _ZIP = re.compile(r"\b\d{5}\b")
-_DECLINE = re.compile(r"outside|not part of|can't help|cannot help|not something i", re.I)
-_RECIPIENTS = re.compile(r'"recipient": "<([^>]*)>"')
+DECLINE = re.compile(r"outside|not part of|can't help|cannot help|not something i", re.I)
+RECIPIENTS = re.compile(r'"recipient": "<([^>]*)>"')
 _TOOL_LINE = re.compile(r"^- (\w+): ", re.MULTILINE)
 
 Plan = Generator[dict[str, Any], str, None]
@@ -73,10 +73,10 @@ def incognita_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
 def _agent(messages: list[ChatMessage]) -> dict[str, Any]:
     system = messages[0].content
     direct = "<tools>" in system
-    found = _RECIPIENTS.search(system)
+    found = RECIPIENTS.search(system)
     recipients = [r.strip() for r in found.group(1).split("|")] if found else [CUSTOMER]
     desks = [] if direct else [r for r in recipients if r != CUSTOMER]
-    replies = _replies(messages[1:])
+    replies = agent_replies(messages[1:])
     plan = _plan(direct, desks)
     action = next(plan)
     for reply in replies:
@@ -84,7 +84,7 @@ def _agent(messages: list[ChatMessage]) -> dict[str, Any]:
     return action
 
 
-def _replies(turns: list[ChatMessage]) -> list[str]:
+def agent_replies(turns: list[ChatMessage]) -> list[str]:
     """The text that followed each of the agent's own turns, in order."""
     replies: list[str] = []
     for turn in turns:
@@ -95,21 +95,21 @@ def _replies(turns: list[ChatMessage]) -> list[str]:
     return replies
 
 
-def _say(recipient: str, text: str) -> dict[str, Any]:
+def say(recipient: str, text: str) -> dict[str, Any]:
     return {"recipient": recipient, "message": text, "message_type": "MESSAGE"}
 
 
 def _plan(direct: bool, desks: list[str]) -> Plan:
-    reply = yield _say(CUSTOMER, "Could you tell me the email address on your account?")
+    reply = yield say(CUSTOMER, "Could you tell me the email address on your account?")
     email = _first(_EMAIL, reply)
     user_id: str | None = None
     if email is not None:
         reply = yield from _call(direct, desks, "find_user_id_by_email", {"email": email})
         user_id = _first(_USER_ID, reply)
     else:
-        reply = yield _say(CUSTOMER, "Could you tell me your first and last name?")
+        reply = yield say(CUSTOMER, "Could you tell me your first and last name?")
         name = _NAME.search(reply)
-        reply = yield _say(CUSTOMER, "And what is your zip code?")
+        reply = yield say(CUSTOMER, "And what is your zip code?")
         zip_code = _first(_ZIP, reply)
         if name is not None and zip_code is not None:
             arguments = {"first_name": name.group(1), "last_name": name.group(2), "zip": zip_code}
@@ -117,11 +117,11 @@ def _plan(direct: bool, desks: list[str]) -> Plan:
             user_id = _first(_USER_ID, reply)
     if user_id is not None:
         yield from _call(direct, desks, "get_user_details", {"user_id": user_id})
-    reply = yield _say(CUSTOMER, "Could you tell me the order number?")
+    reply = yield say(CUSTOMER, "Could you tell me the order number?")
     order_id = _first(_ORDER_ID, reply)
     if order_id is not None:
         yield from _call(direct, desks, "get_order_details", {"order_id": order_id})
-    yield _say(CUSTOMER, "Thank you, I have looked into this for you. Goodbye.")
+    yield say(CUSTOMER, "Thank you, I have looked into this for you. Goodbye.")
     yield {"recipient": TERMINAL, "message": "done", "message_type": "FINAL"}
 
 
@@ -134,8 +134,8 @@ def _call(
     request = json.dumps({"tool": tool, "arguments": arguments})
     reply = ""
     for desk in desks:
-        reply = yield _say(desk, f"Could you do this for me: {request}")
-        if reply and not _DECLINE.search(reply):
+        reply = yield say(desk, f"Could you do this for me: {request}")
+        if reply and not DECLINE.search(reply):
             return reply
     return reply
 

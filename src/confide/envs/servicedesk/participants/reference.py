@@ -71,7 +71,8 @@ _QUESTIONS = {
 }
 
 
-def _question(token: str) -> str:
+def field_question(token: str) -> str:
+    """How the reference asks the customer for the field `token`."""
     return _QUESTIONS.get(token, f"Could you tell me {field_label(token)}?")
 
 
@@ -99,7 +100,7 @@ class ReferenceAgent:
     def _run(self, observation: AgentObservation) -> Script:
         obs = observation
         for field in self._card.customer_fields:
-            obs = yield _message(CUSTOMER, _question(field.token), {"type": "ask_field",
+            obs = yield _message(CUSTOMER, field_question(field.token), {"type": "ask_field",
                                                                      "field": field.token})
             obs = yield from self._answer_requests(obs)
         for call in self._card.gold_actions:

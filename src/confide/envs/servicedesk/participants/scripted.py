@@ -15,6 +15,9 @@ Decisions
 - A free-text message with no typed payload and no embedded request gets a request for
   the missing detail (conduct rule 2) from a desk, and "not sure" from the customer
   unless the gate released a field for it. Scripted participants never guess at prose.
+- A free-text message that repeats, as an embedded JSON request, exactly the write the desk
+  has just restated is that write's confirmation (what a model agent, which sends text
+  only, does to confirm); any other text still gets a clarification or a new restatement.
 - The scripted customer approves a change only when tool and arguments equal one of the
   card's gold writes: it never agrees to a change its card does not state (A.2).
 """
@@ -146,7 +149,10 @@ class ScriptedDesk:
             return _reply(
                 "Which exact operation do you need, and with which details?", {"type": "clarify"}
             )
-        return self._request(request[0], request[1])
+        tool, arguments = request
+        if kind is None and self._pending(observation) == (tool, arguments):
+            return self._confirmed(observation, {"tool": tool, "arguments": arguments})
+        return self._request(tool, arguments)
 
     def _capability(self, tool: str) -> DeskAction:
         handles = tool in self._tools
@@ -165,8 +171,9 @@ class ScriptedDesk:
             )
         return DeskAction(kind="tool", tool=tool, arguments=arguments)
 
-    def _confirmed(self, observation: DeskObservation, data: dict[str, Any]) -> DeskAction:
-        restated = next(
+    def _last_own(self, observation: DeskObservation) -> dict[str, Any] | None:
+        """The payload of this desk's newest message."""
+        return next(
             (
                 item.message.payload
                 for item in reversed(observation.history)
@@ -174,6 +181,16 @@ class ScriptedDesk:
             ),
             None,
         )
+
+    def _pending(self, observation: DeskObservation) -> tuple[Any, Any] | None:
+        """The write this desk restated last and is waiting to have confirmed, if any."""
+        restated = self._last_own(observation)
+        if restated is None or restated.get("type") != "confirm_needed":
+            return None
+        return restated.get("tool"), restated.get("arguments")
+
+    def _confirmed(self, observation: DeskObservation, data: dict[str, Any]) -> DeskAction:
+        restated = self._last_own(observation)
         pending = (
             restated is not None
             and restated.get("type") == "confirm_needed"
