@@ -1,9 +1,9 @@
 """Prompt templates of the Sotopia-ToM agents, written in our own words.
 
-Each template is a text file beside this module using `string.Template` placeholders
+Each template is a text file beside this module using `string.Template` fields
 (`$name`), so JSON braces in the text need no escaping; files are read once and filled by
-`confide.llm.prompts.PromptFiles`. `render` fails loudly (`PromptError`) on a missing
-placeholder value.
+`confide.llm.prompts.PromptFiles`. `render` fails loudly (`PromptError`) when a field has
+no value.
 """
 
 from __future__ import annotations
