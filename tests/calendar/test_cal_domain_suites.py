@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from confide.envs.calendar.calendar import Errand, MeetingItem
+from confide.envs.calendar.engine import DEFAULT_MAX_TURNS
+from confide.envs.calendar.env import parse_options, turn_budget
 from confide.envs.calendar.errors import CalendarDataError
 from confide.envs.calendar.scenario import save_scenarios
 from confide.envs.calendar.suites import (
@@ -54,6 +56,17 @@ def test_tiny_suite() -> None:
     assert len(tasks) == 6
     assert all((t.num_agents, t.num_slots, len(t.meetings)) == (3, 8, 2) for t in tasks)
     assert suite_names() == ("canonical", "tiny")
+    assert {t.max_turns_per_round for t in tasks} == {2}
+    assert {t.max_turns_per_round for t in load_suite("canonical")} == {None}
+
+
+def test_turn_budget_prefers_option_then_task_then_default() -> None:
+    task = load_suite("tiny")[0]
+    assert turn_budget(parse_options({}), task) == 2
+    assert turn_budget(parse_options({"max_turns_per_round": 5}), task) == 5
+    assert turn_budget(parse_options({"max_turns_per_round": None}), task) is None
+    unbudgeted = task.model_copy(update={"max_turns_per_round": None})
+    assert turn_budget(parse_options({}), unbudgeted) == DEFAULT_MAX_TURNS
 
 
 def test_shipped_tiny_equals_regeneration(tmp_path: Path) -> None:

@@ -12,7 +12,14 @@ import pytest
 from pydantic import BaseModel, Field
 from typer.testing import CliRunner
 
-from confide.llm import ChatMessage, GenerateConfig, ModelError, generate_structured, get_model
+from confide.llm import (
+    ChatMessage,
+    ChatModel,
+    GenerateConfig,
+    ModelError,
+    generate_structured,
+    get_model,
+)
 from confide.llm.providers import local
 
 HAVE_LOCAL = (
@@ -34,6 +41,17 @@ class Greeting(BaseModel):
 
 def say(text: str) -> list[ChatMessage]:
     return [ChatMessage(role="user", content=text)]
+
+
+async def grow_thread(model: ChatModel) -> list[ChatMessage]:
+    """A three-turn conversation, each reply appended before the next question."""
+    thread = say("Name a fruit.")
+    for follow_up in ("Another one.", "And one more.", None):
+        reply = await model.generate(thread, config=GenerateConfig(max_tokens=12))
+        thread.append(ChatMessage(role="assistant", content=reply.text))
+        if follow_up is not None:
+            thread.append(ChatMessage(role="user", content=follow_up))
+    return thread
 
 
 def test_missing_weights_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -116,7 +134,22 @@ class TestSmolLM2:
             await model.generate(say("Hi"), config=GenerateConfig(max_tokens=2))
         path = local.find_weights("smollm2")
         # other tests may have loaded the weights with other options (e.g. n_threads)
-        assert sum(key == (str(path), 8192, None) for key in local._loaded) == 1
-        assert (
-            local._load(path, 8192, None, "local/smollm2") is local._loaded[(str(path), 8192, None)]
-        )
+        key = (str(path), 8192, None, local.DEFAULT_PREFIX_CACHE_MB)
+        assert sum(k == key for k in local._loaded) == 1
+        assert local._load(path, *key[1:], "local/smollm2") is local._loaded[key]
+
+    async def test_prefix_cache_resumes_a_thread_with_the_same_replies(self) -> None:
+        """A growing thread served from cached states answers exactly as without them."""
+        threads = [
+            await grow_thread(get_model("local/smollm2")),
+            await grow_thread(get_model("local/smollm2", prefix_cache_mb=0)),
+        ]
+        assert threads[0] == threads[1]
+        llama, _ = local._load(local.find_weights("smollm2"), 8192, None, 1024, "local/smollm2")
+        assert llama.cache is not None and len(llama.cache.cache_state) >= 2
+
+    def test_prefix_cache_option_is_checked(self) -> None:
+        from confide.llm import ModelSpecError
+
+        with pytest.raises(ModelSpecError, match="prefix_cache_mb must be an integer >= 0"):
+            local.make_local_model("smollm2", prefix_cache_mb=-1)

@@ -28,7 +28,7 @@ seat's last cheap-talk turn is not lost; the meeting label is shown only to part
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,11 +82,25 @@ class SlotView(_View):
 
 
 class CalendarView(_View):
-    """The seat's own calendar: structured slots plus the A.1 text render."""
+    """The seat's own calendar: structured slots plus the A.1 text render.
+
+    The derived indexes below are computed once per view (views are immutable and shared
+    across a seat's turns until its calendar changes); reference protocols query them on
+    every plan they score."""
 
     owner: int
     slots: tuple[SlotView, ...]
     text: str
+
+    @cached_property
+    def free_slots(self) -> tuple[int, ...]:
+        """Indices of the free slots, ascending."""
+        return tuple(s.slot for s in self.slots if s.kind == "free")
+
+    @cached_property
+    def meetings(self) -> dict[int, SlotView]:
+        """The slot view of each meeting on this calendar, by meeting id."""
+        return {s.item_id: s for s in self.slots if s.kind == "meeting" and s.item_id is not None}
 
 
 class MeetingView(_View):

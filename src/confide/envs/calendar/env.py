@@ -2,7 +2,8 @@
 one episode = one game (engine/) scored by metrics.py.
 
 Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
-null for no budget; default 20, the published harness's default), `decision_retries`
+null for no budget; default: the task's own budget if it has one, e.g. 2 in the `tiny`
+suite, else 20, the published harness's default; an explicit option wins), `decision_retries`
 (int >= 0, default 3), `sd_model` (agent id -> scheduling difficulty for SD-MAP, D.2),
 `reflection` (bool, default true: post-round reflection calls for model seats, F.3).
 The communication condition is the episode's condition (default `dm`).
@@ -63,6 +64,13 @@ def parse_options(raw: Mapping[str, Any]) -> CalbenchOptions:
         raise ConfideError(describe_validation_error(exc, "calbench options")) from None
 
 
+def turn_budget(options: CalbenchOptions, scenario: Scenario) -> int | None:
+    """The cheap-talk budget of a game: an explicit option, else the task's, else 20."""
+    if "max_turns_per_round" in options.model_fields_set:
+        return options.max_turns_per_round
+    return scenario.max_turns_per_round or DEFAULT_MAX_TURNS
+
+
 def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
     """A shipped suite (default `canonical`) or a task file (ours or the public fixtures)."""
     if path is not None:
@@ -92,7 +100,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         ctx.trace,
         GameConfig(
             condition=ctx.condition or "dm",
-            max_turns_per_round=options.max_turns_per_round,
+            max_turns_per_round=turn_budget(options, scenario),
             decision_retries=options.decision_retries,
         ),
         observe=ctx.seen if ctx.observe is not None else None,

@@ -433,6 +433,8 @@ class SuiteSpec(BaseModel):
     candidates_per_cell: int = Field(ge=3)
     selected_per_bucket: int = Field(ge=1)
     allow_degenerate: bool = False
+    max_turns_per_round: int | None = Field(default=None, ge=1)
+    """Cheap-talk budget stamped on every task of the suite (None: the environment's)."""
 
     @model_validator(mode="after")
     def _check(self) -> SuiteSpec:
@@ -518,7 +520,9 @@ def generate_suite(spec: SuiteSpec) -> GeneratedSuite:
             counters[bucket] = counters.get(bucket, 0) + 1
             label = f"{bucket}-" if bucket is not None else ""
             task_id = f"{spec.name}-{cell.name}-{label}{counters[bucket]:02d}"
-            renamed = candidates[i].model_copy(update={"task_id": task_id})
+            renamed = candidates[i].model_copy(
+                update={"task_id": task_id, "max_turns_per_round": spec.max_turns_per_round}
+            )
             chosen.append(score_scenario(renamed, cell=cell.name, bucket=bucket))
         reports.append(
             CellReport(

@@ -7,6 +7,10 @@ drew (empty for loaded fixtures), and the reference solutions computed when it w
 generated or scored (hidden witness, CP-SAT oracle, greedy baseline, feasible-
 assignment fraction d). It is frozen; derived copies are made with `model_copy(update=...)`.
 
+A task may carry its own cheap-talk budget, `max_turns_per_round` (a smoke-test suite
+keeps games short this way); null means the environment's default applies, and an
+explicit environment option overrides the task's value.
+
 Costs are stored in internal units (1/2/3 for the varied setting, §3) and shown to agents
 through `cost_display` (e.g. {1: 1, 2: 10, 3: 100}); costs missing from the map are shown
 as is (tasks loaded from the public fixtures keep their raw 1/100/1000 values).
@@ -155,6 +159,7 @@ class Scenario(_Frozen):
     difficulty: DifficultyRecord | None = None
     generator: dict[str, Any] | None = None
     published: PublishedReference | None = None
+    max_turns_per_round: int | None = Field(default=None, ge=1)
 
     @property
     def id(self) -> str:

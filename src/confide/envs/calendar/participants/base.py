@@ -110,24 +110,14 @@ class ProtocolParticipant(ABC):
 # -- own-calendar helpers ------------------------------------------------------------------
 
 
-def free_slots(view: CalendarView) -> list[int]:
-    return [s.slot for s in view.slots if s.kind == "free"]
-
-
-def has_free_slot(view: CalendarView) -> bool:
-    return any(s.kind == "free" for s in view.slots)
-
-
 def is_movable_errand(view: CalendarView, slot: SlotView) -> bool:
     """A non-blocked errand that has somewhere to go (some free slot exists)."""
-    return slot.kind == "errand" and not slot.blocked and has_free_slot(view)
+    return slot.kind == "errand" and not slot.blocked and bool(view.free_slots)
 
 
 def slot_of_meeting(view: CalendarView, meeting_id: int) -> int | None:
-    for s in view.slots:
-        if s.kind == "meeting" and s.item_id == meeting_id:
-            return s.slot
-    return None
+    item = view.meetings.get(meeting_id)
+    return None if item is None else item.slot
 
 
 def plan_batch(
@@ -164,7 +154,7 @@ def plan_batch(
             why = f"make room for meeting M{schedule[0]}"
         evict.append((dst, why))
     vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
-    landing = sorted((set(free_slots(view)) | vacated) - destinations)
+    landing = sorted((set(view.free_slots) | vacated) - destinations)
     actions: list[ToolCall] = []
     for src, why in evict:
         land = next((s for s in landing if s != src), None)

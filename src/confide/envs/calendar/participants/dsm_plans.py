@@ -81,8 +81,7 @@ def held_moves(view: CalendarView, moves: Iterable[Move]) -> tuple[Move, ...]:
     moves = tuple(moves)
     if not moves:
         return ()
-    held = {s.item_id for s in view.slots if s.kind == "meeting"}
-    return tuple(m for m in moves if m.meeting_id in held)
+    return tuple(m for m in moves if m.meeting_id in view.meetings)
 
 
 def local_batch(
@@ -134,10 +133,8 @@ def score(view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence
 
 
 def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
-    for s in view.slots:
-        if s.kind == "meeting" and s.item_id == meeting_id:
-            return s.participants
-    return ()
+    item = view.meetings.get(meeting_id)
+    return () if item is None else item.participants
 
 
 def _chains(

@@ -36,14 +36,13 @@ from confide.envs.calendar.actions import (
 from confide.envs.calendar.participants.base import (
     Incoming,
     ProtocolParticipant,
-    has_free_slot,
     plan_batch,
 )
 
 
 def insertion_costs(view: CalendarView) -> list[int | None]:
     """D.1 local insertion cost of every slot (None = infeasible)."""
-    movable = has_free_slot(view)
+    movable = bool(view.free_slots)
     costs: list[int | None] = []
     for slot in view.slots:
         if slot.kind == "free":
