@@ -120,11 +120,15 @@ def slot_of_meeting(view: CalendarView, meeting_id: int) -> int | None:
     return None if item is None else item.slot
 
 
+Relocation = tuple[int, int, str]
+"""(from_slot, to_slot, justification) of one reschedule."""
+
+
 def plan_batch(
     view: CalendarView,
     *,
     schedule: tuple[int, int] | None = None,
-    moves: Sequence[tuple[int, int, str]] = (),
+    moves: Sequence[Relocation] = (),
     displace: Sequence[tuple[int, str]] = (),
 ) -> list[ToolCall] | None:
     """A valid A.5 batch for this calendar, or None if none exists.
@@ -135,6 +139,28 @@ def plan_batch(
     destination are displaced too. Landing slots are the lowest slots that are free (or
     vacated by this batch) and not destinations.
     """
+    relocations = plan_relocations(view, schedule=schedule, moves=moves, displace=displace)
+    if relocations is None:
+        return None
+    slots = view.slots
+    actions: list[ToolCall] = [
+        RescheduleCall(item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why)
+        for src, dst, why in relocations
+    ]
+    if schedule is not None:
+        actions.append(ScheduleCall(meeting_id=schedule[0], slot=schedule[1]))
+    return actions
+
+
+def plan_relocations(
+    view: CalendarView,
+    *,
+    schedule: tuple[int, int] | None = None,
+    moves: Sequence[Relocation] = (),
+    displace: Sequence[tuple[int, str]] = (),
+) -> list[Relocation] | None:
+    """The reschedules of `plan_batch`'s batch as plain tuples (protocols that only
+    evaluate a plan, such as DSM scoring, need no tool calls); None if there is none."""
     slots = view.slots
     destinations = {dst for _, dst, _ in moves}
     if schedule is not None:
@@ -155,20 +181,12 @@ def plan_batch(
         evict.append((dst, why))
     vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
     landing = sorted((set(view.free_slots) | vacated) - destinations)
-    actions: list[ToolCall] = []
+    relocations: list[Relocation] = []
     for src, why in evict:
         land = next((s for s in landing if s != src), None)
         if land is None:
             return None
         landing.remove(land)
-        actions.append(_reschedule(slots[src], src, land, why))
-    for src, dst, why in moves:
-        if src != dst:
-            actions.append(_reschedule(slots[src], src, dst, why))
-    if schedule is not None:
-        actions.append(ScheduleCall(meeting_id=schedule[0], slot=schedule[1]))
-    return actions
-
-
-def _reschedule(item: SlotView, src: int, dst: int, why: str) -> RescheduleCall:
-    return RescheduleCall(item_id=item.item_id, from_slot=src, to_slot=dst, justification=why)
+        relocations.append((src, land, why))
+    relocations.extend(move for move in moves if move[0] != move[1])
+    return relocations

@@ -24,8 +24,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from confide.envs.calendar.actions import CalendarView, RescheduleCall, ToolCall
-from confide.envs.calendar.participants.base import is_movable_errand, plan_batch
+from confide.envs.calendar.actions import CalendarView, ToolCall
+from confide.envs.calendar.participants.base import (
+    is_movable_errand,
+    plan_batch,
+    plan_relocations,
+)
 from confide.envs.calendar.participants.dsm_scoring import D_LEVELS, level_drop, satisfaction
 
 PLAN_STRIDE = 100
@@ -91,16 +95,7 @@ def local_batch(
     `slot` is given, schedules the round's meeting there; None when there is none (also
     for moves that stay in place, share a source or a destination, or land on `slot`: no
     DSM chain does)."""
-    for move in moves:
-        item = view.slots[move.from_slot]
-        if item.kind != "meeting" or item.item_id != move.meeting_id:
-            return None
-    if (
-        any(m.from_slot == m.to_slot for m in moves)
-        or len({m.from_slot for m in moves}) != len(moves)
-        or len({m.to_slot for m in moves}) != len(moves)
-        or any(m.to_slot == slot for m in moves)
-    ):
+    if not _well_formed(view, slot, moves):
         return None
     return plan_batch(
         view,
@@ -109,18 +104,28 @@ def local_batch(
     )
 
 
+def _well_formed(view: CalendarView, slot: int | None, moves: Sequence[Move]) -> bool:
+    """Every move takes a meeting this calendar holds, from distinct sources to distinct
+    destinations other than its source and `slot`."""
+    for move in moves:
+        item = view.slots[move.from_slot]
+        if item.kind != "meeting" or item.item_id != move.meeting_id:
+            return False
+    return not (
+        any(m.from_slot == m.to_slot or m.to_slot == slot for m in moves)
+        or len({m.from_slot for m in moves}) != len(moves)
+        or len({m.to_slot for m in moves}) != len(moves)
+    )
+
+
 def _why(move: Move, meeting_id: int) -> str:
     return f"agreed DSM displacement of M{move.meeting_id} to make room for M{meeting_id}"
 
 
-def moved_costs(view: CalendarView, batch: Sequence[ToolCall]) -> list[int]:
-    """Shown costs of the items a batch moves."""
-    return [view.slots[t.from_slot].cost or 0 for t in batch if isinstance(t, RescheduleCall)]
-
-
 def score(view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence[Move]) -> int:
-    """This seat's satisfaction level for a plan (0 = infeasible). A plan without moves
-    needs only the slot itself: free, or a movable errand (the hot path of every offer)."""
+    """This seat's satisfaction level for a plan (0 = infeasible): from the shown costs of
+    the items `local_batch` would move. A plan without moves needs only the slot itself:
+    free, or a movable errand (the hot path of every offer)."""
     if not moves:
         if slot is None:
             return D_LEVELS - 1
@@ -128,8 +133,16 @@ def score(view: CalendarView, meeting_id: int, slot: int | None, moves: Sequence
         if item.kind == "free":
             return D_LEVELS - 1
         return satisfaction([item.cost or 0]) if is_movable_errand(view, item) else 0
-    batch = local_batch(view, meeting_id, slot, moves)
-    return 0 if batch is None else satisfaction(moved_costs(view, batch))
+    if not _well_formed(view, slot, moves):
+        return 0
+    relocations = plan_relocations(
+        view,
+        schedule=None if slot is None else (meeting_id, slot),
+        moves=[(m.from_slot, m.to_slot, "") for m in moves],
+    )
+    if relocations is None:
+        return 0
+    return satisfaction([view.slots[src].cost or 0 for src, _, _ in relocations])
 
 
 def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
@@ -137,9 +150,14 @@ def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
     return () if item is None else item.participants
 
 
+Chain = tuple[tuple[Move, ...], tuple[int, ...]]
+"""Moves that clear a slot, with the shown costs of what they move on the builder's
+calendar: each moved meeting, then the errand evicted from the last landing slot."""
+
+
 def _chains(
     view: CalendarView, src: int, depth: int, used: frozenset[int], current: int
-) -> list[tuple[Move, ...]]:
+) -> list[Chain]:
     """Displacement chains that clear `src` (a prior meeting) within `depth` moves. Each
     move lands on a free slot, on a movable errand (evicted to a free slot) or on another
     prior meeting that the next move clears, so every chain is a valid batch for the
@@ -148,26 +166,24 @@ def _chains(
     if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
         return []
     used = used | {src}
-    out: list[tuple[Move, ...]] = []
+    cost = item.cost or 0
+    movable = bool(view.free_slots)
+    out: list[Chain] = []
     for dst, target in enumerate(view.slots):
         if dst in used:
             continue
         move = Move(item.item_id, src, dst)
-        if target.kind == "free" or is_movable_errand(view, target):
-            out.append((move,))
-        elif target.kind == "meeting":
-            out.extend((move, *tail) for tail in _chains(view, dst, depth - 1, used, current))
+        if target.kind == "free":
+            out.append(((move,), (cost,)))
+        elif target.kind == "errand":
+            if movable and not target.blocked:
+                out.append(((move,), (cost, target.cost or 0)))
+        else:
+            out.extend(
+                ((move, *moves), (cost, *costs))
+                for moves, costs in _chains(view, dst, depth - 1, used, current)
+            )
     return out
-
-
-def _chain_costs(view: CalendarView, chain: tuple[Move, ...]) -> list[int]:
-    """Shown costs of what the chain moves on its builder's calendar: the meetings, plus
-    the errand evicted from the last landing slot when there is one."""
-    costs = [view.slots[m.from_slot].cost or 0 for m in chain]
-    landing = view.slots[chain[-1].to_slot]
-    if landing.kind == "errand":
-        costs.append(landing.cost or 0)
-    return costs
 
 
 def candidate_plans(
@@ -193,11 +209,10 @@ def candidate_plans(
             if own > 0:
                 plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
             continue
-        ranked = []
-        for chain in _chains(view, slot, cascade_depth, frozenset(), meeting_id):
-            costs = _chain_costs(view, chain)
-            drop = sum(level_drop(c) for c in costs)
-            ranked.append((drop, len(chain), [m.to_slot for m in chain], chain, costs))
+        ranked = [
+            (sum(map(level_drop, costs)), len(chain), [m.to_slot for m in chain], chain, costs)
+            for chain, costs in _chains(view, slot, cascade_depth, frozenset(), meeting_id)
+        ]
         ranked.sort(key=lambda r: (r[0], r[1], r[2]))
         kept = 0
         for _, _, _, chain, costs in ranked:

@@ -40,8 +40,10 @@ from confide.envs.calendar.actions import (
 )
 
 MAX_ACTIONS = 6
-SMALL_MODEL_BOUNDS = {"thinking": 120, "content": 160, "justification": 80, "actions": 3}
-"""Limits of `bounded_reply_schema` (characters; actions per reply)."""
+SMALL_MODEL_BOUNDS = {"thinking": 80, "content": 100, "justification": 40, "actions": 3}
+"""Limits of `bounded_reply_schema` (characters; actions per reply). A 135M model fills
+every string to its limit, and on CPU each generated token costs ~20-40 ms and then sits
+in the thread for every later call, so the limits are as short as a useful reply allows."""
 Content = Annotated[str, Field(min_length=1)]
 
 

@@ -37,8 +37,7 @@ from confide.envs.calendar.actions import (
 from confide.envs.calendar.prompts import SYSTEM_SECTIONS, Variant, load, render
 
 CHANNEL_NOTES: dict[ChannelName, str] = {
-    "dm": "Send private messages to one agent at a time with dm; the two group tools are "
-    "refused.",
+    "dm": "Send private messages to one agent at a time with dm; the two group tools are refused.",
     "participant_groupchat": "Post with participant_groupchat to the current meeting's "
     "participants; dm and all_agent_groupchat are refused.",
     "all_agent_groupchat": "Post with all_agent_groupchat to every agent; dm and "
