@@ -52,7 +52,7 @@ new calendar or raises `BatchRejected`, leaving the input untouched (it is immut
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import cast
 
 
@@ -130,6 +130,11 @@ class Calendar:
 
     owner: int
     slots: tuple[Slot, ...]
+    _meeting_index: dict[int, int] | None = field(
+        default=None, init=False, repr=False, compare=False, hash=False
+    )
+    """meeting id -> slot, built on first lookup (the engine checks every prior meeting's
+    consistency after every round)."""
 
     @property
     def num_slots(self) -> int:
@@ -139,10 +144,14 @@ class Calendar:
         return tuple(i for i, item in enumerate(self.slots) if item is None)
 
     def slot_of_meeting(self, meeting_id: int) -> int | None:
-        for i, item in enumerate(self.slots):
-            if isinstance(item, MeetingItem) and item.meeting_id == meeting_id:
-                return i
-        return None
+        index = self._meeting_index
+        if index is None:
+            index = {}
+            for i, item in enumerate(self.slots):
+                if isinstance(item, MeetingItem):
+                    index.setdefault(item.meeting_id, i)
+            object.__setattr__(self, "_meeting_index", index)
+        return index.get(meeting_id)
 
     def render(
         self,
@@ -151,24 +160,35 @@ class Calendar:
         labels: Mapping[str, str] | None = None,
     ) -> str:
         """The owner's view, one line per slot (format in the module docstring)."""
-        lines = []
-        for i, item in enumerate(self.slots):
-            if item is None:
-                lines.append(f"Slot {i}: free")
-                continue
-            shown = display_cost(item.cost, cost_display)
-            if isinstance(item, Errand):
-                extra = ", blocked: cannot be moved" if item.blocked else ""
-                text = f"Slot {i}: errand #{item.errand_id} (cost {shown}{extra})"
-            else:
-                who = ", ".join(str(p) for p in item.participants)
-                text = f"Slot {i}: meeting M{item.meeting_id} (cost {shown}) with agents [{who}]"
-            if labels and item.label_id is not None and label_visible(self.owner, self.owner, item):
-                note = labels.get(item.label_id)
-                if note:
-                    text += f" | note: {note}"
-            lines.append(text)
-        return "\n".join(lines)
+        return "\n".join(
+            render_slot(i, item, self.owner, cost_display=cost_display, labels=labels)
+            for i, item in enumerate(self.slots)
+        )
+
+
+def render_slot(
+    index: int,
+    item: Slot,
+    owner: int,
+    *,
+    cost_display: Mapping[int, int] | None = None,
+    labels: Mapping[str, str] | None = None,
+) -> str:
+    """One line of `Calendar.render` for slot `index` of `owner`'s calendar."""
+    if item is None:
+        return f"Slot {index}: free"
+    shown = display_cost(item.cost, cost_display)
+    if isinstance(item, Errand):
+        extra = ", blocked: cannot be moved" if item.blocked else ""
+        text = f"Slot {index}: errand #{item.errand_id} (cost {shown}{extra})"
+    else:
+        who = ", ".join(str(p) for p in item.participants)
+        text = f"Slot {index}: meeting M{item.meeting_id} (cost {shown}) with agents [{who}]"
+    if labels and item.label_id is not None and label_visible(owner, owner, item):
+        note = labels.get(item.label_id)
+        if note:
+            text += f" | note: {note}"
+    return text
 
 
 @dataclass(frozen=True, slots=True)

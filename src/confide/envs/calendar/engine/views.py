@@ -2,9 +2,10 @@
 may see it (A.1 label rule) and the messages the postbox delivered to it.
 
 Views are immutable; a calendar view is rebuilt only when the seat's calendar object
-changes (calendars are immutable domain values, so identity is enough) and slot views are
-shared between rebuilds (keyed by slot index and item), which keeps the reference-protocol
-hot path free of repeated pydantic work.
+changes (calendars are immutable domain values, so identity is enough), and a rebuild
+reuses the slot view and A.1 text line of every slot whose item object is unchanged (a
+batch touches a few slots), which keeps the reference-protocol hot path free of repeated
+pydantic work.
 """
 
 from __future__ import annotations
@@ -22,8 +23,11 @@ from confide.envs.calendar.actions import (
     SlotView,
     seat_of,
 )
-from confide.envs.calendar.calendar import Calendar, Errand, Meeting, Slot
+from confide.envs.calendar.calendar import Calendar, Errand, Meeting, Slot, render_slot
 from confide.envs.calendar.scenario import Scenario
+
+_Part = tuple[SlotView, str]
+"""A slot's view and its line of the A.1 text."""
 
 
 class ViewBuilder:
@@ -35,28 +39,41 @@ class ViewBuilder:
         self.all_agents = tuple(range(scenario.num_agents))
         self.num_rounds = len(scenario.meetings)
         self._labels = scenario.private_texts()
-        self._calendars: dict[int, tuple[Calendar, CalendarView]] = {}
+        self._calendars: dict[int, tuple[Calendar, CalendarView, list[_Part]]] = {}
         self._meetings: dict[tuple[int, bool], MeetingView] = {}
-        self._slots: dict[tuple[int, Slot], SlotView] = {}
+        self._slots: dict[tuple[int, Slot], _Part] = {}
 
     def calendar(self, calendar: Calendar) -> CalendarView:
         """The owner's view of `calendar` (display costs, own labels, A.1 text)."""
         cached = self._calendars.get(calendar.owner)
         if cached is not None and cached[0] is calendar:
             return cached[1]
+        owner = calendar.owner
+        previous, kept = (cached[0].slots, cached[2]) if cached is not None else ((), [])
+        parts = [
+            kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
+            for i, item in enumerate(calendar.slots)
+        ]
         view = CalendarView(
             owner=calendar.owner,
-            slots=tuple(self._slot(i, item) for i, item in enumerate(calendar.slots)),
-            text=calendar.render(cost_display=self.scenario.cost_display, labels=self._labels),
+            slots=tuple(view for view, _ in parts),
+            text="\n".join(line for _, line in parts),
         )
-        self._calendars[calendar.owner] = (calendar, view)
+        self._calendars[calendar.owner] = (calendar, view, parts)
         return view
 
-    def _slot(self, index: int, item: Slot) -> SlotView:
-        view = self._slots.get((index, item))
-        if view is None:
-            view = self._slots[index, item] = self._new_slot(index, item)
-        return view
+    def _slot(self, index: int, item: Slot, owner: int) -> _Part:
+        """The view and text line of `item` at slot `index` of `owner`'s calendar. Shared
+        across calendars: an equal item on another calendar is the same meeting at the same
+        slot, whose label every participant may see (A.1)."""
+        key = (index, item)
+        part = self._slots.get(key)
+        if part is None:
+            line = render_slot(
+                index, item, owner, cost_display=self.scenario.cost_display, labels=self._labels
+            )
+            part = self._slots[key] = (self._new_slot(index, item), line)
+        return part
 
     def _new_slot(self, index: int, item: Slot) -> SlotView:
         if item is None:
