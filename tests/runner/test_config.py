@@ -39,6 +39,22 @@ def test_overrides_apply_on_top(tmp_path: Path) -> None:
     assert load_experiment(path, {"seed": 9, "limit": None}).seed == 9
 
 
+@pytest.mark.parametrize(
+    ("fields", "expected"),
+    [
+        ({"lineups": ["imap"]}, 4),
+        ({"lineups": ["imap,local/smollm2,imap"]}, 1),
+        ({"lineups": ["local/smollm2:tom-belief"]}, 1),
+        ({"lineups": ["mock/echo"], "roles": {"judge": "local/smollm2"}}, 1),
+        ({"lineups": ["local/smollm2"], "concurrency": 3}, 3),
+    ],
+)
+def test_embedded_models_run_one_episode_at_a_time_by_default(
+    fields: dict[str, object], expected: int
+) -> None:
+    assert build_experiment({"benchmark": "demo", **fields}).episodes_at_once == expected
+
+
 def test_expansion_ids_are_deterministic_and_unique() -> None:
     spec = get_benchmark("demo")
     exp = build_experiment({"benchmark": "demo", "lineups": ["scripted", "mock/echo"],

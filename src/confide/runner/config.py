@@ -46,13 +46,28 @@ class Experiment(BaseModel):
         "repetition) worker runs its conditions in sequence, order rotated by a Latin square.",
     )
     seed: int = 0
-    concurrency: int = Field(default=4, ge=1)
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description="Episodes run at once; default 4, or 1 when any seat or role is an "
+        "embedded local/ model (it answers one call at a time, and episodes taking turns keep "
+        "its prefix cache warm instead of evicting each other's conversations).",
+    )
     output_dir: str = "runs/latest"
     cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
     options: dict[str, Any] = Field(default_factory=dict, description="Environment options.")
     model_options: dict[str, Any] = Field(
         default_factory=dict, description="Options passed to every model provider (e.g. base_url)."
     )
+
+    @property
+    def episodes_at_once(self) -> int:
+        """`concurrency`, or its default (see the field)."""
+        if self.concurrency is not None:
+            return self.concurrency
+        models = [seat.model for text in self.lineups for seat in parse_lineup(text)]
+        models += [spec.split(":", 1)[0] for spec in self.roles.values()]
+        return 1 if any(m is not None and m.startswith("local/") for m in models) else 4
 
     @field_validator("lineups")
     @classmethod

@@ -69,7 +69,7 @@ async def run_experiment_async(
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
     failed: list[str] = []
-    limit = asyncio.Semaphore(experiment.concurrency)
+    limit = asyncio.Semaphore(experiment.episodes_at_once)
     with RunProgress(len(plans), len(plans) - len(todo), models.meter, show_progress) as bar:
 
         async def worker(chain: list[EpisodePlan]) -> None:
