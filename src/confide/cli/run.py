@@ -41,7 +41,10 @@ def run(
     limit: Annotated[int | None, typer.Option(help="Run only the first N tasks.")] = None,
     repetitions: Annotated[int | None, typer.Option(help="Repetitions per task.")] = None,
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Episodes run at once (default 4; 1 with an embedded local/ model).")] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(help="Episodes run at once (default 4; 1 with an embedded local/ model)."),
+    ] = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Run directory (default runs/<benchmark>); an existing one is resumed."),
