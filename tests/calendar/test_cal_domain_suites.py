@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from confide.envs.calendar.calendar import Errand, MeetingItem
-from confide.envs.calendar.engine import DEFAULT_MAX_TURNS
-from confide.envs.calendar.env import parse_options, turn_budget
+from confide.envs.calendar.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
+from confide.envs.calendar.env import game_limits, parse_options
 from confide.envs.calendar.errors import CalendarDataError
 from confide.envs.calendar.scenario import save_scenarios
 from confide.envs.calendar.suites import (
@@ -56,17 +56,19 @@ def test_tiny_suite() -> None:
     assert len(tasks) == 6
     assert all((t.num_agents, t.num_slots, len(t.meetings)) == (3, 8, 2) for t in tasks)
     assert suite_names() == ("canonical", "tiny")
-    assert {t.max_turns_per_round for t in tasks} == {2}
-    assert {t.max_turns_per_round for t in load_suite("canonical")} == {None}
+    assert {(t.max_turns_per_round, t.decision_retries) for t in tasks} == {(2, 1)}
+    canonical = load_suite("canonical")
+    assert {(t.max_turns_per_round, t.decision_retries) for t in canonical} == {(None, None)}
 
 
-def test_turn_budget_prefers_option_then_task_then_default() -> None:
+def test_game_limits_prefer_option_then_task_then_default() -> None:
     task = load_suite("tiny")[0]
-    assert turn_budget(parse_options({}), task) == 2
-    assert turn_budget(parse_options({"max_turns_per_round": 5}), task) == 5
-    assert turn_budget(parse_options({"max_turns_per_round": None}), task) is None
-    unbudgeted = task.model_copy(update={"max_turns_per_round": None})
-    assert turn_budget(parse_options({}), unbudgeted) == DEFAULT_MAX_TURNS
+    assert game_limits(parse_options({}), task) == (2, 1)
+    explicit = parse_options({"max_turns_per_round": 5, "decision_retries": 0})
+    assert game_limits(explicit, task) == (5, 0)
+    assert game_limits(parse_options({"max_turns_per_round": None}), task) == (None, 1)
+    bare = task.model_copy(update={"max_turns_per_round": None, "decision_retries": None})
+    assert game_limits(parse_options({}), bare) == (DEFAULT_MAX_TURNS, DEFAULT_DECISION_RETRIES)
 
 
 def test_shipped_tiny_equals_regeneration(tmp_path: Path) -> None:

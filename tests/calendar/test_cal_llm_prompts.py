@@ -294,7 +294,7 @@ def test_reply_schemas() -> None:
     assert reply_schema()["properties"]["actions"]["maxItems"] == 6
     bounded = bounded_reply_schema()
     assert bounded["properties"]["thinking"]["maxLength"] == 80
-    assert bounded["properties"]["actions"]["maxItems"] == 3
+    assert bounded["properties"]["actions"]["maxItems"] == 2
     assert bounded["$defs"]["DmReply"]["properties"]["content"]["maxLength"] == 100
     assert bounded["$defs"]["RescheduleReply"]["properties"]["justification"]["maxLength"] == 40
     assert default_config("local/smollm2").response_schema == bounded
@@ -302,7 +302,7 @@ def test_reply_schemas() -> None:
     assert default_config("openai/gpt-5-mini").response_schema == reply_schema()
     longest = {
         "thinking": "t" * 80,
-        "actions": [{"type": "dm", "to": 1, "content": "c" * 100}] * 3,
+        "actions": [{"type": "dm", "to": 1, "content": "c" * 100}] * 2,
     }
     ReplyEnvelope.model_validate(longest)
     assert len(json.dumps(longest)) < 2 * LOCAL_MAX_TOKENS  # fits even at 2 chars a token

@@ -137,6 +137,6 @@ def keyed_replies(
     def answer(messages: list[ChatMessage], config: GenerateConfig) -> str:
         found = _CASE.search(messages[0].content)
         assert found is not None, messages[0].content
-        return table[int(found.group(2)), int(found.group(1))]
+        return table[int(found.group(2)) - 1, int(found.group(1))]  # prompts count from 1
 
     return answer

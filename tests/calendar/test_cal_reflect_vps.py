@@ -135,7 +135,7 @@ def test_thread_context_is_copied_not_modified() -> None:
     messages = [ChatMessage.model_validate(m) for m in thread]
     prompt = reflection_messages(task(), rec.events, 0, 0, messages)
     assert prompt[0] is messages[0] and len(messages) == 1
-    assert prompt[-1].role == "user" and "PRIVATE CHECK-IN AFTER ROUND 0" in prompt[-1].content
+    assert prompt[-1].role == "user" and "PRIVATE CHECK-IN AFTER ROUND 1" in prompt[-1].content
 
 
 def test_deltas_outside_the_scenario_are_rejected() -> None:

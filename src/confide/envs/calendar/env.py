@@ -4,16 +4,17 @@ one episode = one game (engine/) scored by metrics.py.
 Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
 null for no budget; default: the task's own budget if it has one, e.g. 2 in the `tiny`
 suite, else 20, the published harness's default; an explicit option wins), `decision_retries`
-(int >= 0, default 3), `sd_model` (agent id -> scheduling difficulty for SD-MAP, D.2),
-`reflection` (bool, default true: post-round reflection calls for model seats, F.3).
-The communication condition is the episode's condition (default `dm`).
+(int >= 0; default: the task's, e.g. 1 in `tiny`, else 3), `sd_model` (agent id ->
+scheduling difficulty for SD-MAP, D.2), `reflection` (bool, default true: post-round
+reflection calls for model seats, F.3). The communication condition is the episode's
+condition (default `dm`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -64,11 +65,24 @@ def parse_options(raw: Mapping[str, Any]) -> CalbenchOptions:
         raise ConfideError(describe_validation_error(exc, "calbench options")) from None
 
 
-def turn_budget(options: CalbenchOptions, scenario: Scenario) -> int | None:
-    """The cheap-talk budget of a game: an explicit option, else the task's, else 20."""
-    if "max_turns_per_round" in options.model_fields_set:
-        return options.max_turns_per_round
-    return scenario.max_turns_per_round or DEFAULT_MAX_TURNS
+class GameLimits(NamedTuple):
+    max_turns_per_round: int | None
+    decision_retries: int
+
+
+def game_limits(options: CalbenchOptions, scenario: Scenario) -> GameLimits:
+    """A game's cheap-talk budget and retry budget: each from an explicit option, else
+    from the task, else the published harness's default."""
+    given = options.model_fields_set
+    turns = (
+        options.max_turns_per_round
+        if "max_turns_per_round" in given
+        else scenario.max_turns_per_round or DEFAULT_MAX_TURNS
+    )
+    retries = options.decision_retries
+    if "decision_retries" not in given and scenario.decision_retries is not None:
+        retries = scenario.decision_retries
+    return GameLimits(turns, retries)
 
 
 def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
@@ -91,6 +105,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     options = parse_options(ctx.options)
     binding = expand_lineup(ctx.lineup, seats(scenario))
     opts = options.model_dump()
+    limits = game_limits(options, scenario)
     players = {
         seat: make_participant(seat, spec, opts, ctx) for seat, spec in binding.items()
     }
@@ -100,8 +115,8 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         ctx.trace,
         GameConfig(
             condition=ctx.condition or "dm",
-            max_turns_per_round=turn_budget(options, scenario),
-            decision_retries=options.decision_retries,
+            max_turns_per_round=limits.max_turns_per_round,
+            decision_retries=limits.decision_retries,
         ),
         observe=ctx.seen if ctx.observe is not None else None,
         after_round=reflection_hook(ctx, scenario, binding, players)

@@ -434,7 +434,8 @@ class SuiteSpec(BaseModel):
     selected_per_bucket: int = Field(ge=1)
     allow_degenerate: bool = False
     max_turns_per_round: int | None = Field(default=None, ge=1)
-    """Cheap-talk budget stamped on every task of the suite (None: the environment's)."""
+    decision_retries: int | None = Field(default=None, ge=0)
+    """Game limits stamped on every task of the suite (None: the environment's)."""
 
     @model_validator(mode="after")
     def _check(self) -> SuiteSpec:
@@ -521,7 +522,11 @@ def generate_suite(spec: SuiteSpec) -> GeneratedSuite:
             label = f"{bucket}-" if bucket is not None else ""
             task_id = f"{spec.name}-{cell.name}-{label}{counters[bucket]:02d}"
             renamed = candidates[i].model_copy(
-                update={"task_id": task_id, "max_turns_per_round": spec.max_turns_per_round}
+                update={
+                    "task_id": task_id,
+                    "max_turns_per_round": spec.max_turns_per_round,
+                    "decision_retries": spec.decision_retries,
+                }
             )
             chosen.append(score_scenario(renamed, cell=cell.name, bucket=bucket))
         reports.append(

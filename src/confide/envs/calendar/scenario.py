@@ -7,9 +7,9 @@ drew (empty for loaded fixtures), and the reference solutions computed when it w
 generated or scored (hidden witness, CP-SAT oracle, greedy baseline, feasible-
 assignment fraction d). It is frozen; derived copies are made with `model_copy(update=...)`.
 
-A task may carry its own cheap-talk budget, `max_turns_per_round` (a smoke-test suite
-keeps games short this way); null means the environment's default applies, and an
-explicit environment option overrides the task's value.
+A task may carry its own game limits, `max_turns_per_round` (cheap-talk budget) and
+`decision_retries` (a smoke-test suite keeps games short this way); null means the
+environment's default applies, and an explicit environment option overrides the task.
 
 Costs are stored in internal units (1/2/3 for the varied setting, §3) and shown to agents
 through `cost_display` (e.g. {1: 1, 2: 10, 3: 100}); costs missing from the map are shown
@@ -160,6 +160,7 @@ class Scenario(_Frozen):
     generator: dict[str, Any] | None = None
     published: PublishedReference | None = None
     max_turns_per_round: int | None = Field(default=None, ge=1)
+    decision_retries: int | None = Field(default=None, ge=0)
 
     @property
     def id(self) -> str:

@@ -40,10 +40,12 @@ from confide.envs.calendar.actions import (
 )
 
 MAX_ACTIONS = 6
-SMALL_MODEL_BOUNDS = {"thinking": 80, "content": 100, "justification": 40, "actions": 3}
+SMALL_MODEL_BOUNDS = {"thinking": 80, "content": 100, "justification": 40, "actions": 2}
 """Limits of `bounded_reply_schema` (characters; actions per reply). A 135M model fills
-every string to its limit, and on CPU each generated token costs ~20-40 ms and then sits
-in the thread for every later call, so the limits are as short as a useful reply allows."""
+every string and the action list to their limits, and on CPU each generated token costs
+~20-40 ms and then sits in the thread for every later call, so the limits are as short as
+a useful reply allows: two actions fit a message plus a proposal, or one eviction plus
+the schedule (a batch needing more cannot be sent by an embedded model)."""
 Content = Annotated[str, Field(min_length=1)]
 
 

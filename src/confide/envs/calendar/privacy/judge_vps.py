@@ -78,7 +78,7 @@ def judge_messages(
     return [
         ChatMessage(
             role="system",
-            content=render("judge_system", observer=observer, round=round_index, **fields),
+            content=render("judge_system", observer=observer, round=round_index + 1, **fields),
         ),
         ChatMessage(role="user", content=question),
     ]

@@ -94,12 +94,12 @@ def transcript(messages: Sequence[Message], observer: int, round_index: int) -> 
             data = json.dumps(m.payload, sort_keys=True)
             body = f"{body} [data: {data}]" if body else f"[data: {data}]"
         lines.append(
-            f"[{number}] turn {m.turn}, from agent {agent_of(m.sender)}, {_channel(m)}: {body}"
+            f"[{number}] turn {m.turn + 1}, from agent {agent_of(m.sender)}, {_channel(m)}: {body}"
         )
     return render(
         "transcript",
         observer=observer,
-        round=round_index,
+        round=round_index + 1,  # rounds and turns are shown 1-based, as in the game prompts
         lines="\n".join(lines) if lines else "(no messages)",
     )
 

@@ -75,7 +75,7 @@ def reflection_messages(
     targets = targets_of(scenario.num_agents, observer)
     fields = game_fields(scenario.num_agents, scenario.num_slots)
     question = "\n\n".join([
-        render("reflection_lead", round=round_index,
+        render("reflection_lead", round=round_index + 1,
                targets=", ".join(map(str, targets)), **fields),
         answer_format(targets, scenario.num_slots),
     ])
