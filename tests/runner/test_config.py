@@ -100,3 +100,18 @@ def test_latin_square_chains_rotate_condition_order() -> None:
     ]
     grid = build_experiment({"benchmark": "incognita", "limit": 2})
     assert all(len(c) == 1 for c in worker_chains(grid, expand(spec, grid), expand(spec, grid)))
+
+
+async def test_provider_scoped_model_options_reach_only_their_provider() -> None:
+    from confide.llm import ChatMessage, GenerateConfig, ModelSpecError
+    from confide.runner.models import RunModels
+
+    models = RunModels(
+        options={"local": {"n_threads": 1}, "mock": {"outputs": ["scoped"]}, "latency_s": 0.0}
+    )
+    reply = await models.base("mock/json").generate(
+        [ChatMessage(role="user", content="hi")], config=GenerateConfig()
+    )
+    assert reply.text == "scoped"  # the mock entry applied, the local one did not
+    with pytest.raises(ModelSpecError, match="unknown option"):
+        RunModels(options={"mock": {"n_threads": 1}}).base("mock/json")

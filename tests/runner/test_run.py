@@ -48,7 +48,7 @@ def test_same_seed_same_traces_different_seed_differs(tmp_path: Path) -> None:
 
 
 def test_cache_second_run_makes_zero_model_calls(tmp_path: Path) -> None:
-    def run(name: str) -> tuple[dict[str, object], dict[str, list[object]]]:
+    def run(name: str) -> tuple[dict[str, int], dict[str, list[object]]]:
         exp = build_experiment({
             "benchmark": "demo", "lineups": ["mock/echo"], "output_dir": str(tmp_path / name),
             "cache_dir": str(tmp_path / "cache"),

@@ -1,6 +1,11 @@
 """The run's model factory: one wrapped ChatModel per spec (so cache, retry, concurrency
 limit and usage meter are shared by every seat using it), recorded per seat into the
-episode trace."""
+episode trace.
+
+The experiment's `model_options` go to every model; an entry keyed by a provider name
+whose value is a mapping (`local: {n_threads: 1}`) goes only to that provider's models
+and wins over the shared entries, so provider-specific settings do not break the other
+seats of a mixed lineup."""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 
 from confide.core.trace import ModelCall, TraceRecorder
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
+from confide.llm.spec import PROVIDERS, parse_spec
 
 
 class RunModels:
@@ -24,7 +30,11 @@ class RunModels:
     def base(self, spec: str) -> ChatModel:
         """The shared wrapped model for `spec`."""
         if spec not in self._models:
-            options = dict(self._options)
+            provider = parse_spec(spec).provider
+            options = {k: v for k, v in self._options.items() if k not in PROVIDERS}
+            scoped = self._options.get(provider)
+            if isinstance(scoped, dict):
+                options.update(scoped)
             if self._cache_dir is not None:
                 options["cache_dir"] = self._cache_dir
             self._models[spec] = get_model(spec, meter=self.meter, **options)
