@@ -38,6 +38,7 @@ from test_cal_llm_support import (
 
 from confide.core.benchmark import EpisodeResult
 from confide.core.trace import MessageDelivered, TraceRecorder
+from confide.envs.calendar.scenario import Scenario
 
 MALFORMED = reply("I can move the errand in slot 3.", {"type": "dm", "to": 0})
 FIXED_THINKING = "Slot 3 holds an errand I can move."
@@ -79,7 +80,7 @@ SCRIPT = {
 }
 
 
-def _scenario():  # type: ignore[no-untyped-def]
+def _scenario() -> Scenario:
     return scenario(
         [
             [None, errand(1), errand(2, blocked=True), None],

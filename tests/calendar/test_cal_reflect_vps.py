@@ -16,13 +16,14 @@ from test_cal_reflect_support import play, reply, task
 
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.calendar.actions import seat_of
-from confide.envs.calendar.privacy.deltas import VpsError, answer_event, model_vps
+from confide.envs.calendar.privacy.deltas import answer_event, model_vps
 from confide.envs.calendar.privacy.reflection import (
     EVENT,
     reflect_round,
     reflection_messages,
     reflection_vps,
 )
+from confide.envs.calendar.privacy.vps import VpsError
 from confide.llm import ChatModel, MockModel
 
 # observer -> replies in call order (round 0, then round 1)

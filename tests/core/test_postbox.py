@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confide.core import Channel, Postbox, RoutingError
+from confide.core import Channel, Message, Postbox, RoutingError
 
 AGENTS = ("ann", "bob", "cat", "dan")
 
@@ -72,7 +72,7 @@ def test_since_returns_only_new_messages() -> None:
 def test_every_view_is_exactly_the_visible_log(posts: list[tuple[str, str, set[str]]]) -> None:
     """Over random traffic, an agent's view is exactly the messages it sent or was a
     resolved recipient of, and recipients never include the sender."""
-    delivered = []
+    delivered: list[Message] = []
     box = Postbox(AGENTS, on_deliver=delivered.append)
     for sender, kind, names in posts:
         if kind == "dm":
