@@ -63,26 +63,17 @@ def view_of(cal: Calendar) -> CalendarView:
     for i, item in enumerate(cal.slots):
         if item is None:
             slots.append(SlotView(slot=i, kind="free"))
-        elif isinstance(item, Errand):
-            slots.append(
-                SlotView(
-                    slot=i,
-                    kind="errand",
-                    item_id=item.errand_id,
-                    cost=item.cost,
-                    blocked=item.blocked,
-                )
+            continue
+        slots.append(
+            SlotView(
+                slot=i,
+                kind="errand" if isinstance(item, Errand) else "meeting",
+                item_id=item.item_id,
+                cost=item.cost,
+                blocked=isinstance(item, Errand) and item.blocked,
+                participants=() if isinstance(item, Errand) else item.participants,
             )
-        else:
-            slots.append(
-                SlotView(
-                    slot=i,
-                    kind="meeting",
-                    item_id=item.meeting_id,
-                    cost=item.cost,
-                    participants=item.participants,
-                )
-            )
+        )
     return CalendarView(owner=cal.owner, slots=tuple(slots), text="")
 
 
