@@ -22,13 +22,13 @@ import time
 from pathlib import Path
 
 from confide.core.trace import TraceRecorder
-from confide.envs.calendar.actions import CalendarObservation, Envelope, seat_of
-from confide.envs.calendar.engine import CalendarParticipant, Game
-from confide.envs.calendar.participants import make_reference
-from confide.envs.calendar.participants.dsm import DSM_PRESETS, DsmParticipant
-from confide.envs.calendar.privacy import vps_rows
-from confide.envs.calendar.scenario import Scenario
-from confide.envs.calendar.suites import load_suite, load_tasks
+from confide.envs.calbench.actions import CalendarObservation, Envelope, seat_of
+from confide.envs.calbench.engine import CalendarParticipant, Game
+from confide.envs.calbench.participants import make_reference
+from confide.envs.calbench.participants.dsm import DSM_PRESETS, DsmParticipant
+from confide.envs.calbench.privacy import vps_rows
+from confide.envs.calbench.scenario import Scenario
+from confide.envs.calbench.suites import load_suite, load_tasks
 
 PUBLISHED_MS = 120.0
 

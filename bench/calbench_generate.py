@@ -22,17 +22,17 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from confide.envs.calendar.calendar import Calendar, Meeting
-from confide.envs.calendar.difficulty import (
+from confide.envs.calbench.calendar import Calendar, Meeting
+from confide.envs.calbench.difficulty import (
     DifficultyScore,
     DifficultyTooHardError,
     count_feasible_cpsat,
     feasible_fraction,
 )
-from confide.envs.calendar.generator import GeneratorConfig, generate_scenario
-from confide.envs.calendar.oracle import solve_greedy, solve_oracle
-from confide.envs.calendar.scenario import save_scenarios
-from confide.envs.calendar.suites import build_suite, suite_path
+from confide.envs.calbench.generator import GeneratorConfig, generate_scenario
+from confide.envs.calbench.oracle import solve_greedy, solve_oracle
+from confide.envs.calbench.scenario import save_scenarios
+from confide.envs.calbench.suites import build_suite, suite_path
 
 T = TypeVar("T")
 

@@ -33,12 +33,12 @@ import time
 from pathlib import Path
 
 from confide.core.trace import TraceRecorder
-from confide.envs.calendar import SPEC
-from confide.envs.calendar.actions import seat_of
-from confide.envs.calendar.engine import Game, GameOutcome
-from confide.envs.calendar.metrics import evaluate
-from confide.envs.calendar.participants import make_reference
-from confide.envs.calendar.scenario import Scenario
+from confide.envs.calbench import SPEC
+from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.engine import Game, GameOutcome
+from confide.envs.calbench.metrics import evaluate
+from confide.envs.calbench.participants import make_reference
+from confide.envs.calbench.scenario import Scenario
 
 PUBLISHED_MS = {"imap": 60.0, "dsm-welfare": 120.0, "dsm-private": 120.0}
 """Published harness time per game on these CPUs (issue 3); no figure exists for SD-MAP."""

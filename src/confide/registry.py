@@ -9,10 +9,10 @@ from confide.core.benchmark import BenchmarkSpec
 from confide.errors import ConfideError
 
 _SPECS: dict[str, str] = {
-    "calbench": "confide.envs.calendar:SPEC",
+    "calbench": "confide.envs.calbench:SPEC",
     "demo": "confide.envs.demo:SPEC",
-    "incognita": "confide.envs.servicedesk:SPEC",
-    "sotopia-tom": "confide.envs.infoshare:SPEC",
+    "incognita": "confide.envs.incognita:SPEC",
+    "sotopia-tom": "confide.envs.sotopia_tom:SPEC",
 }
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from confide.llm.prompts import PromptError, PromptFiles
 
-DESK = PromptFiles("confide.envs.servicedesk.prompts")
-PRIVACY = PromptFiles("confide.envs.calendar.privacy", suffix=".md", folder="prompts")
+DESK = PromptFiles("confide.envs.incognita.prompts")
+PRIVACY = PromptFiles("confide.envs.calbench.privacy", suffix=".md", folder="prompts")
 
 
 def test_load_reads_the_file_without_its_trailing_newline() -> None:
@@ -26,7 +26,7 @@ def test_render_fills_fields_as_strings() -> None:
 
 
 def test_a_field_may_be_called_name() -> None:
-    files = PromptFiles("confide.envs.infoshare.prompts", suffix="")
+    files = PromptFiles("confide.envs.sotopia_tom.prompts", suffix="")
     assert files.path("coach.txt") == "coach.txt"
     text = files.render("coach.txt", name="Ines", role="auditor", context="C", schema="S")
     assert "Ines" in text

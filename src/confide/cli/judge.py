@@ -24,7 +24,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from confide.envs.infoshare.agreement import AgreementReport, Correlation, agreement
+from confide.envs.sotopia_tom.agreement import AgreementReport, Correlation, agreement
 
 app = typer.Typer(no_args_is_help=True)
 

@@ -9,7 +9,7 @@ scenario passes, 1 when any rule is broken, 2 when a file cannot be read or pars
 takes precedence, since its scenarios were not checked).
 
 `generate` runs the generation pipeline (sotopia_tom.md 3.2, A.3, A.4, A.6;
-`confide.envs.infoshare.generation`) for `--per-sector` requests in each `--sector`
+`confide.envs.sotopia_tom.generation`) for `--per-sector` requests in each `--sector`
 (default: all eight), cycling through the `--agents` counts, with the `--generator` and
 `--judge` models given as specs:
 
@@ -29,9 +29,9 @@ from typing import Annotated
 
 import typer
 
-from confide.envs.infoshare.generation import generate_with_specs, plan_requests, sector_named
-from confide.envs.infoshare.scenario import Sector
-from confide.envs.infoshare.validation import validate_files
+from confide.envs.sotopia_tom.generation import generate_with_specs, plan_requests, sector_named
+from confide.envs.sotopia_tom.scenario import Sector
+from confide.envs.sotopia_tom.validation import validate_files
 
 app = typer.Typer(no_args_is_help=True)
 

@@ -1,0 +1,19 @@
+"""CalBench trace audits, pure functions of (scenario, trace): semantic-context leakage,
+own-slot disclosure (G.5), the appendix G analyses (G.1-G.4), the leaderboard columns
+(D.4) with the per-episode wrapper that adds them and the judge (episode.py), and the
+run-directory tables including reflection and judge VPS (outputs.py)."""
+
+from confide.envs.calbench.audits.common import AuditError, GameRecord, game_records
+from confide.envs.calbench.audits.episode import measured
+from confide.envs.calbench.audits.leaderboard import leaderboard_columns
+from confide.envs.calbench.audits.outputs import write_audit_outputs, write_calbench_outputs
+
+__all__ = [
+    "AuditError",
+    "GameRecord",
+    "game_records",
+    "leaderboard_columns",
+    "measured",
+    "write_audit_outputs",
+    "write_calbench_outputs",
+]

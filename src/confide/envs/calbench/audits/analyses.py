@@ -1,0 +1,402 @@
+"""Trace analyses of calbench.md appendix G: completion-conditioned regret (G.1),
+first-speaker effects with paired tests and BH correction (G.2, Table 12), messages by
+meeting index and speaker role (G.3), prior-meeting reschedules (G.4).
+
+Summaries are per (participant, cost setting), with "all" pooling participants and/or
+settings. Per-seat metrics come from the result rows stored in each trace's footer
+(metrics.py), so the analyses use exactly the numbers of results.csv.
+
+- G.1: seats with at least one meeting; full-completion seats are those with success 1.
+  Nonzero regret: share of full-completion seats with excess > 0; mean excess per
+  meeting: mean over full-completion seats of excess / scheduled meetings.
+- G.2 unit: a participating agent-meeting. Its VPS is the round-level reflection-
+  calibrated excess VPS of the agent as a target, max(0, calibrated VPS of the round over
+  all observers - floor / rounds): the five-slot game floor spread evenly over the
+  rounds (our reading of "round-level excess"; None when the game has no reflections).
+  Its excess cost, for meetings that end up scheduled, is max(0, paid - oracle): what the
+  agent paid in its committed DECISION batch of that round minus what the scheduled-only
+  CP-SAT oracle charges the agent for that meeting (the item under the meeting's oracle
+  slot on its initial calendar; for a prior meeting moved away, its move cost plus,
+  recursively, what sits under the prior meeting's new slot), on the metric scale of
+  metrics.py. Pairs: per agent-game, the mean over its first-speaker units minus the
+  mean over its other units (agent-games with both). Test: two-sided paired t test on
+  those differences (None with fewer than two pairs or zero spread). Family: per metric,
+  every (participant group, setting) test, Benjamini-Hochberg adjusted together (with
+  seven models and three settings that is the 24 tests behind the paper's q values).
+- G.3: messages sent (postbox deliveries by sender) per seat-game at each meeting index
+  (every seat, participant or not), and per participating agent-meeting by role: first
+  speaker versus later speakers (pooled, as the paper does).
+- G.4: distinct already scheduled meetings each seat moved in committed batches, averaged
+  over seat-games.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from confide.core.trace import EnvEvent, MessageDelivered
+from confide.envs.calbench.actions import agent_of
+from confide.envs.calbench.audits.common import ALL, GameRecord
+from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem
+from confide.envs.calbench.metrics import metric_scale, scaled_calendars
+from confide.envs.calbench.oracle import solve_oracle
+from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
+from confide.envs.calbench.privacy.vps import VPS_FLOOR
+
+Pool = tuple[str, str]
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+# -- G.1 -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RegretRow:
+    """Table 11 (g1_completion_regret.csv)."""
+
+    participant: str
+    cost_setting: str
+    seats: int
+    full_completion_seats: int
+    full_completion_share: float | None
+    nonzero_regret_share: float | None
+    mean_excess_per_meeting: float | None
+
+
+def completion_regret(games: Sequence[GameRecord]) -> list[RegretRow]:
+    """G.1 per (participant, setting)."""
+    seats: dict[Pool, list[tuple[float, float, int]]] = {}
+    for game in games:
+        for agent, row in game.footer_rows().items():
+            if not row.get("meetings"):
+                continue
+            entry = (float(row["success"]), float(row["excess"]), int(row["scheduled"]))
+            for pool in game.pools(agent):
+                seats.setdefault(pool, []).append(entry)
+    out = []
+    for (spec, setting), entries in sorted(seats.items()):
+        full = [(excess, done) for success, excess, done in entries if success == 1.0]
+        out.append(RegretRow(
+            spec, setting, len(entries), len(full),
+            len(full) / len(entries) if entries else None,
+            _mean([float(excess > 0) for excess, _ in full]),
+            _mean([excess / done for excess, done in full]),
+        ))
+    return out
+
+
+# -- G.2 units -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakerUnit:
+    """One participating agent-meeting (g2_first_speaker_units.csv)."""
+
+    game_id: str
+    round: int
+    meeting_id: int
+    agent: int
+    participant: str
+    cost_setting: str
+    first_speaker: bool
+    scheduled: bool
+    excess_vps: float | None
+    excess_cost: float | None
+
+
+def scheduled_ids(events: Sequence[object]) -> set[int]:
+    """Meetings resolved in their round and not inconsistent after the last round."""
+    resolutions = [e for e in events if isinstance(e, EnvEvent) and e.name == "resolution"]
+    if not resolutions:
+        return set()
+    broken = set(resolutions[-1].data.get("consistency_violations", []))
+    return {
+        int(e.data["meeting_id"]) for e in resolutions
+        if e.data.get("resolved") and int(e.data["meeting_id"]) not in broken
+    }
+
+
+@lru_cache(maxsize=1024)
+def _oracle(
+    calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]
+) -> tuple[dict[int, int], dict[int, int]] | None:
+    solution = solve_oracle(calendars, meetings)
+    return None if solution is None else (solution.assignments, solution.prior_moves)
+
+
+def _displaced(
+    calendar: Calendar, slot: int, prior_moves: Mapping[int, int], seen: frozenset[int]
+) -> int:
+    """What the oracle charges `calendar`'s owner for whatever sits at `slot`."""
+    item = calendar.slots[slot]
+    if isinstance(item, Errand):
+        return item.cost
+    if isinstance(item, MeetingItem) and item.meeting_id in prior_moves:
+        if item.meeting_id in seen:
+            return 0
+        moved = prior_moves[item.meeting_id]
+        return item.cost + _displaced(calendar, moved, prior_moves, seen | {item.meeting_id})
+    return 0
+
+
+def oracle_meeting_costs(game: GameRecord, scheduled: set[int]) -> dict[tuple[int, int], int]:
+    """(agent, meeting id) -> the scheduled-only oracle's charge to that agent-meeting."""
+    scale = metric_scale(game.scenario)
+    calendars = scaled_calendars(game.scenario, scale)
+    done = tuple(m for m in game.scenario.to_meetings() if m.meeting_id in scheduled)
+    solved = _oracle(calendars, done) if done else ({}, {})
+    if solved is None:
+        raise ValueError(f"{game.game_id}: the scheduled meetings admit no oracle placement")
+    assignments, prior_moves = solved
+    return {
+        (a, m.meeting_id): _displaced(calendars[a], assignments[m.meeting_id], prior_moves,
+                                      frozenset())
+        for m in done
+        for a in m.participants
+    }
+
+
+def decision_costs(game: GameRecord) -> dict[tuple[int, int], int]:
+    """(agent, round) -> cost paid in committed DECISION batches, on the metric scale."""
+    scale = metric_scale(game.scenario) or {}
+    paid: dict[tuple[int, int], int] = {}
+    for e in game.events:
+        if (
+            isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat
+            and e.round is not None and e.data.get("phase") == "DECISION"
+        ):
+            key = (agent_of(e.seat), e.round)
+            cost = sum(scale.get(int(m["cost"]), int(m["cost"])) for m in e.data["moves"])
+            paid[key] = paid.get(key, 0) + cost
+    return paid
+
+
+def speaker_units(game: GameRecord, floor: float = VPS_FLOOR) -> list[SpeakerUnit]:
+    """Every participating agent-meeting of one game (module docstring)."""
+    events = game.events
+    scheduled = scheduled_ids(events)
+    oracle = oracle_meeting_costs(game, scheduled)
+    paid = decision_costs(game)
+    rounds = len(game.scenario.meetings)
+    vps = (
+        reflection_vps(game.scenario, events, game_id=game.game_id).round_calibrated()
+        if has_reflections(events) else None
+    )
+    units = []
+    for rnd, meeting in enumerate(game.scenario.meetings):
+        done = meeting.meeting_id in scheduled
+        for agent in meeting.participants:
+            excess_vps = None
+            if vps is not None:
+                excess_vps = max(0.0, vps.get((rnd, agent), 0.0) - floor / rounds)
+            excess_cost = None
+            if done:
+                excess_cost = float(max(0, paid.get((agent, rnd), 0)
+                                        - oracle[agent, meeting.meeting_id]))
+            units.append(SpeakerUnit(
+                game.game_id, rnd, meeting.meeting_id, agent, game.participants[agent],
+                game.cost_setting, meeting.speaker_order[0] == agent, done, excess_vps,
+                excess_cost,
+            ))
+    return units
+
+
+# -- G.2 tests -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class PairedTest:
+    """A two-sided paired t test of per-pair differences."""
+
+    pairs: int
+    mean_delta: float | None
+    t_statistic: float | None
+    p_value: float | None
+
+
+def paired_t(differences: Sequence[float]) -> PairedTest:
+    """Paired t test of mean(differences) = 0 (None when n < 2 or the spread is zero)."""
+    n = len(differences)
+    if n == 0:
+        return PairedTest(0, None, None, None)
+    mean = sum(differences) / n
+    if n < 2:
+        return PairedTest(n, mean, None, None)
+    sd = float(np.std(differences, ddof=1))
+    if sd == 0.0:
+        return PairedTest(n, mean, None, None)
+    from scipy import stats as sps  # loaded when a run is analysed, not with the spec
+
+    t = mean / (sd / math.sqrt(n))
+    return PairedTest(n, mean, t, float(2.0 * sps.t.sf(abs(t), n - 1)))
+
+
+def first_minus_subsequent(units: Sequence[SpeakerUnit], metric: str) -> list[float]:
+    """Per agent-game: mean first-speaker value minus mean later-speaker value."""
+    groups: dict[tuple[str, int], tuple[list[float], list[float]]] = {}
+    for u in units:
+        value = getattr(u, metric)
+        if value is None:
+            continue
+        first, later = groups.setdefault((u.game_id, u.agent), ([], []))
+        (first if u.first_speaker else later).append(float(value))
+    return [
+        sum(f) / len(f) - sum(s) / len(s)
+        for _, (f, s) in sorted(groups.items())
+        if f and s
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class SpeakerTestRow:
+    """Table 12 (g2_first_speaker_tests.csv)."""
+
+    metric: str
+    participant: str
+    cost_setting: str
+    first_units: int
+    subsequent_units: int
+    mean_first: float | None
+    mean_subsequent: float | None
+    pairs: int
+    mean_paired_delta: float | None
+    t_statistic: float | None
+    p_value: float | None
+    q_value: float | None
+
+
+METRICS = ("excess_vps", "excess_cost")
+
+
+def first_speaker_tests(units: Sequence[SpeakerUnit]) -> list[SpeakerTestRow]:
+    """Paired tests per metric and (participant, setting) pool, BH within metric."""
+    from confide.stats import benjamini_hochberg  # scipy loads with the analysis only
+
+    pools: dict[Pool, list[SpeakerUnit]] = {}
+    for u in units:
+        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
+            pools.setdefault(pool, []).append(u)
+    rows: list[SpeakerTestRow] = []
+    for metric in METRICS:
+        family: list[tuple[Pool, list[SpeakerUnit], PairedTest]] = []
+        for pool, members in sorted(pools.items()):
+            if any(getattr(u, metric) is not None for u in members):
+                family.append((pool, members, paired_t(first_minus_subsequent(members, metric))))
+        raw = {i: test.p_value for i, (_, _, test) in enumerate(family)
+               if test.p_value is not None}
+        q = dict(zip(raw, map(float, benjamini_hochberg(list(raw.values()))), strict=True)
+                 ) if raw else {}
+        for i, ((spec, setting), members, test) in enumerate(family):
+            first = [float(getattr(u, metric)) for u in members
+                     if u.first_speaker and getattr(u, metric) is not None]
+            later = [float(getattr(u, metric)) for u in members
+                     if not u.first_speaker and getattr(u, metric) is not None]
+            rows.append(SpeakerTestRow(
+                metric, spec, setting, len(first), len(later), _mean(first), _mean(later),
+                test.pairs, test.mean_delta, test.t_statistic, test.p_value, q.get(i),
+            ))
+    return rows
+
+
+# -- G.3 -----------------------------------------------------------------------------------
+
+
+def sent_by_round(game: GameRecord) -> dict[tuple[int, int], int]:
+    """(agent, round) -> messages the agent sent in that round."""
+    sent: dict[tuple[int, int], int] = {}
+    for e in game.events:
+        if isinstance(e, MessageDelivered):
+            key = (agent_of(e.message.sender), e.message.round)
+            sent[key] = sent.get(key, 0) + 1
+    return sent
+
+
+@dataclass(frozen=True, slots=True)
+class MeetingMessagesRow:
+    """Figure 7 (g3_messages_by_meeting.csv)."""
+
+    participant: str
+    cost_setting: str
+    meeting_index: int
+    seat_games: int
+    mean_messages: float
+
+
+@dataclass(frozen=True, slots=True)
+class RoleMessagesRow:
+    """Figure 8 (g3_messages_by_speaker_role.csv)."""
+
+    participant: str
+    cost_setting: str
+    role: str
+    agent_meetings: int
+    mean_messages: float
+
+
+def messages_by_meeting(
+    games: Sequence[GameRecord],
+) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
+    """G.3: mean messages per seat-game by meeting index, and per participating
+    agent-meeting by speaker role."""
+    by_index: dict[tuple[str, str, int], list[int]] = {}
+    by_role: dict[tuple[str, str, str], list[int]] = {}
+    for game in games:
+        sent = sent_by_round(game)
+        for rnd, meeting in enumerate(game.scenario.meetings):
+            for agent in range(game.scenario.num_agents):
+                count = sent.get((agent, rnd), 0)
+                for spec, setting in game.pools(agent):
+                    by_index.setdefault((spec, setting, rnd), []).append(count)
+                    if agent in meeting.participants:
+                        role = "first" if meeting.speaker_order[0] == agent else "subsequent"
+                        by_role.setdefault((spec, setting, role), []).append(count)
+    return (
+        [MeetingMessagesRow(*k, len(v), sum(v) / len(v)) for k, v in sorted(by_index.items())],
+        [RoleMessagesRow(*k, len(v), sum(v) / len(v)) for k, v in sorted(by_role.items())],
+    )
+
+
+# -- G.4 -----------------------------------------------------------------------------------
+
+
+def prior_meetings_moved(game: GameRecord) -> dict[int, int]:
+    """Agent -> distinct already scheduled meetings it moved in committed batches."""
+    moved: dict[int, set[int]] = {a: set() for a in range(game.scenario.num_agents)}
+    for e in game.events:
+        if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat:
+            moved[agent_of(e.seat)].update(
+                int(m["item_id"]) for m in e.data["moves"] if m["kind"] == "meeting"
+            )
+    return {a: len(ids) for a, ids in moved.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class RescheduleRow:
+    """Figure 9 (g4_prior_meeting_reschedules.csv)."""
+
+    participant: str
+    cost_setting: str
+    seat_games: int
+    mean_prior_meetings_rescheduled: float
+    share_with_any: float
+
+
+def prior_reschedules(games: Sequence[GameRecord]) -> list[RescheduleRow]:
+    """G.4 per (participant, setting)."""
+    counts: dict[Pool, list[int]] = {}
+    for game in games:
+        for agent, count in prior_meetings_moved(game).items():
+            for pool in game.pools(agent):
+                counts.setdefault(pool, []).append(count)
+    return [
+        RescheduleRow(spec, setting, len(v), sum(v) / len(v), sum(c > 0 for c in v) / len(v))
+        for (spec, setting), v in sorted(counts.items())
+    ]

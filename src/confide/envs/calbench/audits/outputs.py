@@ -1,0 +1,146 @@
+"""The audit and model-VPS tables of a CalBench run directory (the `write_outputs` hook).
+
+Always written (calbench.md section 3, G.1-G.5):
+semantic_leakage.csv, semantic_leakage_summary.csv, own_slot_disclosure.csv,
+own_slot_disclosure_summary.csv, g1_completion_regret.csv, g2_first_speaker_units.csv,
+g2_first_speaker_tests.csv, g3_messages_by_meeting.csv, g3_messages_by_speaker_role.csv,
+g4_prior_meeting_reschedules.csv.
+
+When some game recorded reflections (F.3): reflection_beliefs.csv (nonzero deltas),
+reflection_pair_round_vps.csv, reflection_game_target_summary.csv.
+
+When some game recorded judge cases (I.1-I.5): judge_cases.json, judge_beliefs.csv
+(nonzero deltas with their calibration: I.1's judge_beliefs and judge_beliefs_calibrated in
+one table), judge_pair_round_vps.csv, judge_game_target_summary.csv,
+metric_comparison.csv, judge_precision_summary.csv, judge_vs_reflection_precision.csv,
+judge_more_precise_than_reflection.csv, judge_reflection_cell_agreement.csv and
+judge_reflection_agreement.csv (Table 17).
+
+`write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
+privacy/outputs.py plus everything above, with scenarios found through experiment.yaml.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from confide.core.trace import EnvEvent, Trace
+from confide.envs.calbench.audits import analyses, own_slot, semantic
+from confide.envs.calbench.audits.common import GameRecord, game_records, run_scenarios
+from confide.envs.calbench.privacy import agreement, judge_vps, reflection
+from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
+from confide.envs.calbench.privacy.outputs import trace_vps, write_privacy_outputs, write_table
+from confide.envs.calbench.scenario import Scenario
+
+
+def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list[Path]:
+    return [
+        write_table(run_dir / f"{prefix}_beliefs.csv", CellRow,
+                    [c for g in games for c in g.cells if c.delta != 0]),
+        write_table(run_dir / f"{prefix}_pair_round_vps.csv", PairRow,
+                    [p for g in games for p in g.pairs]),
+        write_table(run_dir / f"{prefix}_game_target_summary.csv", TargetRow,
+                    [t for g in games for t in g.targets]),
+    ]
+
+
+def _judge_cases(games: Sequence[GameRecord]) -> list[dict[str, object]]:
+    return [
+        {"game_id": g.game_id, "round": e.round, "observer_agent": e.data["observer"],
+         "judge": e.data.get("judge"), "message_ids": e.data.get("message_ids", []),
+         "ok": e.data["ok"], "attempts": e.data.get("attempts"), "error": e.data.get("error")}
+        for g in games
+        for e in g.events
+        if isinstance(e, EnvEvent) and e.name == judge_vps.EVENT
+    ]
+
+
+def _vps_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
+    def measured(name: str) -> list[GameRecord]:
+        return [g for g in games if answered(g.events, name)]
+
+    reflected = [
+        reflection.reflection_vps(g.scenario, g.events, trace_path=g.trace.path,
+                                  game_id=g.game_id)
+        for g in measured(reflection.EVENT)
+    ]
+    judged_games = measured(judge_vps.EVENT)
+    judged = [
+        judge_vps.judge_vps(g.scenario, g.events, trace_path=g.trace.path, game_id=g.game_id)
+        for g in judged_games
+    ]
+    written = _model_tables(run_dir, "reflection", reflected) if reflected else []
+    if not judged:
+        return written
+    cases = run_dir / "judge_cases.json"
+    cases.write_text(json.dumps(_judge_cases(judged_games), indent=1) + "\n", encoding="utf-8")
+    protocol = [trace_vps(g.trace, {g.scenario.task_id: g.scenario}) for g in judged_games]
+    precision = agreement.precision_rows(judged, reflected)
+    cells = agreement.cell_agreement([c for g in judged for c in g.cells],
+                                     [c for g in reflected for c in g.cells])
+    return [
+        *written, cases, *_model_tables(run_dir, "judge", judged),
+        write_table(run_dir / "metric_comparison.csv", agreement.ComparisonRow,
+                    [agreement.comparison(judged, reflected, protocol)]),
+        write_table(run_dir / "judge_precision_summary.csv", agreement.PrecisionSummary,
+                    [agreement.precision_summary(judged, reflected, precision)]),
+        write_table(run_dir / "judge_vs_reflection_precision.csv", agreement.PrecisionRow,
+                    precision),
+        write_table(run_dir / "judge_more_precise_than_reflection.csv", agreement.PrecisionRow,
+                    [r for r in precision if r.more_precise == "judge"]),
+        write_table(run_dir / "judge_reflection_cell_agreement.csv",
+                    agreement.CellAgreementRow, cells),
+        write_table(run_dir / "judge_reflection_agreement.csv", agreement.AgreementStats,
+                    [agreement.agreement_stats(cells)]),
+    ]
+
+
+def _audit_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
+    leaks = [r for g in games for r in semantic.game_leaks(g)]
+    disclosures = [r for g in games for r in own_slot.game_disclosures(g)]
+    units = [u for g in games for u in analyses.speaker_units(g)]
+    by_meeting, by_role = analyses.messages_by_meeting(games)
+    return [
+        write_table(run_dir / "semantic_leakage.csv", semantic.LeakRow, leaks),
+        write_table(run_dir / "semantic_leakage_summary.csv", semantic.LeakSummaryRow,
+                    semantic.leak_summary(games, leaks)),
+        write_table(run_dir / "own_slot_disclosure.csv", own_slot.DisclosureRow, disclosures),
+        write_table(run_dir / "own_slot_disclosure_summary.csv",
+                    own_slot.DisclosureSummaryRow,
+                    own_slot.disclosure_summary(games, disclosures)),
+        write_table(run_dir / "g1_completion_regret.csv", analyses.RegretRow,
+                    analyses.completion_regret(games)),
+        write_table(run_dir / "g2_first_speaker_units.csv", analyses.SpeakerUnit, units),
+        write_table(run_dir / "g2_first_speaker_tests.csv", analyses.SpeakerTestRow,
+                    analyses.first_speaker_tests(units)),
+        write_table(run_dir / "g3_messages_by_meeting.csv", analyses.MeetingMessagesRow,
+                    by_meeting),
+        write_table(run_dir / "g3_messages_by_speaker_role.csv", analyses.RoleMessagesRow,
+                    by_role),
+        write_table(run_dir / "g4_prior_meeting_reschedules.csv", analyses.RescheduleRow,
+                    analyses.prior_reschedules(games)),
+    ]
+
+
+def write_audit_outputs(
+    run_dir: Path | str,
+    traces: Sequence[Trace],
+    scenarios_by_id: Mapping[str, Scenario] | None = None,
+) -> list[Path]:
+    """Write the audit and model-VPS tables (module docstring); returns the files."""
+    root = Path(run_dir)
+    scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
+    games = game_records(traces, scenarios)
+    root.mkdir(parents=True, exist_ok=True)
+    return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
+
+
+def write_calbench_outputs(run_dir: Path | str, traces: Sequence[Trace]) -> None:
+    """The CalBench `write_outputs` hook: protocol-semantic VPS tables (F.5) and the
+    tables of `write_audit_outputs`."""
+    root = Path(run_dir)
+    scenarios = run_scenarios(root)
+    write_privacy_outputs(root, traces, scenarios)
+    write_audit_outputs(root, traces, scenarios)

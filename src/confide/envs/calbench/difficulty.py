@@ -1,0 +1,275 @@
+"""Feasible-assignment fraction d and difficulty buckets (calbench.md §3, A.1 step 5).
+
+d = F / (T! / (T-M)!), where F counts the injective maps of the M incoming meetings to
+distinct slots that satisfy the oracle's feasibility constraints. As in the published
+harness, assignments must use M distinct slots even when two meetings share no
+participant. Constraints: every agent's items plus its meetings fit in its calendar
+(otherwise F = 0), and meeting m may not sit at slot s when some participant has a
+blocked errand there. A slot that already holds a scheduled meeting is also ruled out
+(decision: d scores the task as given; moving a confirmed meeting is a renegotiation, not
+an option of the difficulty count). Generated tasks hold no meetings initially, so this
+only matters for hand-built tasks.
+
+Exact counting without enumerating solutions. Let B be the "forbidden board" (pairs
+(m, s) ruled out above) and r_k the number of ways to pick k of its pairs with distinct
+meetings and distinct slots (its rook numbers). Inclusion-exclusion gives
+
+    F = sum_k (-1)^k r_k (T-k)! / (T-M)!.
+
+The r_k come from a dynamic program over slots whose state is the set of already matched
+meetings, restricted to the "frontier" (meetings with forbidden slots both processed and
+pending); slots are ordered greedily to keep the frontier small, and all r_k are carried
+at once packed into one Python integer (coefficient k in bits [kW, (k+1)W), W = |B|+1 so
+no carries). Cost is O(T * 2^w * w) for frontier width w <= M: microseconds for the
+16-slot, 5-meeting suites. When the width exceeds `max_frontier` the count is refused
+with `DifficultyTooHardError` rather than attempted.
+
+`count_feasible_cpsat` is the published harness's method (CP-SAT enumeration of every
+solution); tests and bench/calbench_generate.py use it to cross-check the exact count.
+
+Buckets: within one generator config cell, candidates are ranked by d (higher d = more
+feasible assignments = easier; ties by candidate order) and split into equal-size
+tertiles easy / medium / hard. A cell whose candidates all share one d (e.g. no blocked
+errands, so d = 1.0 everywhere) is degenerate and is reported, never bucketed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem, Slot
+from confide.envs.calbench.errors import CalendarDataError
+from confide.envs.calbench.oracle import SOLVER_SEED, check_calendars, fits
+from confide.envs.calbench.scenario import Bucket, DifficultyRecord
+
+MAX_FRONTIER = 22
+BUCKETS: tuple[Bucket, ...] = ("easy", "medium", "hard")
+
+
+class DifficultyTooHardError(CalendarDataError):
+    """Exact counting would need more than 2^max_frontier DP states."""
+
+
+@dataclass(frozen=True, slots=True)
+class DifficultyScore:
+    """F, the number of ordered distinct-slot assignments, and d = F / total."""
+
+    feasible_count: int
+    total_count: int
+
+    @property
+    def fraction(self) -> float:
+        return self.feasible_count / self.total_count if self.total_count else 0.0
+
+    def to_record(
+        self, *, cell: str | None = None, bucket: Bucket | None = None
+    ) -> DifficultyRecord:
+        return DifficultyRecord(
+            feasible_count=self.feasible_count,
+            total_count=self.total_count,
+            fraction=self.fraction,
+            cell=cell,
+            bucket=bucket,
+        )
+
+
+def rules_out(item: Slot) -> bool:
+    """Whether an item at (agent, slot) rules the slot out for that agent's meetings."""
+    return isinstance(item, MeetingItem) or (isinstance(item, Errand) and item.blocked)
+
+
+def forbidden_slots(
+    calendars: Sequence[Calendar], meetings: Sequence[Meeting]
+) -> tuple[frozenset[int], ...] | None:
+    """Per meeting, the slots it may not use; None when some agent is over capacity."""
+    check_calendars(calendars)
+    if not fits(calendars, meetings):
+        return None
+    ruled = [
+        frozenset(s for s, item in enumerate(cal.slots) if rules_out(item)) for cal in calendars
+    ]
+    return tuple(frozenset().union(*(ruled[p] for p in m.participants)) for m in meetings)
+
+
+def _slot_order(
+    slot_meetings: dict[int, tuple[int, ...]], pending: dict[int, int]
+) -> tuple[list[int], int]:
+    """Greedy order of the slots that carry forbidden pairs, and the frontier width."""
+    pending = dict(pending)
+    left = dict(slot_meetings)
+    frontier: set[int] = set()
+    order: list[int] = []
+    width = 0
+    while left:
+
+        def cost(s: int) -> tuple[int, int, int]:
+            ms = left[s]
+            closes = sum(1 for m in ms if pending[m] == 1)
+            opened = sum(1 for m in ms if m not in frontier)
+            return (len(frontier) + opened - closes, opened, s)
+
+        s = min(left, key=cost)
+        ms = left.pop(s)
+        frontier.update(ms)
+        width = max(width, len(frontier))
+        for m in ms:
+            pending[m] -= 1
+            if pending[m] == 0:
+                frontier.discard(m)
+        order.append(s)
+    return order, width
+
+
+def rook_numbers(
+    num_slots: int, forbidden: Sequence[frozenset[int]], *, max_frontier: int = MAX_FRONTIER
+) -> tuple[int, ...]:
+    """r_0..r_M of the forbidden board (see module docstring)."""
+    n_meetings = len(forbidden)
+    slot_meetings: dict[int, list[int]] = {}
+    for m, slots in enumerate(forbidden):
+        for s in slots:
+            if not 0 <= s < num_slots:
+                raise ValueError(f"forbidden slot {s} of meeting {m} is outside [0, {num_slots})")
+            slot_meetings.setdefault(s, []).append(m)
+    pending = {m: len(slots) for m, slots in enumerate(forbidden)}
+    order, width = _slot_order({s: tuple(ms) for s, ms in slot_meetings.items()}, pending)
+    if width > max_frontier:
+        raise DifficultyTooHardError(
+            f"exact count of feasible assignments needs frontier width {width} "
+            f"(> max_frontier={max_frontier}, i.e. more than 2^{max_frontier} DP states)"
+        )
+    bits = sum(pending.values()) + 1
+    states: dict[int, int] = {0: 1}
+    bit_of: dict[int, int] = {}
+    spare: list[int] = []
+    next_bit = 0
+    for s in order:
+        ms = slot_meetings[s]
+        for m in ms:
+            if m not in bit_of:
+                if spare:
+                    bit_of[m] = spare.pop()
+                else:
+                    bit_of[m] = next_bit
+                    next_bit += 1
+        masks = [1 << bit_of[m] for m in ms]
+        new = dict(states)
+        for mask, poly in states.items():
+            shifted = poly << bits
+            for b in masks:
+                if not mask & b:
+                    new[mask | b] = new.get(mask | b, 0) + shifted
+        states = new
+        for m in ms:
+            pending[m] -= 1
+            if pending[m] == 0:
+                bit = bit_of.pop(m)
+                spare.append(bit)
+                keep = ~(1 << bit)
+                merged: dict[int, int] = {}
+                for mask, poly in states.items():
+                    merged[mask & keep] = merged.get(mask & keep, 0) + poly
+                states = merged
+    packed = sum(states.values())
+    field = (1 << bits) - 1
+    return tuple((packed >> (k * bits)) & field for k in range(n_meetings + 1))
+
+
+def count_injective_avoiding(
+    num_slots: int, forbidden: Sequence[frozenset[int]], *, max_frontier: int = MAX_FRONTIER
+) -> int:
+    """Injective maps meetings -> slots with meeting m never on a slot of forbidden[m]."""
+    n_meetings = len(forbidden)
+    if n_meetings > num_slots:
+        return 0
+    rooks = rook_numbers(num_slots, forbidden, max_frontier=max_frontier)
+    return sum(
+        (-1) ** k * r * math.perm(num_slots - k, n_meetings - k) for k, r in enumerate(rooks)
+    )
+
+
+def feasible_fraction(
+    calendars: Sequence[Calendar],
+    meetings: Sequence[Meeting],
+    *,
+    max_frontier: int = MAX_FRONTIER,
+) -> DifficultyScore:
+    """d of §3 by exact counting."""
+    n_slots = check_calendars(calendars)
+    total = math.perm(n_slots, len(meetings))
+    forbidden = forbidden_slots(calendars, meetings)
+    if forbidden is None:
+        return DifficultyScore(0, total)
+    return DifficultyScore(
+        count_injective_avoiding(n_slots, forbidden, max_frontier=max_frontier), total
+    )
+
+
+class _Counter(cp_model.CpSolverSolutionCallback):
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def on_solution_callback(self) -> None:
+        self.count += 1
+
+
+def count_feasible_cpsat(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> int:
+    """F by CP-SAT enumeration of all solutions (the published harness's method; slow:
+    its time grows with F). Same constraints as `feasible_fraction`."""
+    n_slots = check_calendars(calendars)
+    if not fits(calendars, meetings):
+        return 0
+    model = cp_model.CpModel()
+    by_slot: dict[int, list[cp_model.IntVar]] = {}
+    for m in meetings:
+        options = []
+        for s in range(n_slots):
+            if any(rules_out(calendars[p].slots[s]) for p in m.participants):
+                continue
+            var = model.new_bool_var(f"m{m.meeting_id}_s{s}")
+            options.append(var)
+            by_slot.setdefault(s, []).append(var)
+        if not options:
+            return 0
+        model.add_exactly_one(options)
+    for vars_at_slot in by_slot.values():
+        model.add_at_most_one(vars_at_slot)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = SOLVER_SEED
+    solver.parameters.enumerate_all_solutions = True
+    counter = _Counter()
+    solver.solve(model, counter)
+    return counter.count
+
+
+@dataclass(frozen=True, slots=True)
+class CellBuckets:
+    """Tertile buckets of one config cell's candidates (None everywhere if degenerate)."""
+
+    buckets: tuple[Bucket | None, ...]
+    degenerate: bool
+    distinct_values: int
+    boundary_ties: int
+
+
+def tertile_buckets(fractions: Sequence[float]) -> CellBuckets:
+    """Rank candidates by d (descending, ties by index) and cut into three equal parts."""
+    n = len(fractions)
+    distinct = len(set(fractions))
+    if n == 0 or distinct == 1:
+        return CellBuckets((None,) * n, True, distinct, 0)
+    order = sorted(range(n), key=lambda i: (-fractions[i], i))
+    buckets: list[Bucket | None] = [None] * n
+    for rank, i in enumerate(order):
+        buckets[i] = BUCKETS[(3 * rank) // n]
+    spans: dict[float, set[Bucket | None]] = {}
+    for i, f in enumerate(fractions):
+        spans.setdefault(f, set()).add(buckets[i])
+    ties = sum(1 for group in spans.values() if len(group) > 1)
+    return CellBuckets(tuple(buckets), False, distinct, ties)

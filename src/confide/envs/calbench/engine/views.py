@@ -1,0 +1,186 @@
+"""Observation building: a seat's view is made only of its own calendar, the meeting as it
+may see it (A.1 label rule) and the messages the postbox delivered to it.
+
+Views are immutable; a calendar view is rebuilt only when the seat's calendar object
+changes (calendars are immutable domain values, so identity is enough), and a rebuild
+reuses the slot view and A.1 text line of every slot whose item object is unchanged (a
+batch touches a few slots), which keeps the reference-protocol hot path free of repeated
+pydantic work.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from confide.core.message import Message
+from confide.envs.calbench.actions import (
+    BatchObservation,
+    CalendarView,
+    ChannelName,
+    CheapTalkObservation,
+    MeetingView,
+    SlotView,
+    seat_of,
+)
+from confide.envs.calbench.calendar import Calendar, Errand, Meeting, Slot, render_slot
+from confide.envs.calbench.scenario import Scenario
+
+_Part = tuple[SlotView, str]
+"""A slot's view and its line of the A.1 text."""
+
+
+class ViewBuilder:
+    """Builds the observations of one game (see the module docstring)."""
+
+    def __init__(self, scenario: Scenario, channels: tuple[ChannelName, ...]) -> None:
+        self.scenario = scenario
+        self.channels = channels
+        self.all_agents = tuple(range(scenario.num_agents))
+        self.num_rounds = len(scenario.meetings)
+        self._labels = scenario.private_texts()
+        self._calendars: dict[int, tuple[Calendar, CalendarView, list[_Part]]] = {}
+        self._meetings: dict[tuple[int, bool], MeetingView] = {}
+        self._slots: dict[tuple[int, Slot], _Part] = {}
+
+    def calendar(self, calendar: Calendar) -> CalendarView:
+        """The owner's view of `calendar` (display costs, own labels, A.1 text)."""
+        cached = self._calendars.get(calendar.owner)
+        if cached is not None and cached[0] is calendar:
+            return cached[1]
+        owner = calendar.owner
+        previous, kept = (cached[0].slots, cached[2]) if cached is not None else ((), [])
+        parts = [
+            kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
+            for i, item in enumerate(calendar.slots)
+        ]
+        view = CalendarView(
+            owner=calendar.owner,
+            slots=tuple(view for view, _ in parts),
+            text="\n".join(line for _, line in parts),
+        )
+        self._calendars[calendar.owner] = (calendar, view, parts)
+        return view
+
+    def _slot(self, index: int, item: Slot, owner: int) -> _Part:
+        """The view and text line of `item` at slot `index` of `owner`'s calendar. Shared
+        across calendars: an equal item on another calendar is the same meeting at the same
+        slot, whose label every participant may see (A.1)."""
+        key = (index, item)
+        part = self._slots.get(key)
+        if part is None:
+            line = render_slot(
+                index, item, owner, cost_display=self.scenario.cost_display, labels=self._labels
+            )
+            part = self._slots[key] = (self._new_slot(index, item), line)
+        return part
+
+    def _new_slot(self, index: int, item: Slot) -> SlotView:
+        if item is None:
+            return SlotView(slot=index, kind="free")
+        label = self._labels.get(item.label_id) if item.label_id is not None else None
+        cost = self.scenario.display_cost(item.cost)
+        if isinstance(item, Errand):
+            return SlotView(
+                slot=index,
+                kind="errand",
+                item_id=item.errand_id,
+                cost=cost,
+                blocked=item.blocked,
+                label=label,
+            )
+        return SlotView(
+            slot=index,
+            kind="meeting",
+            item_id=item.meeting_id,
+            cost=cost,
+            participants=item.participants,
+            label=label,
+        )
+
+    def meeting(self, meeting: Meeting, viewer: int) -> MeetingView:
+        """The round's meeting; its private label only for participants (A.1)."""
+        key = (meeting.meeting_id, viewer in meeting.participants)
+        view = self._meetings.get(key)
+        if view is None:
+            label = None
+            if key[1] and meeting.label_id is not None:
+                label = self._labels.get(meeting.label_id)
+            view = MeetingView(
+                meeting_id=meeting.meeting_id,
+                participants=meeting.participants,
+                speaker_order=meeting.speaker_order,
+                cost=self.scenario.display_cost(meeting.cost),
+                label=label,
+            )
+            self._meetings[key] = view
+        return view
+
+    def cheap_talk(
+        self,
+        *,
+        agent: int,
+        calendar: Calendar,
+        meeting: Meeting,
+        round_index: int,
+        turn: int,
+        max_turns: int | None,
+        round_start: bool,
+        penalty: int,
+        new_messages: Sequence[Message],
+    ) -> CheapTalkObservation:
+        """A CHEAP_TALK observation."""
+        return CheapTalkObservation(
+            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
+            turn=turn,
+            max_turns=max_turns,
+            round_start=round_start,
+        )
+
+    def batch(
+        self,
+        *,
+        phase: str,
+        agent: int,
+        calendar: Calendar,
+        meeting: Meeting,
+        round_index: int,
+        attempt: int,
+        max_attempts: int,
+        conflicts: tuple[str, ...],
+        penalty: int,
+        new_messages: Sequence[Message],
+    ) -> BatchObservation:
+        """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty)."""
+        return BatchObservation(
+            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
+            phase=phase,
+            attempt=attempt,
+            max_attempts=max_attempts,
+            conflicts=conflicts,
+        )
+
+    def _common(
+        self,
+        agent: int,
+        calendar: Calendar,
+        meeting: Meeting,
+        round_index: int,
+        penalty: int,
+        new_messages: Sequence[Message],
+    ) -> dict[str, Any]:
+        """The fields every phase's observation has (`_Observation`)."""
+        return {
+            "seat": seat_of(agent),
+            "agent": agent,
+            "all_agents": self.all_agents,
+            "num_slots": self.scenario.num_slots,
+            "round": round_index,
+            "num_rounds": self.num_rounds,
+            "meeting": self.meeting(meeting, agent),
+            "is_participant": agent in meeting.participants,
+            "calendar": self.calendar(calendar),
+            "penalty": penalty,
+            "channels": self.channels,
+            "new_messages": tuple(new_messages),
+        }

@@ -1,0 +1,48 @@
+"""Incognita: retail customer service under three access structures (incognita.md).
+
+One evaluated agent resolves a customer's request while the service-side tools are held
+by the agent itself (``direct``), by one declared desk (``indirect``) or by six
+role-isolated desks whose capabilities must be discovered (``social``). Success is the
+source benchmark's: the final database state against the replayed gold state, plus the
+card's output assertions checked by a judge. See `env` for the episode and its trace
+events, `conditions` for the access structures, `execution` for the execution layer,
+`gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
+evaluation and per-episode measures, `analysis` for the coordination reference, the
+trajectory reader, failure types and the paper's tables and figures (written into every
+run directory).
+
+    confide run incognita --condition social --lineup reference
+    confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
+        --role desk=mock/incognita --role judge=mock/incognita
+"""
+
+from confide.core.benchmark import BenchmarkSpec
+from confide.envs.incognita.analysis.outputs import write_incognita_outputs
+from confide.envs.incognita.conditions import CONDITIONS
+from confide.envs.incognita.env import (
+    DEFAULT_SUITE,
+    load_tasks,
+    private_markers,
+    run_episode,
+    seats,
+)
+from confide.envs.incognita.metrics import summarize
+from confide.envs.incognita.participants import REFERENCES
+
+SPEC = BenchmarkSpec(
+    id="incognita",
+    description="Retail service tasks under direct, one-intermediary and six-desk access.",
+    load_tasks=load_tasks,
+    seats=seats,
+    run_episode=run_episode,
+    default_suite=DEFAULT_SUITE,
+    suites=(DEFAULT_SUITE,),
+    references=REFERENCES,
+    default_lineup="reference",
+    conditions=CONDITIONS,
+    summarize=summarize,
+    private_markers=private_markers,
+    write_outputs=write_incognita_outputs,
+)
+
+__all__ = ["SPEC"]

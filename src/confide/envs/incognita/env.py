@@ -1,0 +1,366 @@
+"""The Incognita environment: one evaluated agent, a customer behind a disclosure gate,
+and the service side arranged by the access condition (incognita.md sections 3, A.1-A.3).
+
+An episode
+1. The condition is built (``social``: the desk names are assigned to roles by a shuffle
+   seeded from the episode seed). The world is a fork of the suite's initial world.
+2. The customer's opening line is delivered to the agent -- with the participant list in
+   its prompt, the only thing the agent knows at the start.
+3. Turns: the agent acts once per turn, up to ``max_turns`` (300). A message to the
+   customer passes the gate (at most one field released) and the customer answers. A
+   message to a desk starts the desk's turn: up to ``desk_steps`` steps of tool
+   proposals, each decided by the execution layer and shown to the desk alone, ended by
+   its reply. Under direct access the agent proposes tool calls itself. A message never
+   ends the episode; only FINAL to ENVIRONMENT does.
+4. Evaluation (`metrics.evaluate`) after the loop, outside the interaction.
+
+All traffic goes through one `Postbox`: desks are registered participants that only ever
+exchange direct messages with the agent, so no desk can observe the customer dialogue or
+another desk's exchanges. Each participant's observation is built from
+`Postbox.seen_by(name)` and its own tool outcomes, and `ctx.seen` is called before every
+act of every participant.
+
+Trace events (besides ``message`` events, which carry sender and resolved recipients)
+- ``episode_setup`` {card_id, condition, participants, recipients, desk_roles (desk name
+  -> role; bookkeeping, never observed), agent_tools, roles (role -> binding),
+  max_turns, desk_steps, prompt_version, world_hash}
+- ``tool_proposed`` / ``tool_rejected`` / ``tool_accepted`` / ``tool_executed``: see
+  `execution` (``tool_accepted`` carries the admitted arguments; ``tool_executed`` the
+  result, ``ok``, ``error_code`` and, for writes, the world hash after the call).
+- ``gate_request`` {message_id, field, via, outcome} and ``gate_release`` {message_id,
+  field, via, order}: see `gate`.
+- ``invalid_action`` {participant, problem}: an agent turn or desk step with no usable
+  action (the turn is spent).
+- ``no_reply`` {participant, reason}: a desk or the customer gave no answer to a message
+  (``silent``, ``invalid`` or ``steps_exhausted``).
+- ``final`` {turn, text}: the agent's termination signal to ENVIRONMENT.
+- ``budget_exhausted`` {turns}: the turn budget ran out without FINAL.
+- ``evaluation``: `metrics.Evaluation` (success, db_pass, final_hash, gold_hash,
+  outputs_pass, judge, assertions).
+
+Every event's ``round`` is the agent turn it happened in (the opening line: turn 0).
+
+Decisions
+- An agent message to a recipient outside its participant list (possible only for
+  LLM-free agents; the model schema forbids it) is an invalid turn.
+- A desk gets at most ``desk_steps`` (8) steps per message; a desk that has not replied
+  by then stays silent for that message. The customer may stay silent too (an empty
+  reply). Silence is recorded as ``no_reply``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.message import Channel, Message
+from confide.core.postbox import Postbox
+from confide.core.seeding import py_rng
+from confide.core.trace import EnvEvent
+from confide.envs.incognita import prompts
+from confide.envs.incognita.cards import SUITE_FILE, CardSuite, TaskCard, load_suite
+from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_condition
+from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
+from confide.envs.incognita.gate import DisclosureGate, Via, match_field
+from confide.envs.incognita.metrics import evaluate, result_row
+from confide.envs.incognita.participants import (
+    Customer,
+    Desk,
+    GateClassifier,
+    check_roles,
+    make_agent,
+    make_customer,
+    make_desk,
+    make_gate,
+    make_judge,
+)
+from confide.envs.incognita.participants.protocol import (
+    AgentAction,
+    AgentObservation,
+    CustomerObservation,
+    DeskObservation,
+    HistoryItem,
+    payload_type,
+)
+from confide.envs.incognita.world import World
+from confide.errors import ConfideError
+
+SEAT = "agent"
+DEFAULT_SUITE = "incognita-retail-18"
+
+
+class EnvOptionsError(ConfideError):
+    """An environment option is unknown or out of range."""
+
+
+class EnvOptions(BaseModel):
+    """Episode options (``--option KEY=VALUE``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns: int = Field(default=300, ge=1, description="The agent's turn budget (A.1).")
+    desk_steps: int = Field(default=8, ge=1, description="Steps a desk may take per message.")
+    agent_temperature: float = Field(default=1.0, ge=0.0)
+    max_attempts: int = Field(default=3, ge=1, description="Repair-loop calls per model turn.")
+
+
+def parse_options(options: dict[str, Any]) -> EnvOptions:
+    try:
+        return EnvOptions.model_validate(options)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise EnvOptionsError(
+            f"incognita option {where!r} (value {err.get('input')!r}): {err['msg']}"
+        ) from None
+
+
+# ----- tasks -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class ServiceTask:
+    """One card with the initial world it runs on (shared, never mutated: episodes fork).
+    The card alone is a `Task`, but an episode also needs the world, which the card does
+    not hold (every card of a suite shares one)."""
+
+    card: TaskCard
+    world: World = field(repr=False)
+    suite_id: str = DEFAULT_SUITE
+
+    @property
+    def id(self) -> str:
+        return self.card.id
+
+
+@cache
+def _suite(path: str) -> tuple[World, CardSuite]:
+    return load_suite(path)
+
+
+def load_tasks(suite: str | None, path: str | None) -> list[ServiceTask]:
+    """The shipped suite, or the suite file at `path` (a `cards.CardSuite` JSON)."""
+    if path is None:
+        if suite not in (None, DEFAULT_SUITE):
+            raise ConfideError(f"incognita has no suite {suite!r}; available: {DEFAULT_SUITE}")
+        path = str(SUITE_FILE)
+    world, loaded = _suite(str(Path(path).resolve()))
+    return [ServiceTask(card=card, world=world, suite_id=loaded.suite_id) for card in loaded.cards]
+
+
+def seats(task: ServiceTask) -> Sequence[str]:
+    """One seat: the evaluated agent."""
+    return (SEAT,)
+
+
+def private_markers(task: ServiceTask) -> dict[str, list[str]]:
+    """The customer's private texts that are not in the database: its requests and the
+    wording of its fields. No desk may observe them unless the agent passed them on."""
+    database = task.world.canonical_json()
+    texts = [*task.card.requests, *(field.value for field in task.card.customer_fields)]
+    return {CUSTOMER: [text for text in texts if text not in database]}
+
+
+# ----- the episode ------------------------------------------------------------------------
+
+
+class Episode:
+    """The state of one running episode."""
+
+    def __init__(self, ctx: EpisodeContext, task: ServiceTask, options: EnvOptions) -> None:
+        check_roles(ctx.roles)
+        self.ctx = ctx
+        self.card = task.card
+        self.world0 = task.world
+        self.options = options
+        self.condition = build_condition(ctx.condition, py_rng(ctx.seed, "desk-names"))
+        self.world = task.world.fork()
+        self.postbox = Postbox(self.condition.participants, on_deliver=ctx.trace.message)
+        self.layer = ExecutionLayer(self.world, self.condition.owners, ctx.trace)
+        self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
+        seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
+        self.participant = seat.raw
+        self.agent = make_agent(ctx, seat, self.card, options.agent_temperature,
+                                options.max_attempts)
+        self.customer: Customer = make_customer(ctx, self.card)
+        self.classifier: GateClassifier | None = make_gate(ctx, options.max_attempts)
+        self.desks: dict[str, Desk] = {
+            desk.name: make_desk(ctx, desk, options.max_attempts) for desk in self.condition.desks
+        }
+        self._outcomes: dict[str, list[tuple[int, ToolOutcome]]] = {
+            name: [] for name in self.condition.participants
+        }
+        self.turn = 0
+
+    # ----- observations --------------------------------------------------------------------
+
+    def history(self, name: str) -> list[HistoryItem]:
+        """What `name` has seen: delivered messages with its own tool outcomes interleaved
+        at the point they happened."""
+        seen = self.postbox.seen_by(name)
+        items: list[HistoryItem] = []
+        position = 0
+        for at, outcome in self._outcomes[name]:
+            items += [HistoryItem(message=m) for m in seen[position:at]]
+            items.append(HistoryItem(tool=outcome))
+            position = at
+        items += [HistoryItem(message=m) for m in seen[position:]]
+        return items
+
+    def _propose(self, name: str, tool: str, arguments: Any) -> ToolOutcome:
+        outcome = self.layer.propose(name, tool, arguments, turn=self.turn)
+        self._outcomes[name].append((len(self.postbox.seen_by(name)), outcome))
+        return outcome
+
+    def _emit(self, name: str, seat: str | None, data: dict[str, Any]) -> None:
+        self.ctx.trace.emit(EnvEvent(name=name, seat=seat, round=self.turn, data=data))
+
+    # ----- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> EpisodeResult:
+        self._emit("episode_setup", None, {
+            "card_id": self.card.card_id,
+            "condition": self.condition.name,
+            "participants": list(self.condition.participants),
+            "recipients": list(self.condition.recipients),
+            "desk_roles": self.condition.role_map(),
+            "agent_tools": list(self.condition.tools_of(AGENT)),
+            "roles": dict(sorted(self.ctx.roles.items())),
+            "max_turns": self.options.max_turns,
+            "desk_steps": self.options.desk_steps,
+            "prompt_version": prompts.PROMPT_VERSION,
+            "world_hash": self.world0.state_hash(),
+        })
+        self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=self.card.opening_line)
+        for turn in range(self.options.max_turns):
+            self.turn = turn
+            observation = AgentObservation(
+                name=AGENT,
+                condition=self.condition.name,
+                recipients=self.condition.recipients,
+                tools=self.condition.tools_of(AGENT),
+                turn=turn,
+                turns_left=self.options.max_turns - turn,
+                history=self.history(AGENT),
+            )
+            self.ctx.seen(AGENT, observation)
+            action = await self.agent.act(observation)
+            if await self._apply(action):
+                break
+        else:
+            self._emit("budget_exhausted", None, {"turns": self.options.max_turns})
+        return await self._finish()
+
+    async def _apply(self, action: AgentAction) -> bool:
+        """Carry out one agent turn; True when it ended the episode."""
+        if action.kind == "final":
+            self._emit("final", AGENT, {"turn": self.turn, "text": action.text})
+            return True
+        if action.kind == "tool":
+            self._propose(AGENT, action.tool or "", action.arguments or {})
+            return False
+        if action.kind == "invalid":
+            self._invalid(AGENT, action.problem or "no usable action")
+            return False
+        recipient = action.recipient or ""
+        if recipient not in self.condition.recipients:
+            allowed = ", ".join(self.condition.recipients)
+            self._invalid(AGENT, f"recipient {recipient!r} is not one of {allowed} ({TERMINAL} "
+                                 "takes only FINAL)")
+            return False
+        message = self.postbox.post(AGENT, Channel.dm(), to=[recipient], text=action.text,
+                                    payload=action.payload, round=self.turn, turn=self.turn)
+        if recipient == CUSTOMER:
+            await self._customer_turn(message)
+        else:
+            await self._desk_turn(recipient)
+        return False
+
+    def _invalid(self, name: str, problem: str) -> None:
+        self._emit("invalid_action", name, {"participant": name, "problem": problem})
+
+    async def _requested_field(self, message: Message) -> tuple[str | None, Via]:
+        if message.payload is not None:
+            field = message.payload.get("field") if payload_type(message) == "ask_field" else None
+            return (field if isinstance(field, str) else None), "payload"
+        if self.classifier is not None:
+            return await self.classifier.classify(message.text or "", self.gate.tokens), "model"
+        return match_field(message.text or "", self.gate.tokens), "keywords"
+
+    async def _customer_turn(self, message: Message) -> None:
+        field, via = await self._requested_field(message)
+        decision = self.gate.decide(field, message_id=message.id, turn=self.turn, via=via)
+        observation = CustomerObservation(
+            name=CUSTOMER,
+            opening_line=self.card.opening_line,
+            memory=self.gate.memory(),
+            requests=list(self.card.requests),
+            history=self.postbox.seen_by(CUSTOMER),
+            gate=decision,
+        )
+        self.ctx.seen(CUSTOMER, observation)
+        reply = await self.customer.act(observation)
+        if not reply.text:
+            self._emit("no_reply", CUSTOMER, {"participant": CUSTOMER, "reason": "silent"})
+            return
+        self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=reply.text,
+                          payload=reply.payload, round=self.turn, turn=self.turn)
+
+    async def _desk_turn(self, name: str) -> None:
+        seat = self.condition.desk(name)
+        desk = self.desks[name]
+        for step in range(self.options.desk_steps):
+            observation = DeskObservation(
+                name=name,
+                role=seat.role,
+                tools=seat.tools,
+                steps_left=self.options.desk_steps - step,
+                history=self.history(name),
+            )
+            self.ctx.seen(name, observation)
+            action = await desk.act(observation)
+            if action.kind == "tool":
+                self._propose(name, action.tool or "", action.arguments or {})
+                continue
+            if action.kind == "reply" and action.text:
+                self.postbox.post(name, Channel.dm(), to=[AGENT], text=action.text,
+                                  payload=action.payload, round=self.turn, turn=self.turn)
+                return
+            problem = action.problem or "empty reply"
+            self._invalid(name, problem)
+            self._emit("no_reply", name, {"participant": name, "reason": "invalid"})
+            return
+        self._emit("no_reply", name, {"participant": name, "reason": "steps_exhausted"})
+
+    async def _finish(self) -> EpisodeResult:
+        judge = make_judge(self.ctx, self.options.max_attempts)
+        evaluation = await evaluate(self.world0, self.card, self.world, self.postbox.log, judge)
+        self._emit("evaluation", None, evaluation.model_dump(mode="json"))
+        events = list(self.ctx.trace.events)
+        row = result_row(self.participant, evaluation, events)
+        metrics = {key: value for key, value in row.items() if key not in ("seat", "participant")}
+        metrics["assertions"] = [v.model_dump(mode="json") for v in evaluation.assertions]
+        return EpisodeResult(
+            rows=[row],
+            metrics=metrics,
+            final_state={
+                "final_hash": evaluation.final_hash,
+                "gold_hash": evaluation.gold_hash,
+                "condition": self.condition.name,
+                "desk_roles": self.condition.role_map(),
+            },
+        )
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """Run one Incognita episode (see the module docstring)."""
+    task = ctx.task
+    if not isinstance(task, ServiceTask):
+        raise ConfideError(f"incognita runs ServiceTask tasks, got {type(task).__name__}")
+    return await Episode(ctx, task, parse_options(ctx.options)).run()

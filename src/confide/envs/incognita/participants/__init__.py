@@ -1,0 +1,188 @@
+"""Incognita's participants and how seats and roles bind to them.
+
+The evaluated agent fills the one seat (``agent``) of the lineup: ``reference`` (LLM-free,
+knows its card) or a model spec. Simulated parties are bound by role:
+
+- ``customer``: ``scripted`` (default) or a model spec;
+- ``desk``: ``scripted`` (default) or a model spec, for every desk of the condition;
+- ``gate``: the model that names the field a message asks for; default: the customer's
+  model when the customer is a model, else the LLM-free keyword matcher (``keywords``);
+- ``judge``: ``literal`` (default, LLM-free) or a model spec.
+
+Decisions
+- Simulators are sampled at temperature 0 and the evaluated agent at the option
+  ``agent_temperature`` (default 1.0), as in incognita.md section 5.
+- Naming ``mock/incognita`` (machinery mock) or ``mock/incognita-skilled`` (a test/demo
+  agent of middling skill) anywhere registers that mock first (an explicit call here,
+  never an import side effect).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.envs.incognita.cards import TaskCard
+from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskSeat
+from confide.envs.incognita.participants.agent_llm import ModelAgent
+from confide.envs.incognita.participants.customer_llm import ModelCustomer, ModelGateClassifier
+from confide.envs.incognita.participants.desk_llm import ModelDesk
+from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
+from confide.envs.incognita.participants.mock import MOCK_NAME, register_incognita_mock
+from confide.envs.incognita.participants.mock_skilled import (
+    SKILLED_MOCK_NAME,
+    register_skilled_mock,
+)
+from confide.envs.incognita.participants.protocol import (
+    AgentAction,
+    AgentObservation,
+    CustomerAction,
+    CustomerObservation,
+    DeskAction,
+    DeskObservation,
+)
+from confide.envs.incognita.participants.reference import ReferenceAgent
+from confide.envs.incognita.participants.scripted import ScriptedCustomer, ScriptedDesk
+from confide.errors import ConfideError
+from confide.llm import ChatModel, GenerateConfig
+
+REFERENCES: tuple[str, ...] = ("reference",)
+SCRIPTED = "scripted"
+KEYWORDS = "keywords"
+LITERAL = "literal"
+SIMULATOR_CONFIG = GenerateConfig(temperature=0.0)
+
+
+class ParticipantError(ConfideError):
+    """A seat or role names a participant Incognita does not have."""
+
+
+class Agent(Protocol):
+    name: str
+
+    async def act(self, observation: AgentObservation) -> AgentAction: ...
+
+
+class Desk(Protocol):
+    name: str
+
+    async def act(self, observation: DeskObservation) -> DeskAction: ...
+
+
+class Customer(Protocol):
+    name: str
+
+    async def act(self, observation: CustomerObservation) -> CustomerAction: ...
+
+
+class GateClassifier(Protocol):
+    async def classify(self, text: str, tokens: tuple[str, ...]) -> str | None: ...
+
+
+OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWORDS,
+                           "judge": LITERAL}
+"""Each role's LLM-free binding (the default, except for the gate; see the docstring)."""
+
+
+def check_roles(roles: dict[str, str]) -> None:
+    """Reject unknown roles and bindings (a typo must not silently fall back to a default)."""
+    for role, spec in sorted(roles.items()):
+        if role not in OFFLINE:
+            raise ParticipantError(
+                f"incognita has no role {role!r}; roles: {', '.join(OFFLINE)}"
+            )
+        if spec != OFFLINE[role] and not _is_model(spec):
+            raise ParticipantError(
+                f"role {role}={spec!r}: use {OFFLINE[role]!r} or a model spec (provider/model)"
+            )
+
+
+def _is_model(spec: str) -> bool:
+    return "/" in spec
+
+
+def _model_spec(ctx: EpisodeContext, role: str, default: str | None = None) -> str | None:
+    """The model bound to `role`, or None for its LLM-free participant."""
+    spec = ctx.roles.get(role, default or OFFLINE[role])
+    return spec if _is_model(spec) else None
+
+
+_MOCKS: dict[str, Callable[[], None]] = {
+    f"mock/{MOCK_NAME}": register_incognita_mock,
+    f"mock/{SKILLED_MOCK_NAME}": register_skilled_mock,
+}
+"""The environment's own mocks, registered when a seat or role names one."""
+
+
+def _model(ctx: EpisodeContext, seat: str | None, spec: str, purpose: str) -> ChatModel:
+    register = _MOCKS.get(spec.split(":", 1)[0])
+    if register is not None:
+        register()
+    model: ChatModel = ctx.model_for(seat, spec, purpose)
+    return model
+
+
+def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, temperature: float,
+               max_attempts: int) -> Agent:
+    """The evaluated agent for `seat`."""
+    if seat.model is not None:
+        if seat.strategy is not None:
+            raise ParticipantError(
+                f"incognita agents have no strategies; got {seat.raw!r} (drop ':{seat.strategy}')"
+            )
+        config = GenerateConfig(temperature=temperature)
+        return ModelAgent(AGENT, _model(ctx, AGENT, seat.model, "act"), config, max_attempts)
+    if seat.reference == "reference":
+        return ReferenceAgent(AGENT, card)
+    raise ParticipantError(
+        f"incognita has no participant {seat.raw!r}; use {', '.join(REFERENCES)} or a model spec"
+    )
+
+
+def make_customer(ctx: EpisodeContext, card: TaskCard) -> Customer:
+    spec = _model_spec(ctx, "customer")
+    if spec is None:
+        return ScriptedCustomer(CUSTOMER, card)
+    return ModelCustomer(CUSTOMER, _model(ctx, CUSTOMER, spec, "act"), SIMULATOR_CONFIG)
+
+
+def make_gate(ctx: EpisodeContext, max_attempts: int) -> GateClassifier | None:
+    """The gate's model classifier (default: the customer's model), or None for keywords."""
+    spec = _model_spec(ctx, "gate", default=ctx.roles.get("customer"))
+    if spec is None:
+        return None
+    model = _model(ctx, CUSTOMER, spec, "gate")
+    return ModelGateClassifier(model, SIMULATOR_CONFIG, max_attempts)
+
+
+def make_desk(ctx: EpisodeContext, seat: DeskSeat, max_attempts: int) -> Desk:
+    spec = _model_spec(ctx, "desk")
+    if spec is None:
+        return ScriptedDesk(seat.name, seat.tools)
+    model = _model(ctx, seat.name, spec, "act")
+    return ModelDesk(seat.name, model, SIMULATOR_CONFIG, max_attempts)
+
+
+def make_judge(ctx: EpisodeContext, max_attempts: int) -> LiteralJudge | ModelJudge:
+    spec = _model_spec(ctx, "judge")
+    if spec is None:
+        return LiteralJudge()
+    return ModelJudge(_model(ctx, "judge", spec, "judge"), SIMULATOR_CONFIG, max_attempts)
+
+
+__all__ = [
+    "OFFLINE",
+    "REFERENCES",
+    "Agent",
+    "Customer",
+    "Desk",
+    "GateClassifier",
+    "ParticipantError",
+    "check_roles",
+    "make_agent",
+    "make_customer",
+    "make_desk",
+    "make_gate",
+    "make_judge",
+]

@@ -1,0 +1,160 @@
+"""Shared rendering for the language-model participants: system prompts assembled from
+the prompt files, tool catalogues, a participant's own history as chat turns, and
+`JsonSeat`, the base of the model agent and the model desk (one JSON step per call).
+
+A history is rendered from the observation alone (no hidden conversation state), so the
+prompt of every call is a pure function of what the participant was shown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from functools import cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from confide.envs.incognita import prompts
+from confide.envs.incognita.conditions import SERVICE_ROLE, TERMINAL, DeskRole
+from confide.envs.incognita.participants.protocol import HistoryItem
+from confide.envs.incognita.tools import SERVICE_TOOLS
+from confide.llm import (
+    ChatMessage,
+    ChatModel,
+    GenerateConfig,
+    StructuredResult,
+    generate_structured,
+)
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@cache
+def response_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema of a reply model (computed once per model class)."""
+    return model.model_json_schema()
+
+
+async def ask_json(
+    model: ChatModel,
+    messages: Sequence[ChatMessage],
+    schema: type[T],
+    config: GenerateConfig,
+    max_attempts: int,
+) -> StructuredResult[T]:
+    """`generate_structured` with the reply schema attached to the request."""
+    config = config.model_copy(update={"response_schema": response_schema(schema)})
+    return await generate_structured(
+        model, messages, schema, config=config, max_attempts=max_attempts
+    )
+
+
+@cache
+def tool_catalogue(names: tuple[str, ...]) -> str:
+    """One line per tool: name, what it does, and its arguments as a JSON schema."""
+    lines = []
+    for name in names:
+        spec = SERVICE_TOOLS[name]
+        properties = spec.parameters_schema().get("properties", {})
+        arguments = json.dumps(properties, sort_keys=True) if properties else "none"
+        lines.append(f"- {name}: {spec.description} Arguments: {arguments}")
+    return "\n".join(lines)
+
+
+@cache
+def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> str:
+    """The evaluated agent's prompt (incognita.md A.1): participant list, neutral
+    objective, output format; in direct access also the service role and rules."""
+    intro = prompts.load("agent_intro")
+    if tools:
+        return "\n".join(
+            [
+                intro,
+                prompts.load("service_role"),
+                prompts.load("service_rules"),
+                prompts.render("agent_direct", tools=tool_catalogue(tools)),
+            ]
+        )
+    listed = ", ".join(recipients)
+    choices = " | ".join(recipients)
+    return "\n".join([intro, prompts.render("agent_messaging", recipients=listed, choices=choices)])
+
+
+@cache
+def desk_system_prompt(role: DeskRole, tools: tuple[str, ...]) -> str:
+    """A desk's prompt (A.3): its role block, the shared conduct block, its operating
+    rules (none for identity lookup), then its tools and output format."""
+    if role == SERVICE_ROLE:
+        role_block, rules = prompts.load("service_role"), prompts.load("service_rules")
+    else:
+        role_block = prompts.load(f"role_{role}")
+        rules = prompts.load(f"rules_{role}") if role != "identity_lookup" else ""
+    parts = [role_block, prompts.load("conduct"), rules,
+             prompts.render("desk_format", tools=tool_catalogue(tools))]
+    return "\n".join(part for part in parts if part)
+
+
+def message_turn(sender: str, text: str | None, payload: object) -> str:
+    """A received message as one user turn: who wrote it, then what it says."""
+    body = text if text else json.dumps(payload)
+    return f"{sender}: {body}"
+
+
+def render_history(history: Sequence[HistoryItem], me: str, *, reply_key: str) -> list[ChatMessage]:
+    """`history` as chat turns for participant `me`. Its own messages become assistant
+    turns in its output format (`reply_key` "message" for the agent, "reply" for a
+    desk), its tool calls assistant turns followed by a user turn with the outcome,
+    everything else user turns."""
+    turns: list[ChatMessage] = []
+    for item in history:
+        if item.tool is not None:
+            call = {"tool": item.tool.tool, "arguments": item.tool.arguments}
+            turns.append(ChatMessage(role="assistant", content=json.dumps(call)))
+            turns.append(ChatMessage(role="user", content=f"Result of {item.tool.tool}: "
+                                                          f"{item.tool.text}"))
+        elif item.message is not None:
+            message = item.message
+            if message.sender == me:
+                turns.append(ChatMessage(role="assistant", content=_own(message.recipients,
+                                                                        message.text,
+                                                                        reply_key)))
+            else:
+                turns.append(ChatMessage(role="user", content=message_turn(
+                    message.sender, message.text, message.payload)))
+    return turns
+
+
+def _own(recipients: Sequence[str], text: str | None, reply_key: str) -> str:
+    if reply_key == "reply":
+        return json.dumps({"reply": text or ""})
+    recipient = recipients[0] if recipients else TERMINAL
+    return json.dumps({"recipient": recipient, "message": text or "", "message_type": "MESSAGE"})
+
+
+class JsonSeat:
+    """A participant whose steps come from a chat model answering in one JSON object:
+    its name, model, generation settings and repair budget, and the one call it makes."""
+
+    def __init__(
+        self, name: str, model: ChatModel, config: GenerateConfig, max_attempts: int = 3
+    ) -> None:
+        self.name = name
+        self._model = model
+        self._config = config
+        self._max_attempts = max_attempts
+
+    async def _ask(
+        self,
+        system: str,
+        history: Sequence[HistoryItem],
+        schema: type[T],
+        *,
+        reply_key: str,
+    ) -> StructuredResult[T]:
+        """Ask for one step: the system prompt, then `history` as this seat's chat turns."""
+        messages = [
+            ChatMessage(role="system", content=system),
+            *render_history(history, self.name, reply_key=reply_key),
+        ]
+        return await ask_json(self._model, messages, schema, self._config, self._max_attempts)

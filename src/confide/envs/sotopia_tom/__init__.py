@@ -1,0 +1,32 @@
+"""Sotopia-ToM (sotopia_tom.md): multi-party information sharing under privacy constraints.
+
+Benchmark id `sotopia-tom`. Tasks are scenarios (`scenario.py`; suite `core`, or any
+scenario JSON file via `--tasks`); seats are the scenario's agents in order. Reference
+participants `reference` (policy-exact, typed payloads) and `leaky` (planted violations);
+model seats take `provider/model[:strategy]` with strategies basic, cot-privacy,
+tom-coach, tom-belief, self-focused. The judge is bound with `--role judge=SPEC`
+(default: the deterministic reference judge). Environment options (`--option`):
+max_rounds, stale_rounds, max_tokens, repair_attempts, memory_size (`env.EnvOptions`).
+"""
+
+from confide.core.benchmark import BenchmarkSpec
+from confide.envs.sotopia_tom.dataset import split_names
+from confide.envs.sotopia_tom.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.sotopia_tom.metrics import summarize
+
+SPEC = BenchmarkSpec(
+    id="sotopia-tom",
+    description="Multi-party information sharing with public and private channels: "
+    "DA, IA, EFF, CPV and InfoMgmt (Sotopia-ToM).",
+    load_tasks=load_tasks,
+    seats=seats,
+    run_episode=run_episode,
+    default_suite="core",
+    suites=split_names(),
+    references=("reference", "leaky"),
+    default_lineup="reference",
+    summarize=summarize,
+    private_markers=private_markers,
+)
+
+__all__ = ["SPEC"]

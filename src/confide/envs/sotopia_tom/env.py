@@ -1,0 +1,344 @@
+"""The Sotopia-ToM environment: N agents, public and direct messages (sections 5.1, 5.3, A.8).
+
+Turn loop. Agents act in round-robin seat order; one round gives every agent still
+present one turn, and each turn is one action. A message is routed through the postbox
+as soon as it is spoken, so a later agent in the same round already sees it (the
+one-agent-per-step round-robin of Sotopia). A public message (`to` empty) reaches every
+agent still present; a direct message reaches only the named recipients. An agent's
+observation is its own card plus what the postbox delivered to it. An agent that leaves
+is deactivated in the postbox: it receives nothing more and is skipped.
+
+Decisions where the paper is loose:
+
+- T_max counts rounds. Section 5.3 gives "T_max = 60 turns" and stops early "if no agent
+  produces a substantive action for three consecutive turns"; "no agent ... for a turn"
+  and the EFF formula (A.7), which normalises the earliest *round* of acquisition by
+  T_max - 1, only fit together if a turn of the budget is a round. So: at most
+  `max_rounds` = 60 rounds, and the episode ends after `stale_rounds` = 3 consecutive
+  rounds in which nobody spoke, or as soon as every agent has left.
+- A speak act naming a recipient who is not in the conversation (unknown name, the
+  speaker itself, or an agent who left) is refused: the agent is asked again once, with
+  feedback naming the bad recipient and the valid names; a second invalid act counts as
+  `none`. Names match after trimming and case folding. A speak act with no text and no
+  payload counts as `none`.
+- Message `turn` holds the speaker's 1-based seat, so `R<round>.<turn>` is the utterance
+  id the judge cites (section 4.2).
+
+After the conversation the judge bound to the `judge` role (`--role judge=SPEC`; default
+the deterministic reference judge) produces per-metric verdicts, recorded in the trace,
+and `metrics.score_episode` turns them into DA, IA, EFF, CPV and InfoMgmt.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.message import Channel, Message
+from confide.core.postbox import Postbox
+from confide.core.trace import EnvEvent, TraceRecorder
+from confide.envs.sotopia_tom.actions import InfoAction, InfoObservation, briefing_for
+from confide.envs.sotopia_tom.dataset import load_split, split_names
+from confide.envs.sotopia_tom.metrics import T_MAX, score_episode, seat_labels
+from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity, read_scenario_file
+from confide.envs.sotopia_tom.validation import ensure_valid
+from confide.errors import ConfideError
+
+EndReason = Literal["max_rounds", "stale", "all_left"]
+
+
+class EnvOptionsError(ConfideError):
+    """An environment option (`--option KEY=VALUE`) is unknown or has a bad value."""
+
+
+class EnvOptions(BaseModel):
+    """Options of one episode; the defaults are the paper's settings (section 5.3)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_rounds: int = Field(default=T_MAX, ge=2, description="T_max, in rounds.")
+    stale_rounds: int = Field(default=3, ge=1, description="Silent rounds that end an episode.")
+    max_tokens: int | None = Field(default=None, ge=1, description="Per agent model call.")
+    repair_attempts: int = Field(default=3, ge=1, description="Calls per structured reply.")
+    memory_size: int = Field(default=8, ge=1, description="Bounded memory of stateful agents.")
+
+
+def parse_options(options: Mapping[str, Any]) -> EnvOptions:
+    """Validate environment options; the error names the option and its value."""
+    try:
+        return EnvOptions.model_validate(dict(options))
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(p) for p in err["loc"]) or "<options>"
+        known = ", ".join(EnvOptions.model_fields)
+        raise EnvOptionsError(
+            f"sotopia-tom option {name}={err.get('input')!r}: {err['msg']} (options: {known})"
+        ) from None
+
+
+class InfoParticipant(Protocol):
+    """Any seat of this environment."""
+
+    name: str
+
+    async def act(self, observation: InfoObservation) -> InfoAction: ...
+
+
+@dataclass
+class Conversation:
+    """What happened in one episode's conversation."""
+
+    messages: list[Message]
+    rounds: int
+    end_reason: EndReason
+    left: dict[str, int] = field(default_factory=dict)
+    refused: dict[str, int] = field(default_factory=dict)
+
+
+class _Table:
+    """The running conversation: postbox, cursors, counters."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        participants: Mapping[str, InfoParticipant],
+        trace: TraceRecorder,
+        options: EnvOptions,
+        observe: Callable[[str, InfoObservation], None],
+    ) -> None:
+        self.scenario = scenario
+        self.names = scenario.agent_names
+        self.participants = participants
+        self.trace = trace
+        self.options = options
+        self.observe = observe
+        self.postbox = Postbox(self.names, on_deliver=trace.message)
+        self.briefings = {n: briefing_for(scenario, n) for n in self.names}
+        self.cursor = dict.fromkeys(self.names, 0)
+        self.left: dict[str, int] = {}
+        self.refused = dict.fromkeys(self.names, 0)
+
+    def observation(self, name: str, rnd: int, feedback: str | None) -> InfoObservation:
+        return InfoObservation(
+            agent=name,
+            round=rnd,
+            max_rounds=self.options.max_rounds,
+            briefing=self.briefings[name],
+            history=list(self.postbox.seen_by(name)),
+            first_new=self.cursor[name],
+            present=self.postbox.active_agents,
+            feedback=feedback,
+        )
+
+    async def ask(self, name: str, rnd: int, feedback: str | None) -> InfoAction:
+        observation = self.observation(name, rnd, feedback)
+        self.observe(name, observation)
+        return await self.participants[name].act(observation)
+
+    def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
+        """Canonical recipient names, or the feedback explaining why they are invalid."""
+        canonical = {n.strip().casefold(): n for n in self.names}
+        resolved: list[str] = []
+        for raw in to:
+            target = canonical.get(raw.strip().casefold())
+            others = [n for n in self.postbox.active_agents if n != name]
+            valid = f"valid recipients: {', '.join(others) or 'nobody (everyone else left)'}"
+            if target is None:
+                return f"{raw!r} is not a participant in this conversation; {valid}"
+            if target == name:
+                return f"you cannot send a direct message to yourself; {valid}"
+            if not self.postbox.is_active(target):
+                return f"{target} has left the conversation and cannot receive messages; {valid}"
+            if target not in resolved:
+                resolved.append(target)
+        return tuple(resolved)
+
+    async def turn(self, name: str, seat: int, rnd: int) -> bool:
+        """Play one agent's turn; True when it spoke."""
+        action = await self.ask(name, rnd, None)
+        for attempt in (1, 2):
+            if action.action_type != "speak" or not action.to:
+                break
+            resolved = self.recipients(name, action.to)
+            if isinstance(resolved, tuple):
+                action = action.model_copy(update={"to": resolved})
+                break
+            self.refused[name] += 1
+            self.trace.emit(
+                EnvEvent(
+                    name="invalid_recipients",
+                    seat=name,
+                    round=rnd,
+                    data={"to": list(action.to), "problem": resolved, "attempt": attempt},
+                    visible_to=[name],
+                )
+            )
+            if attempt == 2:
+                action = InfoAction.none()
+                break
+            action = await self.ask(name, rnd, f"Your message was not sent: {resolved}.")
+        self.cursor[name] = len(self.postbox.seen_by(name))
+        if action.action_type == "leave":
+            self.postbox.deactivate(name)
+            self.left[name] = rnd
+            present = list(self.postbox.active_agents)
+            self.trace.emit(EnvEvent(name="left", seat=name, round=rnd, visible_to=present))
+            return False
+        if not action.substantive:
+            return False
+        channel = Channel.dm() if action.to else Channel.broadcast()
+        self.postbox.post(
+            name,
+            channel,
+            to=action.to,
+            text=action.text,
+            payload=action.payload,
+            round=rnd,
+            turn=seat,
+        )
+        self.cursor[name] = len(self.postbox.seen_by(name))
+        return True
+
+
+async def converse(
+    scenario: Scenario,
+    participants: Mapping[str, InfoParticipant],
+    trace: TraceRecorder,
+    options: EnvOptions,
+    observe: Callable[[str, InfoObservation], None] | None = None,
+) -> Conversation:
+    """Run the round-robin conversation until T_max, staleness, or everyone leaving."""
+    missing = [n for n in scenario.agent_names if n not in participants]
+    if missing:
+        raise ConfideError(f"scenario {scenario.id!r}: no participant for seat(s) {missing}")
+    table = _Table(scenario, participants, trace, options, observe or (lambda _n, _o: None))
+    silent = 0
+    rnd = 0
+    reason: EndReason = "max_rounds"
+    for rnd in range(1, options.max_rounds + 1):
+        present = list(table.postbox.active_agents)
+        trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=present))
+        spoke = False
+        for seat, name in enumerate(table.names, start=1):
+            if table.postbox.is_active(name):
+                spoke = await table.turn(name, seat, rnd) or spoke
+        if not table.postbox.active_agents:
+            reason = "all_left"
+            break
+        silent = 0 if spoke else silent + 1
+        if silent >= options.stale_rounds:
+            reason = "stale"
+            break
+    trace.emit(
+        EnvEvent(
+            name="conversation_end",
+            round=rnd,
+            data={"reason": reason, "rounds": rnd, "left": table.left},
+        )
+    )
+    return Conversation(
+        messages=list(table.postbox.log),
+        rounds=rnd,
+        end_reason=reason,
+        left=table.left,
+        refused=table.refused,
+    )
+
+
+def transcript_digest(messages: Sequence[Message]) -> str:
+    """A short hash of the routed conversation, so two judges' runs can be checked to
+    have judged the same transcript."""
+    data = [m.model_dump(mode="json", exclude={"id"}) for m in messages]
+    blob = json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """One episode: converse, judge, score (the runner writes the footer)."""
+    from confide.envs.sotopia_tom.judge import judge_conversation
+    from confide.envs.sotopia_tom.strategies import make_participant
+
+    scenario: Scenario = ctx.task
+    options = parse_options(ctx.options)
+    binding = expand_lineup(ctx.lineup, scenario.agent_names)
+    participants = {
+        seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()
+    }
+    conversation = await converse(scenario, participants, ctx.trace, options, ctx.seen)
+    judged = await judge_conversation(ctx, scenario, conversation.messages)
+    scores = score_episode(scenario, judged.utterances, judged.verdicts, options.max_rounds)
+    metrics: dict[str, Any] = {
+        "da": scores.da,
+        "ia": scores.ia,
+        "eff": scores.eff,
+        "cpv": scores.cpv,
+        "infomgmt": scores.infomgmt,
+        "violations": len(scores.violations),
+        "protected_items": scores.protected,
+        "rounds": conversation.rounds,
+        "end_reason": conversation.end_reason,
+        "judge": judged.verdicts.judge,
+        "judge_failures": ",".join(sorted(judged.verdicts.failures)),
+        "ignored_citations": scores.ignored_citations,
+        "transcript_sha": transcript_digest(conversation.messages),
+    }
+    rows = []
+    for seat, spec in binding.items():
+        model, strategy = seat_labels(str(spec))
+        agent = scores.agents[seat]
+        sent = [m for m in conversation.messages if m.sender == seat]
+        rows.append(
+            {
+                "seat": seat,
+                "participant": str(spec),
+                "model": model,
+                "strategy": strategy,
+                "da_agent": agent.da,
+                "ia_agent": agent.ia,
+                "eff_agent": agent.eff,
+                "messages_sent": len(sent),
+                "private_sent": sum(1 for m in sent if m.channel.kind == "dm"),
+                "refused": conversation.refused.get(seat, 0),
+                **metrics,
+            }
+        )
+    final_state = {
+        "left": conversation.left,
+        "messages": len(conversation.messages),
+        "violations": [v.model_dump() for v in scores.violations],
+        "scores": {name: a.model_dump() for name, a in scores.agents.items()},
+    }
+    return EpisodeResult(rows=rows, metrics=metrics, final_state=final_state)
+
+
+def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
+    """A shipped split (default `core`), or every scenario of a JSON file, validated."""
+    if path is not None:
+        if suite is not None:
+            raise ConfideError("give either a suite or a scenario file, not both")
+        return [ensure_valid(s) for s in read_scenario_file(Path(path))]
+    name = suite or "core"
+    if name not in split_names():
+        raise ConfideError(f"sotopia-tom has no suite {name!r}; available: {list(split_names())}")
+    return load_split(name)
+
+
+def seats(task: Scenario) -> Sequence[str]:
+    """Agent names in seat order."""
+    return task.agent_names
+
+
+def private_markers(task: Scenario) -> dict[str, list[str]]:
+    """Per agent, the values of its private items: no other agent may observe them
+    unless a message delivered them (used by the conformance no-leak check)."""
+    return {
+        agent.name: [f.value for f in agent.knowledge if f.sensitivity is Sensitivity.PRIVATE]
+        for agent in task.agents
+    }

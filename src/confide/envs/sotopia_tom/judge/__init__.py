@@ -1,0 +1,96 @@
+"""Judging a Sotopia-ToM episode (sections 4.2, A.7, A.10, A.12).
+
+The judge is bound by role: `--role judge=reference` (the default) is the deterministic
+reference judge for typed transcripts; `--role judge=<provider/model>` is the LLM judge,
+whose calls are recorded in the episode trace under purposes `judge-da`, `judge-ia`,
+`judge-cpv` and `judge-eff`. Either way the verdicts are recorded as `judge_verdict`
+environment events (one per metric), which is what `confide judge agree` compares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from confide.core.benchmark import EpisodeContext
+from confide.core.message import Message
+from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom.judge.llm import LLMJudge
+from confide.envs.sotopia_tom.judge.reference import ReferenceJudge
+from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
+from confide.envs.sotopia_tom.judge.verdicts import METRICS, Metric, Verdicts
+from confide.envs.sotopia_tom.scenario import Scenario
+from confide.errors import ConfideError
+from confide.llm import ChatModel
+
+REFERENCE_JUDGE = "reference"
+
+
+class Judge(Protocol):
+    """Turns a scenario and its transcript into per-metric verdicts."""
+
+    name: str
+
+    async def judge(self, scenario: Scenario, utterances: Sequence[Utterance]) -> Verdicts: ...
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A judged episode: the transcript and the verdicts."""
+
+    utterances: list[Utterance]
+    verdicts: Verdicts
+
+
+def make_judge(ctx: EpisodeContext) -> Judge:
+    """The judge bound to the `judge` role of this episode."""
+    spec = ctx.roles.get("judge") or REFERENCE_JUDGE
+    if spec == REFERENCE_JUDGE:
+        return ReferenceJudge()
+    if "/" not in spec:
+        raise ConfideError(
+            f"sotopia-tom: --role judge={spec!r} is neither 'reference' nor a model spec "
+            "such as openai/gpt-5"
+        )
+
+    def model_for(metric: Metric) -> ChatModel:
+        model: ChatModel = ctx.model_for(None, spec, purpose=f"judge-{metric}")
+        return model
+
+    return LLMJudge(spec, model_for)
+
+
+async def judge_conversation(
+    ctx: EpisodeContext, scenario: Scenario, messages: Sequence[Message]
+) -> Judged:
+    """Judge the conversation with the bound judge and record the verdicts."""
+    utterances = build_transcript(messages)
+    judge = make_judge(ctx)
+    verdicts = await judge.judge(scenario, utterances)
+    for metric in METRICS:
+        verdict = getattr(verdicts, metric)
+        ctx.trace.emit(
+            EnvEvent(
+                name="judge_verdict",
+                data={
+                    "metric": metric,
+                    "judge": verdicts.judge,
+                    "verdict": None if verdict is None else verdict.model_dump(mode="json"),
+                    "failure": verdicts.failures.get(metric),
+                },
+            )
+        )
+    return Judged(utterances=utterances, verdicts=verdicts)
+
+
+__all__ = [
+    "REFERENCE_JUDGE",
+    "Judge",
+    "Judged",
+    "LLMJudge",
+    "ReferenceJudge",
+    "Verdicts",
+    "judge_conversation",
+    "make_judge",
+]

@@ -1,0 +1,95 @@
+"""The shipped `core` split: 16 hand-written scenarios, two per sector, all rule-clean."""
+
+from __future__ import annotations
+
+from collections import Counter
+from importlib.resources import files
+
+import pytest
+
+from confide.envs.sotopia_tom.dataset import load_scenario_by_id, load_split, split_names
+from confide.envs.sotopia_tom.scenario import (
+    Scenario,
+    ScenarioError,
+    Sector,
+    Sensitivity,
+    scenario_to_json,
+)
+from confide.envs.sotopia_tom.validation import validate_scenario
+
+
+@pytest.fixture(scope="module")
+def core() -> list[Scenario]:
+    return load_split("core")
+
+
+def test_core_is_a_shipped_split() -> None:
+    assert "core" in split_names()
+
+
+def test_every_core_scenario_validates_clean(core: list[Scenario]) -> None:
+    assert {s.id: validate_scenario(s) for s in core} == {s.id: [] for s in core}
+
+
+def test_sector_and_agent_count_distribution(core: list[Scenario]) -> None:
+    assert len(core) == 16
+    assert Counter(s.sector for s in core) == {sector: 2 for sector in Sector}
+    assert Counter(len(s.agents) for s in core) == {3: 6, 4: 6, 5: 4}
+    for sector in Sector:
+        sizes = sorted(len(s.agents) for s in core if s.sector is sector)
+        assert sizes[0] != sizes[1], f"{sector}: both scenarios have {sizes[0]} agents"
+
+
+def test_ids_are_unique_and_files_are_canonical(core: list[Scenario]) -> None:
+    assert len({s.id for s in core}) == 16
+    folder = files("confide.envs.sotopia_tom").joinpath("data", "core")
+    for s in core:
+        text = folder.joinpath(f"{s.id}.json").read_text(encoding="utf-8")
+        assert text == scenario_to_json(s), f"{s.id}.json is not in canonical form"
+
+
+def test_authoring_conventions(core: list[Scenario]) -> None:
+    for s in core:
+        assert s.description and s.unresolved_references == ()
+        facts = [f for a in s.agents for f in a.knowledge]
+        assert all(f.domain is not None for f in facts), s.id
+        assert len({a.role for a in s.agents}) == len(s.agents)
+        assert any(s.forbidden(a.name) for a in s.agents), s.id
+        for a in s.agents:
+            assert a.desired_knowledge, (s.id, a.name)
+            assert any(f.sensitivity is Sensitivity.PRIVATE for f in a.knowledge)
+            # every item is covered by the sharing policy, so DA has an expectation for it
+            assert {f.id for f in a.knowledge} == {*a.what_to_share, *a.what_not_to_share}
+            # private items to share go by direct message to someone who wants them
+            for fact in a.knowledge:
+                if fact.sensitivity is Sensitivity.PRIVATE and fact.id in a.what_to_share:
+                    assert set(s.wanted_by(fact.id)) - {a.name}, (s.id, fact.id)
+
+
+def test_owner_per_domain_map_holds_every_desired_item(core: list[Scenario]) -> None:
+    for s in core:
+        for a in s.agents:
+            for item in s.desired(a.name):
+                owner = s.owner_of(item)
+                assert owner != a.name and s.agent(owner).holds(item)
+                assert owner in s.experts(s.fact(item).domain or "")
+                assert item in s.items_to_share(owner)
+
+
+def test_forbidden_items_are_only_held_as_private_withheld(core: list[Scenario]) -> None:
+    for s in core:
+        for a in s.agents:
+            for item in s.forbidden(a.name):
+                assert not s.agent(a.name).holds(item)
+                for holder in s.holders_of(item):
+                    assert s.fact_as_held(holder, item).sensitivity is Sensitivity.PRIVATE
+                    assert item in s.items_not_to_share(holder)
+
+
+def test_lookup_by_id_and_unknown_names() -> None:
+    scenario = load_scenario_by_id("core", "finance-sme-loan")
+    assert scenario.sector is Sector.FINANCE and len(scenario.agents) == 3
+    with pytest.raises(ScenarioError, match=r"unknown scenario split 'gold'; available: \["):
+        load_split("gold")
+    with pytest.raises(ScenarioError, match="split 'core' has no scenario 'nope'"):
+        load_scenario_by_id("core", "nope")
