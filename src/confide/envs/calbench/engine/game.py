@@ -15,11 +15,20 @@ One round per incoming meeting, in stream order:
 3. DECISION. Every participant, in speaker order, submits an atomic batch against a
    snapshot of its calendar (post-VOLUNTARY). A rejected batch is answered with the exact
    A.5 conflict strings, up to `decision_retries` times; then the seat has no batch.
-4. RESOLUTION. The meeting is resolved iff every participant has a valid batch and all
-   of them put the meeting in the same slot; then all batches are committed, otherwise
-   all are rolled back and the meeting is unresolved. Afterwards every meeting already
-   on the calendars is checked for cross-calendar consistency and each inconsistent one
-   is reported as a `consistency_violation`.
+   VOLUNTARY and DECISION observations carry no inbox (A.3: the decision message is the
+   meeting's metadata plus a calendar snapshot; the voluntary message the meeting and the
+   calendar); what was delivered but not drained in CHEAP_TALK waits for the seat's next
+   cheap-talk turn.
+4. RESOLUTION. Every valid DECISION batch is applied with its displacement costs
+   (section 3: a batch "is validated against the agent's calendar and applied only if
+   valid"). The meeting is resolved iff every participant has a valid batch and all of
+   them put the meeting in the same slot; otherwise it is unresolved (section 3 "Failed
+   meetings are marked unresolved") and, when some copies were placed, the round reports
+   a `consistency_violation` for it (A.5: the round "proceeds without that agent's
+   scheduling action, triggering a consistency violation"). The copies stay where their
+   batches put them; the meeting is never registered, so later rounds do not check it.
+   Afterwards every registered meeting (prior or resolved) is checked for cross-calendar
+   consistency and each inconsistent one is reported as a `consistency_violation`.
 
 Messages go only through `confide.core.Postbox` (its delivery hook writes them to the
 trace). Each communication condition opens exactly one channel (A.3): `dm`, the current
@@ -27,19 +36,18 @@ meeting's participant groupchat, or the all-agent groupchat; a tool call on a cl
 channel is recorded as `invalid_tool_call` and dropped. Trace events follow Table 5
 (`game_start`, `agent_registered`, `round_start`, `turn_start`, `turn_end`, `decide_start`,
 `decide_end`, `batch_rejected`, `batch_applied`) plus `invalid_tool_call`, `batch_failed`,
-`batch_rolled_back`, `consistency_violation` and `resolution`; each names the seats that
+`consistency_violation` and `resolution`; each names the seats that
 observed it in `visible_to` (None = bookkeeping no seat sees). Table 5's `dm_sent` is the
 core `message` event the postbox writes for every delivery (sender, resolved recipients,
 channel, round, turn, content or payload); the meeting is the round's, so a second event
 per message would only repeat it.
 
-Decisions where the paper is silent: VOLUNTARY batches get the same retry budget as
-DECISION batches (one validator and one retry message serve both); a failed meeting is
-rolled back entirely rather than left at different slots on different calendars, so it
-occupies no slot; a prior meeting's consistency does not decide the current meeting's
-resolution (a bumped meeting is repaired later, D.2), but only meetings consistent at
-the end of the game count as scheduled (see metrics.py); costs are charged only for
-committed batches.
+Choices the text does not decide: VOLUNTARY batches get the same retry budget as DECISION
+batches (A.5 describes retries for DECISION and only says VOLUNTARY validates with
+require_schedule = false); a prior meeting's consistency does not decide the current
+meeting's resolution (section 3 lists both checks but marks only "failed meetings"
+unresolved, and D.2 repairs a bumped meeting in a later round), while only meetings
+consistent at the end of the game count as scheduled (see metrics.py).
 """
 
 from __future__ import annotations
@@ -406,7 +414,6 @@ class Game:
         label = phase.upper()
         attempts = self.config.decision_retries + 1
         conflicts: tuple[str, ...] = ()
-        new = self._drain(seat)
         for attempt in range(1, attempts + 1):
             observation = self.views.batch(
                 phase=phase,
@@ -418,9 +425,7 @@ class Game:
                 max_attempts=attempts,
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
-                new_messages=new,
             )
-            new = []
             self._emit(
                 "decide_start",
                 {"phase": label, "attempt": attempt, "calendar": observation.calendar.text},
@@ -527,27 +532,26 @@ class Game:
         }
         missing = [agent_of(s) for s in order if s not in staged]
         resolved = not missing and len(set(slots.values())) == 1
-        if resolved:
-            for seat in order:
+        for seat in order:
+            if seat in staged:
                 self._commit(rnd.index, seat, "decision", *staged[seat])
+        reason = None
+        if resolved:
             self.known[mid] = rnd.meeting.participants
-            reason = None
+        elif missing:
+            reason = f"no valid batch from agent(s) {missing}"
         else:
-            if missing:
-                reason = f"no valid batch from agent(s) {missing}"
-            else:
-                chosen = {agent_of(s): slot for s, slot in slots.items()}
-                reason = f"participants chose different slots {chosen}"
-            for seat, (_, tools) in staged.items():
-                self._emit(
-                    "batch_rolled_back",
-                    {"phase": "DECISION", "actions": tools, "reason": reason},
-                    seat=seat,
-                    round_index=rnd.index,
-                    visible_to=[seat],
-                )
-        self.resolved[mid] = resolved
+            chosen = {agent_of(s): slot for s, slot in slots.items()}
+            reason = f"participants chose different slots {chosen}"
         violations = []
+        if reason is not None and staged:
+            violations.append(mid)
+            self._emit(
+                "consistency_violation",
+                {"meeting_id": mid, "slots": {str(agent_of(s)): v for s, v in slots.items()}},
+                round_index=rnd.index,
+            )
+        self.resolved[mid] = resolved
         for other, participants in sorted(self.known.items()):
             if consistent_slot(self.calendars, other, participants) is None:
                 violations.append(other)
