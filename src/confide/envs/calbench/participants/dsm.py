@@ -4,9 +4,16 @@ DSM-Welfare and DSM-Private (calbench.md section 3.1, D.3, Table 9; Farhadi and 
 
 Per meeting the lowest-id participant initiates. In each sub-round it offers the next L
 untried plans (dsm_plans.py), in its own order of satisfaction, with L chosen by the
-offer-size utility U(L) (dsm_scoring.py); each scorer receives one `proposals` message
-with the plans that need its consent and answers one `scores` message with a
-satisfaction level in {0..D-1} per plan. With every score in, the initiator keeps the
+offer-size utility U(L) (dsm_scoring.py). D.3: it sends "a single proposals DM to every
+responder" carrying the L offers, and the participants of a meeting that an offer
+displaces "score as additional responders", so every scorer of the offer set (the
+responders plus the participants of every displaced meeting) receives one `proposals`
+message with all L offers and answers one `scores` message with a satisfaction level in
+{0..D-1} for each of them (D.3 footprint: "one proposals DM per responder per sub-round
+(carrying L slot indices) and one scores reply (carrying L values)"; a displaced-meeting
+participant adds "one scores DM ... per offer set in which the displacement appears").
+An offer's consent comes from its own scorers (the responders and the participants of
+the meetings it displaces). With every score in, the initiator keeps the
 best fully-feasible plan seen so far (every level > 0), ranked by total satisfaction
 loss, then fewer scorers, slot, plan id. It proposes another untried batch while no
 fully-feasible plan is known and plans remain, under DSM-Welfare always (exhaustive
@@ -32,13 +39,16 @@ Payloads (plus `protocol: "dsm"` and `to`, see base.py):
 `{"type": "decision", "meeting_id", "plan_id", "slot", "moves", "settlement"}` with moves
 `{"meeting_id", "from_slot", "to_slot"}` and settlement `{agent: {"charge", "reward"}}`.
 
-Decisions where the paper is silent: under DMs a scorer sees only the plans that need it
-and only the moves of meetings it attends, and a non-participant's decision names no
-meeting slot; on a shared channel one message carries every plan with its `scorers` and
-every move (a groupchat is shared by design), and plans needing someone the channel
-cannot reach are not offered; a scorer that never answers stalls the negotiation and the
-meeting fails; the initial budget is 100 points and budgets may go negative (they are
-accounting, not a constraint).
+Choices the text does not decide (D.3 fixes what a proposals message carries, slot
+indices and the attached displacement plan, but not who sees which move): under DMs a
+scorer sees the moves of the meetings it attends only (the other moves are other agents'
+calendars, section 3 "no agent can inspect another agent's calendar"), and a
+non-participant's decision names no meeting slot; on a shared channel one message
+carries every move (a groupchat is shared by design), and plans needing someone the
+channel cannot reach are not offered. D.3 does not say what happens when a scorer never
+answers: the negotiation waits for it and the meeting fails. D.3 names a point budget
+but no initial value or floor: it starts at 100 and may go negative (accounting, not a
+constraint).
 """
 
 from __future__ import annotations
@@ -127,7 +137,7 @@ class _Choice:
     plan: Plan
     levels: dict[int, int]
     vectors: dict[int, list[int]]
-    offered: dict[int, int]
+    offer_size: int
 
 
 @dataclass
@@ -222,9 +232,6 @@ class DsmParticipant(ProtocolParticipant):
         target = state.meeting_id, obs.is_participant
         for entry in plans:
             if not isinstance(entry, dict):
-                continue
-            scorers = entry.get("scorers")
-            if scorers is not None and (not isinstance(scorers, list) or self.agent not in scorers):
                 continue
             plan_id, slot = entry.get("plan_id"), entry.get("slot")
             if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < obs.num_slots:
@@ -324,19 +331,14 @@ class DsmParticipant(ProtocolParticipant):
         offered = lead.offered
 
         def body(viewers: frozenset[int]) -> dict[str, Any]:
-            shared = len(viewers) > 1
-            plans = []
-            for p in offered:
-                if not p.scorers & viewers:
-                    continue
-                entry: dict[str, Any] = {
+            plans = [
+                {
                     "plan_id": p.plan_id,
                     "slot": p.slot,
                     "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)],
                 }
-                if shared:
-                    entry["scorers"] = sorted(p.scorers)
-                plans.append(entry)
+                for p in offered
+            ]
             return {
                 "type": "proposals",
                 "meeting_id": state.meeting_id,
@@ -361,7 +363,7 @@ class DsmParticipant(ProtocolParticipant):
                     plan,
                     levels,
                     {a: list(lead.scores[a].values()) for a in plan.scorers},
-                    {a: sum(1 for p in lead.offered if a in p.scorers) for a in plan.scorers},
+                    len(lead.offered),
                 )
         lead.offered = []
 
@@ -372,7 +374,7 @@ class DsmParticipant(ProtocolParticipant):
         rewards: dict[int, int] = {}
         if best is not None:
             for a in sorted(best.plan.scorers):
-                rewards[a] = reward(best.levels[a], best.vectors[a], best.offered[a])
+                rewards[a] = reward(best.levels[a], best.vectors[a], best.offer_size)
             state.slot = best.plan.slot
             state.moves = held_moves(obs.calendar, best.plan.moves)
         collected = sum(lead.charges.get(a, 0) for a in lead.asked)
@@ -448,7 +450,7 @@ def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:
     ids, levels = payload.get("plan_ids"), payload.get("scores")
     if not isinstance(ids, list) or not isinstance(levels, list) or len(ids) != len(levels):
         return
-    asked = {p.plan_id for p in lead.offered if sender in p.scorers}
+    asked = {p.plan_id for p in lead.offered}
     vector = {}
     for plan_id, level in zip(ids, levels, strict=True):
         if plan_id in asked and type(level) is int and 0 <= level < D_LEVELS:
