@@ -28,9 +28,12 @@ each); agent 0 learns agent 1's levels: round 1 slots 0 -> 10/11, 1 -> 1, 3 -> 0
 
 DSM-Private. L = 1 every time (theta = 10). Round 1: offers slot 0, agent 1 scores 10,
 agreed; agent 1 pays 1 and gets (11 - 10) + 0 = 1: points stay 100. Round 2: offers slot 3
-only, agent 1 scores 0; one more offer set has negative utility, so the initiator stops:
-decision without a slot, both seats submit no schedule and M2 fails. VPS: 0.5 + 0.409 in
-round 1, 0.5 + 0.5 in round 2.
+only, agent 1 scores 0; one more offer set has negative utility, so the initiator stops
+with no fully-feasible offer and announces its best-ranked one, plan 300 at slot 3. Agent
+0 commits it (slot 3 is free: cost 0); agent 1 cannot (E4 is blocked) and has no valid
+batch, so M2 fails with agent 0's copy at slot 3 and one consistency violation (A.5).
+VPS: 0.5 + 0.409 in round 1, 0.5 + 0.5 in round 2 (the decision names slot 3, already at
+1).
 """
 
 from __future__ import annotations
@@ -162,13 +165,15 @@ def test_private_two_agents_by_hand() -> None:
                             to=[1])),
         ("agent1", a0, _dsm("scores", meeting_id=2, sub_round=1, plan_ids=[300], scores=[0],
                             to=[0])),
-        ("agent0", a1, _dsm("decision", meeting_id=2, plan_id=None, slot=None, moves=[],
+        ("agent0", a1, _dsm("decision", meeting_id=2, plan_id=300, slot=3, moves=[],
                             settlement=_settle(0, 0), to=[1])),
     ]
     assert outcome.resolved == {1: True, 2: False}
     assert [r["cost_real"] for r in report.rows] == [0, 1]
     assert [r["scheduled"] for r in report.rows] == [1, 1]
-    assert len(env_events(trace, "batch_failed")) == 2  # nobody can schedule M2
+    assert [e.seat for e in env_events(trace, "batch_failed")] == ["agent1"]
+    assert [cal.slot_of_meeting(2) for cal in outcome.calendars] == [3, None]
+    assert [e.data["meeting_id"] for e in env_events(trace, "consistency_violation")] == [2]
     assert (seats[0].points, seats[1].points) == (100, 100)
     vps = vps_rows(_two_agents(), trace.events)
     assert [t.vps_loss_total for t in vps.targets] == pytest.approx([1.0, abs(W - 0.5) + 0.5])

@@ -20,7 +20,14 @@ fully-feasible plan is known and plans remain, under DSM-Welfare always (exhaust
 search) and under DSM-Private only while the best next offer set still has positive
 utility (with theta = 10 it never has, so DSM-Private stops after one sub-round). Then it
 sends a `decision` to everyone it asked: the chosen plan (slot for the meeting's
-participants, the agreed moves to the holders of moved meetings), or no plan. Scorers of
+participants, the agreed moves to the holders of moved meetings). When the search stops
+without a fully-feasible plan, D.3 still has the initiator rank the offers ("combines
+local and reported scores into a per-slot rank") and announce the best slot: it announces
+its best-ranked offer that displaces no meeting (moving a meeting needs the consent of
+its holders, which such an offer lacks), or no plan when every offer displaces one. Each
+participant then commits the announced slot if its own calendar allows it (A.3: the
+decision message tells it to use the agreed slot) and otherwise submits no valid batch,
+so the meeting fails while the valid batches stand with their costs (section 3, A.5). Scorers of
 moved meetings who are not participants move their copies in VOLUNTARY; participants
 apply the moves and schedule the meeting in DECISION.
 
@@ -154,6 +161,7 @@ class _Lead:
     charges: dict[int, int] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
     best: _Choice | None = None
+    fallback: tuple[tuple[int, int, int, int], Plan] | None = None
     done: bool = False
 
 
@@ -349,14 +357,17 @@ class DsmParticipant(ProtocolParticipant):
         return self._post(obs, lead.waiting, body)
 
     def _assess(self, lead: _Lead) -> None:
-        """Keep the best fully-feasible plan of the answered batch (module docstring)."""
+        """Keep the best fully-feasible plan of the answered batch, and the best-ranked
+        plan without displacement as the fallback (module docstring)."""
         for plan in lead.offered:
             levels = {a: lead.scores.get(a, {}).get(plan.plan_id, 0) for a in plan.scorers}
-            if plan.own_score == 0 or any(s == 0 for s in levels.values()):
-                continue
             needed = 1 + len(plan.scorers)
             loss = (D_LEVELS - 1) * needed - plan.own_score - sum(levels.values())
             rank = (loss, needed, plan.slot, plan.plan_id)
+            if not plan.moves and (lead.fallback is None or rank < lead.fallback[0]):
+                lead.fallback = (rank, plan)
+            if plan.own_score == 0 or any(s == 0 for s in levels.values()):
+                continue
             if lead.best is None or rank < lead.best.rank:
                 lead.best = _Choice(
                     rank,
@@ -371,18 +382,23 @@ class DsmParticipant(ProtocolParticipant):
         lead.done = True
         best = lead.best
         chosen = best.plan if best is not None else None
+        if chosen is None and lead.fallback is not None:
+            chosen = lead.fallback[1]
         rewards: dict[int, int] = {}
         if best is not None:
             for a in sorted(best.plan.scorers):
                 rewards[a] = reward(best.levels[a], best.vectors[a], best.offer_size)
-            state.slot = best.plan.slot
             state.moves = held_moves(obs.calendar, best.plan.moves)
+        if chosen is not None:
+            state.slot = chosen.slot
         collected = sum(lead.charges.get(a, 0) for a in lead.asked)
         paid = sum(rewards.values())
         before = self.points
         self.points += collected - paid
         state.settled = True
-        where = "no agreement" if chosen is None else f"slot {chosen.slot} (plan {chosen.plan_id})"
+        where = "no offer" if chosen is None else f"slot {chosen.slot} (plan {chosen.plan_id})"
+        if best is None and chosen is not None:
+            where += ", not feasible for every scorer"
         self._notes.append(
             f"{self.name} M{state.meeting_id}: {where} after {lead.sub_round} sub-round(s); "
             f"points {before} -> {self.points} (collected {collected}, paid {paid})"
