@@ -162,6 +162,10 @@ def _row(method: str, setting: str, episode: str, **values: Any) -> dict[str, An
     return {**base, **values}
 
 
+def _without_paper(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [row for row in table if row["Condition"] != "paper Table 2"]
+
+
 def test_summary_is_the_table2_analogue() -> None:
     rows: list[dict[str, Any]] = [
         _row("imap", "varied", "e1", excess=1, fairness=0.5),
@@ -171,7 +175,7 @@ def test_summary_is_the_table2_analogue() -> None:
         _row("sdmap", "uniform", "e3", success=None),  # attends no meeting: not in Coord.
         {"status": "error", "episode_id": "e4", "error": "boom"},
     ]
-    table = summarize(rows)
+    table = _without_paper(summarize(rows))
     assert table == [
         {
             "Setting": "Uniform",
@@ -212,8 +216,27 @@ def test_summary_reads_csv_strings_and_shows_vps_only_when_present() -> None:
         {k: ("" if v is None else str(v)) for k, v in _row("imap", "uniform", "e1").items()},
         _row("imap", "uniform", "e2", excess_vps=3.0),
     ]
-    (entry,) = summarize(rows)
+    (entry,) = _without_paper(summarize(rows))
     assert entry["N"] == 2 and entry["Coord."] == 100.0 and entry["VPS"] == 3.0
+
+
+def test_summary_prints_the_papers_table2_row_after_each_dm_reference_row() -> None:
+    rows = [
+        _row("sdmap", "varied", "e1"),
+        _row("sdmap", "varied", "e2", condition="all-agent-groupchat"),
+        _row("openai/gpt-5-mini", "varied", "e3"),
+    ]
+    table = summarize(rows)
+    assert [(r["Method"], r["Condition"]) for r in table] == [
+        ("openai/gpt-5-mini", "dm"),
+        ("sdmap", "dm"),
+        ("sdmap", "paper Table 2"),
+        ("sdmap", "all-agent-groupchat"),
+    ]
+    paper = table[2]
+    assert (paper["Setting"], paper["N"]) == ("Varied", 45)
+    cells = [paper[c] for c in ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")]
+    assert cells == [63.1, 3.64, 7.30, 1.376, 0.08]
 
 
 @pytest.mark.parametrize("bad", [{"max_turns": 3}, {"decision_retries": "many"}])

@@ -23,8 +23,8 @@ from typing import Any
 from confide.core.benchmark import SeatSpec
 from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of, seat_of
-from confide.envs.calbench.audits.analyses import scheduled_ids
 from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
+from confide.envs.calbench.audits.analyses import scheduled_ids
 from confide.envs.calbench.metrics import scaled_calendars
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import vps_rows

@@ -21,14 +21,18 @@ One round per incoming meeting, in stream order:
    cheap-talk turn.
 4. RESOLUTION. Every valid DECISION batch is applied with its displacement costs
    (section 3: a batch "is validated against the agent's calendar and applied only if
-   valid"). The meeting is resolved iff every participant has a valid batch and all of
-   them put the meeting in the same slot; otherwise it is unresolved (section 3 "Failed
-   meetings are marked unresolved") and, when some copies were placed, the round reports
-   a `consistency_violation` for it (A.5: the round "proceeds without that agent's
-   scheduling action, triggering a consistency violation"). The copies stay where their
-   batches put them; the meeting is never registered, so later rounds do not check it.
-   Afterwards every registered meeting (prior or resolved) is checked for cross-calendar
-   consistency and each inconsistent one is reported as a `consistency_violation`.
+   valid"). Section 3: "the resolution phase checks that all meeting participants
+   scheduled the incoming meeting to the same slot and that any prior meetings remain
+   consistent across all of their participants' calendars. Failed meetings are marked
+   unresolved". So the meeting is resolved iff every participant has a valid batch, all
+   of them put the meeting in the same slot, and every registered meeting (the initial
+   prior meetings and the meetings resolved so far) is still at one common slot on its
+   participants' calendars. Each inconsistent meeting is reported as a
+   `consistency_violation`, the current one too when some of its copies were placed but
+   not all at one slot (A.5: the round "proceeds without that agent's scheduling action,
+   triggering a consistency violation"). Copies of a failed meeting stay where their
+   batches put them; a failed meeting is never registered, so later rounds do not check
+   it.
 
 Messages go only through `confide.core.Postbox` (its delivery hook writes them to the
 trace). Each communication condition opens exactly one channel (A.3): `dm`, the current
@@ -44,10 +48,9 @@ per message would only repeat it.
 
 Choices the text does not decide: VOLUNTARY batches get the same retry budget as DECISION
 batches (A.5 describes retries for DECISION and only says VOLUNTARY validates with
-require_schedule = false); a prior meeting's consistency does not decide the current
-meeting's resolution (section 3 lists both checks but marks only "failed meetings"
-unresolved, and D.2 repairs a bumped meeting in a later round), while only meetings
-consistent at the end of the game count as scheduled (see metrics.py).
+require_schedule = false); a meeting resolved in its round counts as scheduled only if it
+is still consistent at the end of the game (section 4.2 counts "successfully scheduled
+meetings" without saying when; see metrics.py).
 """
 
 from __future__ import annotations
@@ -530,41 +533,41 @@ class Game:
             seat: staged[seat][0].calendar.slot_of_meeting(mid) if seat in staged else None
             for seat in order
         }
-        missing = [agent_of(s) for s in order if s not in staged]
-        resolved = not missing and len(set(slots.values())) == 1
         for seat in order:
             if seat in staged:
                 self._commit(rnd.index, seat, "decision", *staged[seat])
+        missing = [agent_of(s) for s in order if s not in staged]
+        split = len(set(slots.values())) != 1
+        violations = [mid] if staged and (missing or split) else []
+        violations += [
+            other
+            for other, participants in sorted(self.known.items())
+            if consistent_slot(self.calendars, other, participants) is None
+        ]
         reason = None
-        if resolved:
-            self.known[mid] = rnd.meeting.participants
-        elif missing:
+        if missing:
             reason = f"no valid batch from agent(s) {missing}"
-        else:
+        elif split:
             chosen = {agent_of(s): slot for s, slot in slots.items()}
             reason = f"participants chose different slots {chosen}"
-        violations = []
-        if reason is not None and staged:
-            violations.append(mid)
+        elif violations:
+            reason = f"prior meeting(s) {violations} inconsistent"
+        resolved = reason is None
+        if resolved:
+            self.known[mid] = rnd.meeting.participants
+        self.resolved[mid] = resolved
+        for other in violations:
+            participants = self.known.get(other, rnd.meeting.participants)
             self._emit(
                 "consistency_violation",
-                {"meeting_id": mid, "slots": {str(agent_of(s)): v for s, v in slots.items()}},
+                {
+                    "meeting_id": other,
+                    "slots": {
+                        str(a): self.calendars[a].slot_of_meeting(other) for a in participants
+                    },
+                },
                 round_index=rnd.index,
             )
-        self.resolved[mid] = resolved
-        for other, participants in sorted(self.known.items()):
-            if consistent_slot(self.calendars, other, participants) is None:
-                violations.append(other)
-                self._emit(
-                    "consistency_violation",
-                    {
-                        "meeting_id": other,
-                        "slots": {
-                            str(a): self.calendars[a].slot_of_meeting(other) for a in participants
-                        },
-                    },
-                    round_index=rnd.index,
-                )
         self._emit(
             "resolution",
             {

@@ -51,11 +51,10 @@ class ProtocolParticipant(ABC):
         self.agent = agent_of(seat)
 
     async def act(self, observation: CalendarObservation) -> Envelope:
-        incoming = self._incoming(observation)
         if isinstance(observation, CheapTalkObservation):
-            actions = self.cheap_talk(observation, incoming)
+            actions = self.cheap_talk(observation, self._incoming(observation))
         else:
-            actions = self.batch(observation, incoming)
+            actions = self.batch(observation)
         return Envelope(actions=actions) if actions else _NOTHING
 
     @abstractmethod
@@ -63,10 +62,11 @@ class ProtocolParticipant(ABC):
         """Messages to send this CHEAP_TALK turn."""
 
     @abstractmethod
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
-        """The VOLUNTARY or DECISION batch."""
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
+        """The VOLUNTARY or DECISION batch, from what the seat learnt in CHEAP_TALK (the
+        batch phases carry no inbox, A.3)."""
 
-    def _incoming(self, obs: CalendarObservation) -> Incoming:
+    def _incoming(self, obs: CheapTalkObservation) -> Incoming:
         out: Incoming = []
         for message in obs.new_messages:
             payload = message.payload

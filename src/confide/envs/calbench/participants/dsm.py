@@ -24,10 +24,13 @@ participants, the agreed moves to the holders of moved meetings). When the searc
 without a fully-feasible plan, D.3 still has the initiator rank the offers ("combines
 local and reported scores into a per-slot rank") and announce the best slot: it announces
 its best-ranked offer that displaces no meeting (moving a meeting needs the consent of
-its holders, which such an offer lacks), or no plan when every offer displaces one. Each
-participant then commits the announced slot if its own calendar allows it (A.3: the
-decision message tells it to use the agreed slot) and otherwise submits no valid batch,
-so the meeting fails while the valid batches stand with their costs (section 3, A.5). Scorers of
+its holders, which such an offer lacks), or no plan when every offer displaces one. In
+DECISION each participant commits the announced slot when its own calendar allows it
+(A.3: the decision message tells it "to use the slot agreed during CHEAP_TALK");
+otherwise, since the same message asks for "at least one schedule call", it schedules
+the meeting at the first slot of its own calendar it can take without moving a meeting
+(`own_slot_batch`). The meeting then fails, and the valid batches stand with their
+costs (section 3, A.5). Scorers of
 moved meetings who are not participants move their copies in VOLUNTARY; participants
 apply the moves and schedule the meeting in DECISION.
 
@@ -79,6 +82,7 @@ from confide.envs.calbench.participants.dsm_plans import (
     candidate_plans,
     held_moves,
     local_batch,
+    own_slot_batch,
     parse_moves,
     participants_of,
     score,
@@ -436,18 +440,17 @@ class DsmParticipant(ProtocolParticipant):
 
     # -- VOLUNTARY / DECISION ------------------------------------------------------------
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         state = self._meeting(obs.meeting.meeting_id)
-        self._absorb(obs, state, incoming)
         if obs.phase == "voluntary":
             if obs.is_participant or not state.moves:
                 return []
             plan = local_batch(obs.calendar, state.meeting_id, None, state.moves)
-        else:
-            if state.slot is None:
-                return []
+            return plan if plan is not None else []
+        plan = None
+        if state.slot is not None:
             plan = local_batch(obs.calendar, state.meeting_id, state.slot, state.moves)
-        return plan if plan is not None else []
+        return plan if plan is not None else own_slot_batch(obs.calendar, state.meeting_id)
 
 
 def _visible(

@@ -149,14 +149,10 @@ class ImapParticipant(ProtocolParticipant):
                 )
         return out
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         if obs.phase == "voluntary":
             return []
         state = self._round(obs.meeting.meeting_id)
-        for _, payload in incoming:
-            if payload.get("type") == "decision" and payload.get("meeting_id") == state.meeting_id:
-                slot = payload.get("slot")
-                state.agreed = slot if type(slot) is int else None
         if state.agreed is None:
             return []
         plan = plan_batch(obs.calendar, schedule=(state.meeting_id, state.agreed))

@@ -307,10 +307,8 @@ class SdmapParticipant(ProtocolParticipant):
 
     # -- VOLUNTARY / DECISION ---------------------------------------------------------------
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         self._sync(obs)
-        for sender, payload in incoming:
-            self._receive(obs, sender, payload)
         view = obs.calendar
         moves = []
         for bumped, target in sorted(self._moves.items()):
