@@ -18,9 +18,12 @@ Payloads: `{"type": "cost_request", "meeting_id", "slots"}`, `{"type": "costs",
 plus one decision per responder, i.e. 6 messages for a 3-participant meeting and 2.00
 messages per successful participant-meeting (D.1 footprint).
 
-Decisions where the paper is silent: the cost vector uses the display costs the agent is
-shown (1/10/100 in the varied setting, section 3); with no agreed slot the seat submits an
-empty batch, which A.5 rule 6 rejects, and the meeting is unresolved.
+Decided by the text: the cost vector uses the display costs the agent is shown (section
+3: "agents are shown a logarithmic scale {1,10,100}"; D.1's "local insertion cost" can
+only be what the agent sees). Not decided by it: D.1 says "All participants then schedule
+the agreed slot" but not what happens when the initiator finds no feasible slot; then
+the seat submits an empty batch, which A.5 rule 6 rejects, and the meeting is unresolved
+(IMAP always finds a slot on the shipped suites).
 """
 
 from __future__ import annotations

@@ -25,9 +25,11 @@ the posterior's distance. Rows (F.5):
   (game_target_summary.csv). The excess is the per-seat privacy value of the result rows
   and of Table 2's VPS column, whose mean over game-targets it is.
 
-Decisions where the paper is silent: observers of a groupchat post are all its recipients;
-a game's id is its trace's episode id (the task id when the events carry no header); the
-game row adds `excess_vps_loss_mean`, the mean excess over the game's targets.
+Decided by the text: observers of a groupchat post are all its recipients (F.2 states the
+point-to-point rule for DMs; I.2 counts "participant group-chat messages, and all-agent
+broadcast messages" among what a recipient saw). Not decided by it: a game's id is its
+trace's episode id (the task id when the events carry no header); the game row adds
+`excess_vps_loss_mean`, the mean excess over the game's targets.
 """
 
 from __future__ import annotations
