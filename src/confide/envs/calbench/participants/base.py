@@ -115,6 +115,17 @@ def is_movable_errand(view: CalendarView, slot: SlotView) -> bool:
     return slot.kind == "errand" and not slot.blocked and bool(view.free_slots)
 
 
+def first_usable_slot(view: CalendarView) -> int | None:
+    """The first slot of this calendar where the seat can put a meeting without moving
+    another meeting: free, or a movable errand. A participant left without an agreed slot
+    schedules there, because A.3's decision message asks every participant for "at least
+    one schedule call"; the meeting then fails and the batch stands (section 3, A.5)."""
+    for slot in view.slots:
+        if slot.kind == "free" or is_movable_errand(view, slot):
+            return slot.slot
+    return None
+
+
 def slot_of_meeting(view: CalendarView, meeting_id: int) -> int | None:
     item = view.meetings.get(meeting_id)
     return None if item is None else item.slot

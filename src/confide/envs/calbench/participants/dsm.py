@@ -29,8 +29,8 @@ DECISION each participant commits the announced slot when its own calendar allow
 (A.3: the decision message tells it "to use the slot agreed during CHEAP_TALK");
 otherwise, since the same message asks for "at least one schedule call", it schedules
 the meeting at the first slot of its own calendar it can take without moving a meeting
-(`own_slot_batch`). The meeting then fails, and the valid batches stand with their
-costs (section 3, A.5). Scorers of
+(`first_usable_slot`, as every reference protocol does). The meeting then fails, and the
+valid batches stand with their costs (section 3, A.5). Scorers of
 moved meetings who are not participants move their copies in VOLUNTARY; participants
 apply the moves and schedule the meeting in DECISION.
 
@@ -74,7 +74,12 @@ from confide.envs.calbench.actions import (
     Envelope,
     ToolCall,
 )
-from confide.envs.calbench.participants.base import Incoming, ProtocolParticipant
+from confide.envs.calbench.participants.base import (
+    Incoming,
+    ProtocolParticipant,
+    first_usable_slot,
+    plan_batch,
+)
 from confide.envs.calbench.participants.dsm_plans import (
     PLAN_STRIDE,
     Move,
@@ -82,7 +87,6 @@ from confide.envs.calbench.participants.dsm_plans import (
     candidate_plans,
     held_moves,
     local_batch,
-    own_slot_batch,
     parse_moves,
     participants_of,
     score,
@@ -450,7 +454,11 @@ class DsmParticipant(ProtocolParticipant):
         plan = None
         if state.slot is not None:
             plan = local_batch(obs.calendar, state.meeting_id, state.slot, state.moves)
-        return plan if plan is not None else own_slot_batch(obs.calendar, state.meeting_id)
+        if plan is None:
+            fallback = first_usable_slot(obs.calendar)
+            if fallback is not None:
+                plan = plan_batch(obs.calendar, schedule=(state.meeting_id, fallback))
+        return plan if plan is not None else []
 
 
 def _visible(

@@ -104,19 +104,6 @@ def local_batch(
     )
 
 
-def own_slot_batch(view: CalendarView, meeting_id: int) -> list[ToolCall]:
-    """The DECISION batch of a participant that cannot commit the announced plan: the
-    meeting at the first slot of its own calendar it can take without moving a meeting
-    (free, or a movable errand), as A.3's decision message asks for a schedule call; []
-    when it has none."""
-    for slot in range(len(view.slots)):
-        if score(view, meeting_id, slot, ()) > 0:
-            plan = plan_batch(view, schedule=(meeting_id, slot))
-            if plan is not None:
-                return plan
-    return []
-
-
 def _well_formed(view: CalendarView, slot: int | None, moves: Sequence[Move]) -> bool:
     """Every move takes a meeting this calendar holds, from distinct sources to distinct
     destinations other than its source and `slot`."""

@@ -20,10 +20,10 @@ messages per successful participant-meeting (D.1 footprint).
 
 Decided by the text: the cost vector uses the display costs the agent is shown (section
 3: "agents are shown a logarithmic scale {1,10,100}"; D.1's "local insertion cost" can
-only be what the agent sees). Not decided by it: D.1 says "All participants then schedule
-the agreed slot" but not what happens when the initiator finds no feasible slot; then
-the seat submits an empty batch, which A.5 rule 6 rejects, and the meeting is unresolved
-(IMAP always finds a slot on the shipped suites).
+only be what the agent sees); a participant left without an agreed slot (no jointly
+feasible slot, or a decision that never reached it) still schedules the meeting, at the
+first slot it can take itself, since A.3's decision message asks for "at least one
+schedule call" (base.py `first_usable_slot`); the meeting then fails (section 3).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from confide.envs.calbench.actions import (
 from confide.envs.calbench.participants.base import (
     Incoming,
     ProtocolParticipant,
+    first_usable_slot,
     plan_batch,
 )
 
@@ -156,9 +157,10 @@ class ImapParticipant(ProtocolParticipant):
         if obs.phase == "voluntary":
             return []
         state = self._round(obs.meeting.meeting_id)
-        if state.agreed is None:
+        slot = state.agreed if state.agreed is not None else first_usable_slot(obs.calendar)
+        if slot is None:
             return []
-        plan = plan_batch(obs.calendar, schedule=(state.meeting_id, state.agreed))
+        plan = plan_batch(obs.calendar, schedule=(state.meeting_id, slot))
         return plan if plan is not None else []
 
 
