@@ -200,12 +200,10 @@ def test_sd_model_changes_the_bumping_rule() -> None:
     assert proposed == [2, 2, 3, 3]
     assert env_events(trace, "resolution")[0].data["slots"] == {"0": 3, "1": 3, "2": 3}
     # Round 2 (M2 = agents 0, 2): slot 0 holds P9, which M2 may not bump either; 1 is
-    # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot. Each falls back to its first
-    # usable slot (agent 0: 2, agent 2: 0), so M2 fails with its copies apart.
-    violations = env_events(trace, "consistency_violation")
-    assert [(e.round, e.data["meeting_id"], e.data["slots"]) for e in violations] == [
-        (1, 2, {"0": 2, "2": 0})
-    ]
+    # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot, so the meeting fails (D.2)
+    # and nobody places a copy.
+    assert not env_events(trace, "consistency_violation")
+    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [True, False]
 
 
 def test_repair_over_each_condition() -> None:

@@ -31,9 +31,10 @@ the repair messages). A failed repair leaves the bumped meeting where each calen
 sits), so it stays inconsistent and counts as not scheduled.
 
 A participant left without a confirmed slot (every slot IMPOSSIBLE, or a confirm the
-cheap-talk budget cut off) still schedules the meeting at the first slot it can take
-itself, since A.3's decision message asks for "at least one schedule call" (base.py
-`first_usable_slot`); the meeting fails and the batch stands (section 3, A.5).
+cheap-talk budget cut off) submits no schedule: D.2 decides this case for SD-MAP ("If no
+slot succeeds, the initiator sends a fail DM and the meeting is unresolved"), unlike
+IMAP and DSM, whose texts leave it to A.3's request for a schedule call (base.py
+`first_usable_slot`).
 
 Decided by the text: "movable errand" means not blocked (section 3) and displaceable to a
 free slot (D.1's local check, "a movable errand can be displaced to a known free slot";
@@ -66,7 +67,6 @@ from confide.envs.calbench.actions import (
 from confide.envs.calbench.participants.base import (
     Incoming,
     ProtocolParticipant,
-    first_usable_slot,
     is_movable_errand,
     plan_batch,
     slot_of_meeting,
@@ -328,16 +328,12 @@ class SdmapParticipant(ProtocolParticipant):
                 moves.append((src, target, f"agreed repair slot for bumped meeting M{bumped}"))
         schedule: tuple[int, int] | None = None
         displace: list[tuple[int, str]] = []
-        if obs.phase == "decision":
-            agreed = self._agreed
-            if agreed is None:
-                agreed = first_usable_slot(view)
-            if agreed is not None:
-                schedule = (self._meeting_id, agreed)
-                item = view.slots[agreed]
-                if item.kind == "meeting" and agreed not in {src for src, _, _ in moves}:
-                    why = f"bumped by meeting M{self._meeting_id} (scheduling-difficulty rule)"
-                    displace.append((agreed, why))
+        if obs.phase == "decision" and self._agreed is not None:
+            schedule = (self._meeting_id, self._agreed)
+            item = view.slots[self._agreed]
+            if item.kind == "meeting" and self._agreed not in {src for src, _, _ in moves}:
+                why = f"bumped by meeting M{self._meeting_id} (scheduling-difficulty rule)"
+                displace.append((self._agreed, why))
         if schedule is None and not moves:
             return []
         plan = plan_batch(view, schedule=schedule, moves=moves, displace=displace)
