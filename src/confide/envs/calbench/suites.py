@@ -9,12 +9,11 @@
   cheap-talk budget, `PAPER_MAX_TURNS` = 4 sweeps per round, stamped on each task.
   That value is inferred, not stated: the paper leaves `max_turns_per_round` optional
   (A.3, A.4) and never gives the value it used. With the published harness's default of
-  20 sweeps SD-MAP's bump repair always completes and SD-MAP schedules ~100% of its
-  meetings; with 4 sweeps the published reference code reproduces the paper's whole
-  SD-MAP row of Table 2 on a suite built like section 4.1 (59.1 | 64.0 coordination vs
-  the paper's 62.2 | 63.1) and leaves its IMAP and DSM rows unchanged (IMAP needs 3
-  sweeps, DSM-Private 3, DSM-Welfare at most 4 here). `--option max_turns_per_round=20`
-  runs the harness default instead.
+  20 sweeps every SD-MAP negotiation completes and SD-MAP schedules 99.6-100% of its
+  meetings on this suite (the paper: 62.2 | 63.1); the published reference code run on
+  this suite with 4 sweeps gives 59.1 | 64.0, while IMAP and DSM-Welfare still schedule
+  every meeting within 4 sweeps. `--option max_turns_per_round=20` runs the harness
+  default instead.
 - `tiny`: 3 agents, 8 slots, 2 meetings of 2 rotating participants, density from
   {0.5, 0.75}, 1 blocked errand per agent, at most 2 cheap-talk turns per round and 1
   decision retry (both stamped on each task); one task per bucket and cost setting (6
