@@ -58,7 +58,7 @@ def test_tiny_suite() -> None:
     assert suite_names() == ("canonical", "tiny")
     assert {(t.max_turns_per_round, t.decision_retries) for t in tasks} == {(2, 1)}
     canonical = load_suite("canonical")
-    assert {(t.max_turns_per_round, t.decision_retries) for t in canonical} == {(None, None)}
+    assert {(t.max_turns_per_round, t.decision_retries) for t in canonical} == {(4, None)}
 
 
 def test_game_limits_prefer_option_then_task_then_default() -> None:

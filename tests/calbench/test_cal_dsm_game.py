@@ -28,9 +28,14 @@ each); agent 0 learns agent 1's levels: round 1 slots 0 -> 10/11, 1 -> 1, 3 -> 0
 
 DSM-Private. L = 1 every time (theta = 10). Round 1: offers slot 0, agent 1 scores 10,
 agreed; agent 1 pays 1 and gets (11 - 10) + 0 = 1: points stay 100. Round 2: offers slot 3
-only, agent 1 scores 0; one more offer set has negative utility, so the initiator stops:
-decision without a slot, both seats submit no schedule and M2 fails. VPS: 0.5 + 0.409 in
-round 1, 0.5 + 0.5 in round 2.
+only, agent 1 scores 0; one more offer set has negative utility, so the initiator stops
+with no fully-feasible offer and announces its best-ranked one, plan 300 at slot 3. Agent
+0 commits it (slot 3 is free: cost 0); agent 1 cannot (E4 is blocked), so it schedules M2
+at the first slot it can take itself ([M1, E3, free, E4 blocked]: slot 1, moving E3 to
+slot 2, cost 1). M2 fails (slots 3 and 1), both batches stand, one consistency violation
+(A.5); costs paid (0, 1 + 1).
+VPS: 0.5 + 0.409 in round 1, 0.5 + 0.5 in round 2 (the decision names slot 3, already at
+1).
 """
 
 from __future__ import annotations
@@ -162,13 +167,15 @@ def test_private_two_agents_by_hand() -> None:
                             to=[1])),
         ("agent1", a0, _dsm("scores", meeting_id=2, sub_round=1, plan_ids=[300], scores=[0],
                             to=[0])),
-        ("agent0", a1, _dsm("decision", meeting_id=2, plan_id=None, slot=None, moves=[],
+        ("agent0", a1, _dsm("decision", meeting_id=2, plan_id=300, slot=3, moves=[],
                             settlement=_settle(0, 0), to=[1])),
     ]
     assert outcome.resolved == {1: True, 2: False}
-    assert [r["cost_real"] for r in report.rows] == [0, 1]
+    assert [r["cost_real"] for r in report.rows] == [0, 2]
     assert [r["scheduled"] for r in report.rows] == [1, 1]
-    assert len(env_events(trace, "batch_failed")) == 2  # nobody can schedule M2
+    assert env_events(trace, "batch_failed") == []
+    assert [cal.slot_of_meeting(2) for cal in outcome.calendars] == [3, 1]
+    assert [e.data["meeting_id"] for e in env_events(trace, "consistency_violation")] == [2]
     assert (seats[0].points, seats[1].points) == (100, 100)
     vps = vps_rows(_two_agents(), trace.events)
     assert [t.vps_loss_total for t in vps.targets] == pytest.approx([1.0, abs(W - 0.5) + 0.5])
@@ -194,12 +201,17 @@ def _displacement() -> Scenario:
 
 def test_welfare_cross_meeting_displacement_by_hand() -> None:
     """Agent 0 offers slot 2 (free, plan 200) and slot 0 after moving M9 0 -> 2 (level 10,
-    plan 0; the only chain: slots 1 and 3 are blocked); p = 1/4, L = 2. Agent 1 sees both
-    plans without the move (it does not attend M9) and scores [0, 11]; agent 2, a
-    non-participant, is asked about plan 0 only and scores 9 (M9 plus E5, evicted to the
-    slot M9 leaves). Plan 0 wins. Agent 2 moves its copy in VOLUNTARY, agent 0 in its
-    DECISION batch; M9 stays consistent at slot 2. Settlement: agent 2 pays C(9) = 2 and
-    gets (11 - 9) + 0 = 2; agent 1 pays 0 and gets 0."""
+    plan 0; the only chain: slots 1 and 3 are blocked); p = 1/4, L = 2. D.3: one proposals
+    DM per scorer with both offers. Agent 1 sees both plans without the move (it does not
+    attend M9) and scores [0, 11]; agent 2, a non-participant scoring as an additional
+    responder, sees the move in plan 0 and scores [11, 9] (plan 200 asks nothing of it;
+    plan 0 moves M9 plus E5, evicted to the slot M9 leaves). Plan 0 wins. Agent 2 moves
+    its copy in VOLUNTARY, agent 0 in its DECISION batch; M9 stays consistent at slot 2.
+    Settlement: agent 2 pays C(11) + C(9) = 0 + 2 and gets (11 - 9) + (min(A=2, L=2) - 1)
+    = 3; agent 1 pays 0 and gets (11 - 11) + (min(1, 2) - 1) = 0; agent 0 collects 2 and
+    pays 3. VPS (p0 = 1/2, every update exact): agent 0 told agent 1 and agent 2 slots 2
+    and 0 (4 x 0.5); agent 1 told agent 0 slot 2 level 0 and slot 0 level 11 (2 x 0.5);
+    agent 2 told agent 0 slot 2 level 11 (0.5) and slot 0 level 9 (9/11 - 0.5)."""
     seats = _seats(DSM_WELFARE, 3)
     outcome, _, trace = run_players(_displacement(), seats)
     move = {"meeting_id": 9, "from_slot": 0, "to_slot": 2}
@@ -207,15 +219,15 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
         ("agent0", ("agent1",), _dsm("proposals", meeting_id=1, sub_round=1,
                                      plans=[_plan(200, 2), _plan(0, 0)], to=[1])),
         ("agent0", ("agent2",), _dsm("proposals", meeting_id=1, sub_round=1,
-                                     plans=[_plan(0, 0, [move])], to=[2])),
+                                     plans=[_plan(200, 2), _plan(0, 0, [move])], to=[2])),
         ("agent1", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1, plan_ids=[200, 0],
                                      scores=[0, 11], to=[0])),
-        ("agent2", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1, plan_ids=[0],
-                                     scores=[9], to=[0])),
+        ("agent2", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1, plan_ids=[200, 0],
+                                     scores=[11, 9], to=[0])),
         ("agent0", ("agent1",), _dsm("decision", meeting_id=1, plan_id=0, slot=0, moves=[],
                                      settlement={"1": {"charge": 0, "reward": 0}}, to=[1])),
         ("agent0", ("agent2",), _dsm("decision", meeting_id=1, plan_id=0, slot=None,
-                                     moves=[move], settlement={"2": {"charge": 2, "reward": 2}},
+                                     moves=[move], settlement={"2": {"charge": 2, "reward": 3}},
                                      to=[2])),
     ]
     assert outcome.resolved == {1: True}
@@ -226,16 +238,16 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
     assert applied == [("agent2", "VOLUNTARY", 2), ("agent0", "DECISION", 1),
                        ("agent1", "DECISION", 0)]
     assert not env_events(trace, "consistency_violation")
-    assert [s.points for s in seats.values()] == [100, 100, 100]
+    assert [s.points for s in seats.values()] == [99, 100, 101]
     vps = vps_rows(_displacement(), trace.events)
     totals = [t.vps_loss_total for t in vps.targets]
-    assert totals == pytest.approx([1.5, 1.0, 9 / 11 - 0.5])
+    assert totals == pytest.approx([2.0, 1.0, 0.5 + 9 / 11 - 0.5])
 
 
 def test_groupchat_conditions_share_one_message_per_step() -> None:
     """On the participant groupchat the displacement plan needs agent 2, whom the channel
     cannot reach, so only slot 2 is offered, agent 1 cannot take it and M1 fails; on the
-    all-agent groupchat one post carries both plans with their scorers."""
+    all-agent groupchat one post to both scorers carries both plans."""
     outcome, _, trace = run_players(_displacement(), _seats(DSM_WELFARE, 3),
                                     GameConfig(condition="participant-groupchat"))
     first = payloads(trace)[0]
@@ -247,7 +259,7 @@ def test_groupchat_conditions_share_one_message_per_step() -> None:
     first = payloads(trace)[0]
     assert first[1] == ("agent1", "agent2")
     assert first[2] is not None
-    assert [p["scorers"] for p in first[2]["plans"]] == [[1], [1, 2]]
+    assert [(p["plan_id"], p["slot"]) for p in first[2]["plans"]] == [(200, 2), (0, 0)]
     assert outcome.resolved == {1: True}
 
 

@@ -1,6 +1,6 @@
 """The CalBench round engine (calbench.md A.3-A.5) with scripted seats: sweeps and
-activation, channels per condition, retries with the exact conflict, resolution and
-rollback, observation contents and the Table 5 events."""
+activation, channels per condition, retries with the exact conflict, resolution (valid
+batches stand), batch phases without inbox, observation contents and the Table 5 events."""
 
 from __future__ import annotations
 
@@ -188,33 +188,111 @@ def test_rejected_batch_gets_the_exact_conflict_and_a_retry() -> None:
     assert report.rows[1]["cost_real"] == 1
 
 
-def test_retries_run_out_and_the_round_is_rolled_back() -> None:
+def test_a_failed_meeting_keeps_the_valid_batches_and_their_costs() -> None:
+    """Section 3 / A.5 (issue 14 fix 1). Agent 1 says "1?" and then never submits a
+    valid batch; agent 0 moves its errand E1 (cost 1) from slot 1 to slot 3 and schedules
+    M1 at slot 1. By hand: agent 0's batch stands (its calendar becomes [-, M1, -, E1], it
+    paid 1), agent 1's calendar is untouched, M1 is unresolved with one consistency
+    violation (slots {1: None, 0: 1}); nothing is scheduled, so the scheduled-only oracle
+    is 0 for everyone: signed excess (1, 0, 0), mean 1/3, fairness (2/3, 1/3, 1/3); agent 1
+    sent the one message (1 per max(0, 1) scheduled meetings)."""
     players = {
-        0: _schedule_at(2),
-        1: Scripted(lambda o: Envelope()),  # never schedules
+        0: _schedule_at(1),
+        1: Scripted(
+            lambda o: Envelope(actions=[DmCall(to=0, content="1?")])
+            if isinstance(o, CheapTalkObservation) and o.round_start
+            else Envelope()
+        ),
         2: Scripted(lambda o: Envelope()),
     }
     sc = _three_agents()
     outcome, report, trace = run_players(sc, players, GameConfig(decision_retries=1))
     assert [e.data["attempt"] for e in env_events(trace, "batch_rejected")] == [1, 2]
     assert env_events(trace, "batch_failed")[0].seat == "agent1"
-    rolled = env_events(trace, "batch_rolled_back")
-    assert [e.seat for e in rolled] == ["agent0"]
-    assert rolled[0].data["reason"] == "no valid batch from agent(s) [1]"
+    assert env_events(trace, "batch_rolled_back") == []
+    applied = env_events(trace, "batch_applied")
+    assert [(e.seat, e.data["phase"], e.data["cost"]) for e in applied] == [
+        ("agent0", "DECISION", 1)
+    ]
+    assert applied[0].data["moves"] == [
+        {"kind": "errand", "item_id": 1, "from_slot": 1, "to_slot": 3, "cost": 1}
+    ]
     assert outcome.resolved == {1: False}
-    assert outcome.calendars == sc.to_calendars()  # nothing was applied
-    assert [r["success"] for r in report.rows] == [0.0, 0.0, None]
+    first, second, third = outcome.calendars
+    assert first.slot_of_meeting(1) == 1 and first.slots[3] is not None
+    assert first.slots[3].cost == 1 and first.slots[0] is None and first.slots[2] is None
+    assert second == sc.to_calendars()[1] and third == sc.to_calendars()[2]
+    violation = env_events(trace, "consistency_violation")
+    assert [(e.data["meeting_id"], e.data["slots"]) for e in violation] == [
+        (1, {"1": None, "0": 1})
+    ]
+    resolution = env_events(trace, "resolution")[0].data
+    assert resolution["reason"] == "no valid batch from agent(s) [1]"
+    assert resolution["consistency_violations"] == [1]
+    assert [m.text for m in messages(trace)] == ["1?"]
+    rows = report.rows
+    assert [r["cost_real"] for r in rows] == [1, 0, 0]
+    assert [r["cost_oracle"] for r in rows] == [0, 0, 0]
+    assert [r["excess"] for r in rows] == [1, 0, 0]
+    assert [r["fairness"] for r in rows] == pytest.approx([2 / 3, 1 / 3, 1 / 3])
+    assert [r["success"] for r in rows] == [0.0, 0.0, None]
+    assert [r["messages_per_meeting"] for r in rows] == [0.0, 1.0, 0.0]
+    assert report.game["consistency_violations"] == 1
 
 
-def test_different_slots_fail_resolution() -> None:
+def test_different_slots_fail_resolution_and_both_batches_stand() -> None:
+    """Both batches are valid and free of cost (slot 2 is free for agent 0, slot 3 for
+    agent 1), so both stand: M1 sits at 2 on agent 0's calendar and at 3 on agent 1's."""
     players = {0: _schedule_at(2), 1: _schedule_at(3), 2: Scripted(lambda o: Envelope())}
     sc = _three_agents()
-    outcome, _, trace = run_players(sc, players)
+    outcome, report, trace = run_players(sc, players)
     assert env_events(trace, "resolution")[0].data["reason"] == (
         "participants chose different slots {1: 3, 0: 2}"
     )
     assert outcome.resolved == {1: False}
-    assert outcome.calendars == sc.to_calendars()
+    assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [2, 3, None]
+    assert [r["cost_real"] for r in report.rows] == [0, 0, 0]
+
+
+def test_batch_phases_carry_no_inbox() -> None:
+    """A.3 (issue 14 fix 3): the DECISION message is the meeting and a calendar snapshot.
+    With a one-sweep budget, agent 0 (second speaker) answers agent 1's "2?" with "ok 2"
+    in sweep 0; the budget ends, so agent 1 has not drained "ok 2". Its DECISION
+    observation carries no messages, and "ok 2" reaches it at its first turn of round 2
+    (M2 = agents 1 and 2, speaker order 1, 2)."""
+    sc = scenario(
+        [[None, None, None, None], [None, None, None, None], [None, None, None, None]],
+        [(1, (0, 1), (1, 0)), (2, (1, 2), (1, 2))],
+    )
+
+    def talker(reply: dict[int, str]) -> Scripted:
+        def script(obs: CalendarObservation) -> Envelope:
+            if isinstance(obs, CheapTalkObservation):
+                said = reply.get(obs.round) if obs.round_start else None
+                to = next(a for a in obs.meeting.participants if a != obs.agent)
+                return Envelope(actions=[DmCall(to=to, content=said)] if said else [])
+            if obs.phase == "voluntary":
+                return Envelope()
+            slot = 2 if obs.meeting.meeting_id == 1 else 3
+            return Envelope(actions=[ScheduleCall(meeting_id=obs.meeting.meeting_id, slot=slot)])
+
+        return Scripted(script)
+
+    first, second = talker({0: "ok 2"}), talker({0: "2?"})
+    outcome, _, _ = run_players(
+        sc, {0: first, 1: second, 2: talker({})}, GameConfig(max_turns_per_round=1)
+    )
+    assert outcome.resolved == {1: True, 2: True}
+    batches = [o for o in second.seen if isinstance(o, BatchObservation)]
+    assert [(o.round, o.phase) for o in batches] == [(0, "decision"), (1, "decision")]
+    assert all(o.new_messages == () for o in batches)
+    talks = [o for o in second.seen if isinstance(o, CheapTalkObservation)]
+    assert [(o.round, [m.text for m in o.new_messages]) for o in talks] == [
+        (0, []),
+        (1, ["ok 2"]),
+    ]
+    seen_by_first = [m.text for o in first.seen for m in o.new_messages]
+    assert seen_by_first == ["2?"]
 
 
 def test_observations_hold_only_the_seats_own_calendar() -> None:

@@ -224,10 +224,11 @@ def test_decision_voluntary_and_retry_messages() -> None:
     )
     assert "exactly one schedule action for M3" in decision
     assert decision.endswith("You have 4 attempt(s) for this batch.")
+    assert "inbox" not in decision  # A.3: meeting metadata and a calendar snapshot only
     voluntary = user_message(_batch(phase="voluntary", meeting=HIDDEN, is_participant=False))
     assert voluntary.startswith("=== VOLUNTARY, round 2 ===")
     assert "You cannot use schedule in this phase." in voluntary
-    assert "Quarterly review" not in voluntary
+    assert "Quarterly review" not in voluntary and "inbox" not in voluntary
     retry = user_message(_batch(attempt=2, conflicts=("conflict A", "conflict B")))
     assert retry == (
         "=== DECISION RETRY: attempt 2 of 4 ===\n"

@@ -148,17 +148,19 @@ def test_cost_vector_and_choice_rules() -> None:
     assert choose_slot([[None, 1], [1, None]]) is None
 
 
-def test_a_turn_budget_that_cuts_the_exchange_leaves_meetings_unresolved() -> None:
-    """With one sweep the initiator never reads the cost vectors, so nobody has a slot and
-    every DECISION batch is rejected by A.5 rule 6 until the retries run out."""
+def test_a_turn_budget_that_cuts_the_exchange_falls_back_to_the_first_usable_slot() -> None:
+    """With one sweep the initiator never reads the cost vectors, so nobody has an agreed
+    slot; A.3 still asks each participant for a schedule call, so each schedules at the
+    first slot it can take itself. Round 1: agent 0 [E1, -, E2 blocked, -] -> slot 0,
+    moving E1 to slot 1 (cost 1); agent 1 [-, E3, E4, -] -> slot 0 (free): both at 0, so
+    M1 is resolved. Round 2: agent 0 [M1, E1, E2 blocked, -] -> slot 1, E1 to 3 (cost 1);
+    agent 1 [M1, E3, E4, -] -> slot 1, E3 to 3 (cost 2): resolved again."""
     result, trace = run_lineup(_game(), "imap", options={"max_turns_per_round": 1})
-    assert result.metrics["meetings_scheduled"] == 0
-    rejected = env_events(trace, "batch_rejected")
-    assert rejected[0].data["conflicts"] == [
-        "Batch must contain exactly 1 schedule action, found 0"
-    ]
-    assert len(rejected) == 2 * 2 * 4  # 2 rounds x 2 participants x (1 + 3 retries)
-    assert {r["success"] for r in result.rows} == {0.0}
+    assert env_events(trace, "batch_rejected") == []
+    slots = [e.data["slots"] for e in env_events(trace, "resolution")]
+    assert slots == [{"0": 0, "1": 0}, {"1": 1, "0": 1}]
+    assert result.metrics["meetings_scheduled"] == 2
+    assert [r["cost_real"] for r in result.rows] == [2, 2]
 
 
 def test_participant_groupchat_carries_one_post_per_broadcast() -> None:

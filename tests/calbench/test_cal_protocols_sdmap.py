@@ -26,15 +26,17 @@ M1 = (0, 1, 2), order (0, 1, 2); M2 = (0, 2), order (0, 2).
 Round 1: agent 0 may bump P9 at slot 0 (Delta(P9) = 1 < Delta(M1) = 2) and proposes 0;
 agent 1 replies PENDING (same bump), agent 2 PENDING (free); confirm. DECISION: agent 0
 moves its P9 copy to its lowest free slot 2, agent 1 to 1 (cost 1 each); M1 at 0. P9 is
-now inconsistent: one consistency violation.
+now inconsistent: one consistency violation, and M1 is unresolved (section 3: resolution
+checks that prior meetings remain consistent), though its copies stay at slot 0.
 Round 2: agent 0 sees its bump took place; it initiates P9's repair itself. It first
 proposes M2 at slot 3 (0: M1 not bumpable, 1: blocked, 2: P9 not bumpable by M2) to agent
 2, then `propose_reschedule` P9 -> 2 (where its own copy is) to agent 1, which activates
 agent 1. Agent 2: slot 3 free -> PENDING. Agent 1 speaks in the same sweep: slot 2 is
 free -> PENDING; it also asks P9's initiator (agent 0) for the repair. Next sweep agent 0
 confirms M2 at 3 and the repair at 2. VOLUNTARY: agent 1 moves P9 1 -> 2 (cost 1).
-DECISION: M2 at 3 for agents 0 and 2. Everything is consistent at the end.
-Oracle: M1 at 0 with P9 moved to 2 (2), M2 at 3: (1, 1, 0). SD-MAP pays (1, 2, 0).
+DECISION: M2 at 3 for agents 0 and 2; P9 is consistent again, so M2 is resolved.
+Only M2 counts as scheduled; its oracle is slot 3 at no cost: (0, 0, 0). SD-MAP pays
+(1, 2, 0): signed excess (1, 2, 0), mean 1, fairness (0, 1, 1).
 """
 
 from __future__ import annotations
@@ -162,29 +164,30 @@ def test_game_b_bump_schedule_costs_and_consistency() -> None:
     assert [(e.round, e.data["meeting_id"], e.data["slots"]) for e in violations] == [
         (0, 9, {"0": 2, "1": 1})
     ]
-    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [True, True]
+    resolutions = env_events(trace, "resolution")
+    assert [e.data["resolved"] for e in resolutions] == [False, True]
+    assert resolutions[0].data["reason"] == "prior meeting(s) [9] inconsistent"
     rows = {r["seat"]: r for r in result.rows}
     assert [rows[f"agent{a}"]["cost_real"] for a in range(3)] == [1, 2, 0]
-    assert [rows[f"agent{a}"]["cost_oracle"] for a in range(3)] == [1, 1, 0]
+    assert [rows[f"agent{a}"]["cost_oracle"] for a in range(3)] == [0, 0, 0]
     assert [rows[f"agent{a}"]["messages"] for a in range(3)] == [8, 3, 2]
-    assert [rows[f"agent{a}"]["messages_per_meeting"] for a in range(3)] == [4.0, 3.0, 1.0]
-    fair = [rows[f"agent{a}"]["fairness"] for a in range(3)]
-    assert [round(f, 9) for f in fair] == [round(1 / 3, 9), round(2 / 3, 9), round(1 / 3, 9)]
+    assert [rows[f"agent{a}"]["messages_per_meeting"] for a in range(3)] == [8.0, 3.0, 2.0]
+    assert [rows[f"agent{a}"]["fairness"] for a in range(3)] == [0.0, 1.0, 1.0]
     assert result.metrics["consistency_violations"] == 1
-    assert result.metrics["meetings_scheduled"] == 2
+    assert result.metrics["meetings_scheduled"] == 1
     assert result.metrics["prior_meetings_moved"] == 2  # (agent0, P9) and (agent1, P9)
 
 
 def test_unrepaired_bump_loses_the_bumped_meeting() -> None:
-    """With no later round the bump is never repaired: P9 stays inconsistent and does not
-    count as scheduled, while M1 does."""
+    """With no later round the bump is never repaired: P9 stays inconsistent, and M1, which
+    failed its round because of it, does not count either."""
     sc = _game_b()
     sc = sc.model_copy(update={"meetings": sc.meetings[:1], "oracle": None})
     result, trace = run_lineup(sc, "sdmap")
-    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [True]
+    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [False]
     final = result.final_state["calendars"]
     assert final[0][2]["meeting_id"] == 9 and final[1][1]["meeting_id"] == 9
-    assert result.metrics["meetings_scheduled"] == 1
+    assert result.metrics["meetings_scheduled"] == 0
 
 
 def test_sd_model_changes_the_bumping_rule() -> None:
@@ -196,13 +199,18 @@ def test_sd_model_changes_the_bumping_rule() -> None:
     proposed = [p["slot"] for p in first_round if p["type"] == "propose"]
     assert proposed == [2, 2, 3, 3]
     assert env_events(trace, "resolution")[0].data["slots"] == {"0": 3, "1": 3, "2": 3}
+    # Round 2 (M2 = agents 0, 2): slot 0 holds P9, which M2 may not bump either; 1 is
+    # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot, so the meeting fails (D.2)
+    # and nobody places a copy.
     assert not env_events(trace, "consistency_violation")
+    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [True, False]
 
 
 def test_repair_over_each_condition() -> None:
     """All-agent groupchat carries the same exchange as broadcasts (so the bystander hears
     it); the participant groupchat cannot reach agent 1, who is not in M2, so the repair is
-    abandoned and P9 stays inconsistent after both rounds."""
+    abandoned and P9 stays inconsistent after both rounds, so both meetings fail their
+    rounds (section 3)."""
     result, trace = run_lineup(_game_b(), "sdmap", condition="all-agent-groupchat")
     kinds = [p["type"] for _, _, p in payloads(trace) if p]
     assert kinds.count("confirm_reschedule") == 1
@@ -212,4 +220,4 @@ def test_repair_over_each_condition() -> None:
     kinds = [p["type"] for _, _, p in payloads(trace) if p]
     assert "propose_reschedule" not in kinds and kinds.count("confirm") == 2
     assert result.metrics["consistency_violations"] == 2
-    assert result.metrics["meetings_scheduled"] == 2
+    assert result.metrics["meetings_scheduled"] == 0

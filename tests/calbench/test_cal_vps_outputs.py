@@ -34,8 +34,10 @@ F5_COLUMNS = {
         "vps_loss_per_slot", "prior",
     ],
     "game_summary.csv": [
-        "trace_path", "game_id", "pair_round_count", "vps_loss_total", "vps_loss_mean",
-        "participant_pair_vps_loss_total", "participant_pair_vps_loss_mean",
+        "trace_path", "game_id", "pair_round_count", "observed_pair_round_count",
+        "vps_loss_total", "vps_loss_mean_all_pair_rounds", "vps_loss_mean_observed_pair_rounds",
+        "participant_pair_vps_loss_total", "participant_pair_vps_loss_mean_all_pair_rounds",
+        "participant_pair_vps_loss_mean_observed_pair_rounds",
         "observation_count", "excess_vps_loss_mean",
     ],
     "game_target_summary.csv": [

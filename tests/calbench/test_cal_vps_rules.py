@@ -63,7 +63,10 @@ def test_imap_trace_by_hand() -> None:
     Round 1 (M2: agents 1, 2): agent 1 volunteers a cost for slot 2 to agent 2 (no request:
     credited, 0.5), announces slot 2 on the all-agent groupchat (agent 0: 0.5; agent 2
     already believes 1.0: no change), and sends a decision without a slot and a text
-    message (no evidence)."""
+    message (no evidence).
+    Observed pair-rounds (at least one update): round 0 (1->0), (2->0), (0->1), (0->2),
+    round 1 (1->2), (1->0): 6 of 12; participant pairs observed: the 4 of round 0 and
+    (1->2): 5 of 8."""
     sc = _sc(3, [(1, (0, 1, 2)), (2, (1, 2))])
 
     def imap(kind: str, **body: object) -> dict[str, object]:
@@ -94,9 +97,12 @@ def test_imap_trace_by_hand() -> None:
     assert [t.excess_vps_loss_total for t in vps.targets] == [0.0, 1.5, 0.0]
     game = vps.game
     assert (game.pair_round_count, game.vps_loss_total, game.observation_count) == (12, 5.0, 11)
-    assert game.vps_loss_mean == pytest.approx(5 / 12)
+    assert game.observed_pair_round_count == 6
+    assert game.vps_loss_mean_all_pair_rounds == pytest.approx(5 / 12)
+    assert game.vps_loss_mean_observed_pair_rounds == pytest.approx(5 / 6)
     assert game.participant_pair_vps_loss_total == 4.5
-    assert game.participant_pair_vps_loss_mean == pytest.approx(4.5 / 8)
+    assert game.participant_pair_vps_loss_mean_all_pair_rounds == pytest.approx(4.5 / 8)
+    assert game.participant_pair_vps_loss_mean_observed_pair_rounds == pytest.approx(4.5 / 5)
     assert game.excess_vps_loss_mean == pytest.approx(0.5)
     silent = [r for r in vps.pairs if r.round == 1 and r.target_agent == 0]
     assert [(r.observer_agent, r.observations, r.vps_loss) for r in silent] == [(1, 0, 0.0),

@@ -19,11 +19,12 @@ protocols), `schedule` and `reschedule` (with a justification). An LLM seat rend
 observation (the calendar's `text` is the A.1 render with display costs and the labels the
 seat may see) and parses its model's JSON into an `Envelope`.
 
-Decisions where the paper is silent: a seat's name is `agent<i>` for scenario agent i;
-costs in views are display costs (what the agent's user told it, e.g. 1/10/100, section 3);
-undrained messages are also shown in batch observations so a reply that arrived after a
-seat's last cheap-talk turn is not lost; the meeting label is shown only to participants
-(A.1).
+Decided by the text: costs in views are display costs (section 3: "agents are shown a
+logarithmic scale {1,10,100}"); batch observations carry no inbox (A.3: the decision
+message is the meeting's metadata and "a frozen calendar snapshot"); the meeting label is
+shown only to participants (A.1: "An agent sees a meeting's private label only if it is a
+participant"). Not decided by it: a seat's name, `agent<i>` for scenario agent i (A.2 and
+A.4 address agents by integer id only; the name is our trace label).
 """
 
 from __future__ import annotations

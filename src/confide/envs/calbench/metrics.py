@@ -11,17 +11,21 @@ Per seat i of game g:
 - c^real_{g,i}: displacement cost i actually paid: the sum of the costs of every item it
   moved in committed batches (`batch_applied` events), VOLUNTARY and DECISION alike.
 - c^oracle_{g,i}: i's share of the scheduled-only oracle: the CP-SAT minimum-cost
-  placement of exactly the meetings that were scheduled, from the initial calendars, with
-  the oracle's per-agent attribution (own displaced errands plus moved prior meetings it
-  attends). With every meeting scheduled this is the scenario's stored oracle.
+  placement of exactly the meetings that were scheduled, from the initial calendars (own
+  displaced errands plus moved prior meetings it attends). When several optimal
+  placements divide the optimum differently, every per-agent quantity below is the mean
+  over the distinct divisions (attribution.py), so no metric depends on which tied
+  optimum a solver returns; `cost_oracle` is the mean division and `oracle_divisions`
+  (per game) their number.
 - e_{g,i} = c^real - c^oracle (signed excess); C_{g,i} = max(0, e) (excess, §4.2);
   fairness_{g,i} = |e_{g,i} - mean_j e_{g,j}| over all seats of the game (Table 1
-  caption).
+  caption); each averaged over the divisions as above.
 - C^adj_{g,i} = (max(0, e) + m^miss * max(0, w - o)) / M with m^miss = M - M^sched,
   w_{g,i} = i's cost in the generator's hidden witness schedule and o_{g,i} = i's cost in
-  the full-stream oracle: every missed meeting is charged the witness's excess over the
-  optimum (our reading of §4.2, where w and o are not defined further; None when the
-  scenario carries no witness or M = 0).
+  the full-stream oracle (max(0, w - o) averaged over its divisions): every missed
+  meeting is charged the witness's excess over the optimum (§4.2 defines
+  Delta w = max(0, w - o) without defining w and o further; None when the scenario
+  carries no witness or M = 0).
 - N^msg_{g,i}: messages i sent (DMs and groupchat posts, one per post);
   E_{g,i} = N^msg / max(M^sched, 1).
 
@@ -40,14 +44,21 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from confide.core.trace import EnvEvent, MessageDelivered
 from confide.envs.calbench.actions import agent_of
+from confide.envs.calbench.attribution import (
+    Attribution,
+    excess,
+    fairness,
+    mean_over,
+    optimal_attributions,
+    signed_excess,
+)
 from confide.envs.calbench.calendar import Calendar, Errand, Meeting, Slot
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
-from confide.envs.calbench.oracle import solve_greedy, solve_oracle
+from confide.envs.calbench.oracle import solve_greedy
 from confide.envs.calbench.scenario import Scenario
 
 FIXTURE_VARIED_COSTS = {1: 1, 100: 2, 1000: 3}
@@ -74,16 +85,6 @@ def scaled_calendars(scenario: Scenario, scale: Mapping[int, int] | None) -> tup
 
 def _rescale(item: Slot, scale: Mapping[int, int]) -> Slot:
     return None if item is None else replace(item, cost=scale.get(item.cost, item.cost))
-
-
-@lru_cache(maxsize=4096)
-def oracle_per_agent(
-    calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]
-) -> tuple[int, ...] | None:
-    """Per-agent cost of the canonical CP-SAT oracle for `meetings` (None if infeasible).
-    Cached: the oracle is deterministic and the same subsets recur across lineups."""
-    solution = solve_oracle(calendars, meetings)
-    return None if solution is None else solution.per_agent_cost
 
 
 def witness_per_agent(scenario: Scenario, calendars: Sequence[Calendar]) -> tuple[int, ...] | None:
@@ -149,8 +150,8 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
     meetings = scenario.to_meetings()
     scheduled = scheduled_meetings(scenario, outcome)
     done = tuple(m for m in meetings if m.meeting_id in scheduled)
-    full = _full_oracle(scenario, scale, calendars, meetings)
-    oracle = full if len(done) == len(meetings) else oracle_per_agent(calendars, done)
+    full = optimal_attributions(calendars, meetings)
+    oracle = full if len(done) == len(meetings) else optimal_attributions(calendars, done)
     if oracle is None:
         raise ValueError(f"{scenario.task_id}: the scheduled meetings admit no oracle placement")
     witness = witness_per_agent(scenario, calendars)
@@ -158,15 +159,17 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
     sent = messages_sent(events, n)
     attends = Counter(a for m in meetings for a in m.participants)
     done_by = Counter(a for m in done for a in m.participants)
-    signed = [paid[a] - oracle[a] for a in range(n)]
-    mean_signed = sum(signed) / n
+    share = mean_over(oracle, lambda o: [float(c) for c in o])
+    signed = mean_over(oracle, lambda o: signed_excess(paid, o))
+    over = mean_over(oracle, lambda o: excess(paid, o))
+    spread = mean_over(oracle, lambda o: fairness(paid, o))
+    missed_excess = _witness_excess(witness, full)
     rows = []
     for a in range(n):
         total, got = attends[a], done_by[a]
-        excess = max(0, signed[a])
         adj = None
-        if total and witness is not None and full is not None:
-            adj = (excess + (total - got) * max(0, witness[a] - full[a])) / total
+        if total and missed_excess is not None:
+            adj = (over[a] + (total - got) * missed_excess[a]) / total
         rows.append(
             {
                 "agent": a,
@@ -174,28 +177,29 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
                 "scheduled": got,
                 "success": got / total if total else None,
                 "cost_real": paid[a],
-                "cost_oracle": oracle[a],
+                "cost_oracle": share[a],
                 "signed_excess": signed[a],
-                "excess": excess,
-                "fairness": abs(signed[a] - mean_signed),
+                "excess": over[a],
+                "fairness": spread[a],
                 "adj_cost": adj,
                 "messages": sent[a],
                 "messages_per_meeting": sent[a] / max(got, 1),
             }
         )
     greedy = _greedy_cost(scenario, scale, calendars, meetings)
-    return GameReport(rows, _game_summary(scenario, events, outcome, rows, full, greedy, done))
+    summary = _game_summary(scenario, events, outcome, rows, full, greedy, done)
+    summary["oracle_divisions"] = len(oracle)
+    return GameReport(rows, summary)
 
 
-def _full_oracle(
-    scenario: Scenario,
-    scale: Mapping[int, int] | None,
-    calendars: tuple[Calendar, ...],
-    meetings: tuple[Meeting, ...],
-) -> tuple[int, ...] | None:
-    if scale is None and scenario.oracle is not None:
-        return scenario.oracle.per_agent_cost
-    return oracle_per_agent(calendars, meetings)
+def _witness_excess(
+    witness: Sequence[int] | None,
+    full: Sequence[Attribution] | None,
+) -> list[float] | None:
+    """Per agent, max(0, w - o) averaged over the full-stream oracle's divisions."""
+    if witness is None or full is None:
+        return None
+    return mean_over(full, lambda o: excess(witness, o))
 
 
 def _greedy_cost(
@@ -214,7 +218,7 @@ def _game_summary(
     events: Sequence[Any],
     outcome: GameOutcome,
     rows: list[dict[str, Any]],
-    full: tuple[int, ...] | None,
+    full: Sequence[Attribution] | None,
     greedy: int | None,
     done: tuple[Meeting, ...],
 ) -> dict[str, Any]:
@@ -222,7 +226,7 @@ def _game_summary(
     participant_meetings = sum(r["meetings"] for r in rows)
     scheduled_pm = sum(r["scheduled"] for r in rows)
     real = sum(r["cost_real"] for r in rows)
-    optimal = sum(full) if full is not None else None
+    optimal = sum(full[0]) if full is not None else None
     adj = [r["adj_cost"] for r in rows if r["adj_cost"] is not None]
     violations = sum(
         1 for e in events if isinstance(e, EnvEvent) and e.name == "consistency_violation"
@@ -266,7 +270,6 @@ __all__ = [
     "evaluate",
     "messages_sent",
     "metric_scale",
-    "oracle_per_agent",
     "paid_costs",
     "scaled_calendars",
     "scheduled_meetings",

@@ -8,7 +8,8 @@ D.4 "Score-margin updates", F.3; confide.rating.results).
 - `excess_cost`: max(0, c_real - c_oracle) on the cost scale the agents were shown
   (D.4: varied errands stay at 1/10/100 for the rating update, unlike the 1/2/3 metric
   scale of Table 1): the display costs of the seat's committed moves minus its share of
-  the scheduled-only CP-SAT oracle solved on display costs.
+  the scheduled-only CP-SAT oracle solved on display costs (averaged over the oracle's
+  tied divisions, as every per-agent metric is: attribution.py).
 - `excess_vps`: for a model seat the reflection-calibrated excess VPS of the seat as a
   target (F.3, `excess_calibrated_vps_loss_total`), None when the game recorded no
   reflection; for a reference seat the protocol-semantic excess VPS (vps.py).
@@ -22,8 +23,9 @@ from typing import Any
 from confide.core.benchmark import SeatSpec
 from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of, seat_of
+from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
 from confide.envs.calbench.audits.analyses import scheduled_ids
-from confide.envs.calbench.metrics import oracle_per_agent, scaled_calendars
+from confide.envs.calbench.metrics import scaled_calendars
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import vps_rows
 from confide.envs.calbench.scenario import Scenario
@@ -40,10 +42,10 @@ def display_excess(scenario: Scenario, events: Sequence[object]) -> list[float]:
     done = scheduled_ids(events)
     meetings = tuple(m for m in scenario.to_meetings() if m.meeting_id in done)
     calendars = scaled_calendars(scenario, scenario.cost_display or None)
-    oracle = oracle_per_agent(calendars, meetings)
+    oracle = optimal_attributions(calendars, meetings)
     if oracle is None:
         raise ValueError(f"{scenario.task_id}: the scheduled meetings admit no oracle placement")
-    return [float(max(0, paid[a] - oracle[a])) for a in range(scenario.num_agents)]
+    return mean_over(oracle, lambda o: excess(paid, o))
 
 
 def leaderboard_columns(

@@ -15,11 +15,24 @@ One round per incoming meeting, in stream order:
 3. DECISION. Every participant, in speaker order, submits an atomic batch against a
    snapshot of its calendar (post-VOLUNTARY). A rejected batch is answered with the exact
    A.5 conflict strings, up to `decision_retries` times; then the seat has no batch.
-4. RESOLUTION. The meeting is resolved iff every participant has a valid batch and all
-   of them put the meeting in the same slot; then all batches are committed, otherwise
-   all are rolled back and the meeting is unresolved. Afterwards every meeting already
-   on the calendars is checked for cross-calendar consistency and each inconsistent one
-   is reported as a `consistency_violation`.
+   VOLUNTARY and DECISION observations carry no inbox (A.3: the decision message is the
+   meeting's metadata plus a calendar snapshot; the voluntary message the meeting and the
+   calendar); what was delivered but not drained in CHEAP_TALK waits for the seat's next
+   cheap-talk turn.
+4. RESOLUTION. Every valid DECISION batch is applied with its displacement costs
+   (section 3: a batch "is validated against the agent's calendar and applied only if
+   valid"). Section 3: "the resolution phase checks that all meeting participants
+   scheduled the incoming meeting to the same slot and that any prior meetings remain
+   consistent across all of their participants' calendars. Failed meetings are marked
+   unresolved". So the meeting is resolved iff every participant has a valid batch, all
+   of them put the meeting in the same slot, and every registered meeting (the initial
+   prior meetings and the meetings resolved so far) is still at one common slot on its
+   participants' calendars. Each inconsistent meeting is reported as a
+   `consistency_violation`, the current one too when some of its copies were placed but
+   not all at one slot (A.5: the round "proceeds without that agent's scheduling action,
+   triggering a consistency violation"). Copies of a failed meeting stay where their
+   batches put them; a failed meeting is never registered, so later rounds do not check
+   it.
 
 Messages go only through `confide.core.Postbox` (its delivery hook writes them to the
 trace). Each communication condition opens exactly one channel (A.3): `dm`, the current
@@ -27,19 +40,17 @@ meeting's participant groupchat, or the all-agent groupchat; a tool call on a cl
 channel is recorded as `invalid_tool_call` and dropped. Trace events follow Table 5
 (`game_start`, `agent_registered`, `round_start`, `turn_start`, `turn_end`, `decide_start`,
 `decide_end`, `batch_rejected`, `batch_applied`) plus `invalid_tool_call`, `batch_failed`,
-`batch_rolled_back`, `consistency_violation` and `resolution`; each names the seats that
+`consistency_violation` and `resolution`; each names the seats that
 observed it in `visible_to` (None = bookkeeping no seat sees). Table 5's `dm_sent` is the
 core `message` event the postbox writes for every delivery (sender, resolved recipients,
 channel, round, turn, content or payload); the meeting is the round's, so a second event
 per message would only repeat it.
 
-Decisions where the paper is silent: VOLUNTARY batches get the same retry budget as
-DECISION batches (one validator and one retry message serve both); a failed meeting is
-rolled back entirely rather than left at different slots on different calendars, so it
-occupies no slot; a prior meeting's consistency does not decide the current meeting's
-resolution (a bumped meeting is repaired later, D.2), but only meetings consistent at
-the end of the game count as scheduled (see metrics.py); costs are charged only for
-committed batches.
+Choices the text does not decide: VOLUNTARY batches get the same retry budget as DECISION
+batches (A.5 describes retries for DECISION and only says VOLUNTARY validates with
+require_schedule = false); a meeting resolved in its round counts as scheduled only if it
+is still consistent at the end of the game (section 4.2 counts "successfully scheduled
+meetings" without saying when; see metrics.py).
 """
 
 from __future__ import annotations
@@ -406,7 +417,6 @@ class Game:
         label = phase.upper()
         attempts = self.config.decision_retries + 1
         conflicts: tuple[str, ...] = ()
-        new = self._drain(seat)
         for attempt in range(1, attempts + 1):
             observation = self.views.batch(
                 phase=phase,
@@ -418,9 +428,7 @@ class Game:
                 max_attempts=attempts,
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
-                new_messages=new,
             )
-            new = []
             self._emit(
                 "decide_start",
                 {"phase": label, "attempt": attempt, "calendar": observation.calendar.text},
@@ -525,42 +533,41 @@ class Game:
             seat: staged[seat][0].calendar.slot_of_meeting(mid) if seat in staged else None
             for seat in order
         }
-        missing = [agent_of(s) for s in order if s not in staged]
-        resolved = not missing and len(set(slots.values())) == 1
-        if resolved:
-            for seat in order:
+        for seat in order:
+            if seat in staged:
                 self._commit(rnd.index, seat, "decision", *staged[seat])
+        missing = [agent_of(s) for s in order if s not in staged]
+        split = len(set(slots.values())) != 1
+        violations = [mid] if staged and (missing or split) else []
+        violations += [
+            other
+            for other, participants in sorted(self.known.items())
+            if consistent_slot(self.calendars, other, participants) is None
+        ]
+        reason = None
+        if missing:
+            reason = f"no valid batch from agent(s) {missing}"
+        elif split:
+            chosen = {agent_of(s): slot for s, slot in slots.items()}
+            reason = f"participants chose different slots {chosen}"
+        elif violations:
+            reason = f"prior meeting(s) {violations} inconsistent"
+        resolved = reason is None
+        if resolved:
             self.known[mid] = rnd.meeting.participants
-            reason = None
-        else:
-            if missing:
-                reason = f"no valid batch from agent(s) {missing}"
-            else:
-                chosen = {agent_of(s): slot for s, slot in slots.items()}
-                reason = f"participants chose different slots {chosen}"
-            for seat, (_, tools) in staged.items():
-                self._emit(
-                    "batch_rolled_back",
-                    {"phase": "DECISION", "actions": tools, "reason": reason},
-                    seat=seat,
-                    round_index=rnd.index,
-                    visible_to=[seat],
-                )
         self.resolved[mid] = resolved
-        violations = []
-        for other, participants in sorted(self.known.items()):
-            if consistent_slot(self.calendars, other, participants) is None:
-                violations.append(other)
-                self._emit(
-                    "consistency_violation",
-                    {
-                        "meeting_id": other,
-                        "slots": {
-                            str(a): self.calendars[a].slot_of_meeting(other) for a in participants
-                        },
+        for other in violations:
+            participants = self.known.get(other, rnd.meeting.participants)
+            self._emit(
+                "consistency_violation",
+                {
+                    "meeting_id": other,
+                    "slots": {
+                        str(a): self.calendars[a].slot_of_meeting(other) for a in participants
                     },
-                    round_index=rnd.index,
-                )
+                },
+                round_index=rnd.index,
+            )
         self._emit(
             "resolution",
             {

@@ -149,11 +149,11 @@ class ViewBuilder:
         max_attempts: int,
         conflicts: tuple[str, ...],
         penalty: int,
-        new_messages: Sequence[Message],
     ) -> BatchObservation:
-        """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty)."""
+        """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty); it
+        carries no inbox (A.3: meeting metadata and a calendar snapshot)."""
         return BatchObservation(
-            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
+            **self._common(agent, calendar, meeting, round_index, penalty, ()),
             phase=phase,
             attempt=attempt,
             max_attempts=max_attempts,

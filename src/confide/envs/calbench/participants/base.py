@@ -51,11 +51,10 @@ class ProtocolParticipant(ABC):
         self.agent = agent_of(seat)
 
     async def act(self, observation: CalendarObservation) -> Envelope:
-        incoming = self._incoming(observation)
         if isinstance(observation, CheapTalkObservation):
-            actions = self.cheap_talk(observation, incoming)
+            actions = self.cheap_talk(observation, self._incoming(observation))
         else:
-            actions = self.batch(observation, incoming)
+            actions = self.batch(observation)
         return Envelope(actions=actions) if actions else _NOTHING
 
     @abstractmethod
@@ -63,10 +62,11 @@ class ProtocolParticipant(ABC):
         """Messages to send this CHEAP_TALK turn."""
 
     @abstractmethod
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
-        """The VOLUNTARY or DECISION batch."""
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
+        """The VOLUNTARY or DECISION batch, from what the seat learnt in CHEAP_TALK (the
+        batch phases carry no inbox, A.3)."""
 
-    def _incoming(self, obs: CalendarObservation) -> Incoming:
+    def _incoming(self, obs: CheapTalkObservation) -> Incoming:
         out: Incoming = []
         for message in obs.new_messages:
             payload = message.payload
@@ -113,6 +113,17 @@ class ProtocolParticipant(ABC):
 def is_movable_errand(view: CalendarView, slot: SlotView) -> bool:
     """A non-blocked errand that has somewhere to go (some free slot exists)."""
     return slot.kind == "errand" and not slot.blocked and bool(view.free_slots)
+
+
+def first_usable_slot(view: CalendarView) -> int | None:
+    """The first slot of this calendar where the seat can put a meeting without moving
+    another meeting: free, or a movable errand. A participant left without an agreed slot
+    schedules there, because A.3's decision message asks every participant for "at least
+    one schedule call"; the meeting then fails and the batch stands (section 3, A.5)."""
+    for slot in view.slots:
+        if slot.kind == "free" or is_movable_errand(view, slot):
+            return slot.slot
+    return None
 
 
 def slot_of_meeting(view: CalendarView, meeting_id: int) -> int | None:

@@ -4,16 +4,33 @@ DSM-Welfare and DSM-Private (calbench.md section 3.1, D.3, Table 9; Farhadi and 
 
 Per meeting the lowest-id participant initiates. In each sub-round it offers the next L
 untried plans (dsm_plans.py), in its own order of satisfaction, with L chosen by the
-offer-size utility U(L) (dsm_scoring.py); each scorer receives one `proposals` message
-with the plans that need its consent and answers one `scores` message with a
-satisfaction level in {0..D-1} per plan. With every score in, the initiator keeps the
+offer-size utility U(L) (dsm_scoring.py). D.3: it sends "a single proposals DM to every
+responder" carrying the L offers, and the participants of a meeting that an offer
+displaces "score as additional responders", so every scorer of the offer set (the
+responders plus the participants of every displaced meeting) receives one `proposals`
+message with all L offers and answers one `scores` message with a satisfaction level in
+{0..D-1} for each of them (D.3 footprint: "one proposals DM per responder per sub-round
+(carrying L slot indices) and one scores reply (carrying L values)"; a displaced-meeting
+participant adds "one scores DM ... per offer set in which the displacement appears").
+An offer's consent comes from its own scorers (the responders and the participants of
+the meetings it displaces). With every score in, the initiator keeps the
 best fully-feasible plan seen so far (every level > 0), ranked by total satisfaction
 loss, then fewer scorers, slot, plan id. It proposes another untried batch while no
 fully-feasible plan is known and plans remain, under DSM-Welfare always (exhaustive
 search) and under DSM-Private only while the best next offer set still has positive
 utility (with theta = 10 it never has, so DSM-Private stops after one sub-round). Then it
 sends a `decision` to everyone it asked: the chosen plan (slot for the meeting's
-participants, the agreed moves to the holders of moved meetings), or no plan. Scorers of
+participants, the agreed moves to the holders of moved meetings). When the search stops
+without a fully-feasible plan, D.3 still has the initiator rank the offers ("combines
+local and reported scores into a per-slot rank") and announce the best slot: it announces
+its best-ranked offer that displaces no meeting (moving a meeting needs the consent of
+its holders, which such an offer lacks), or no plan when every offer displaces one. In
+DECISION each participant commits the announced slot when its own calendar allows it
+(A.3: the decision message tells it "to use the slot agreed during CHEAP_TALK");
+otherwise, since the same message asks for "at least one schedule call", it schedules
+the meeting at the first slot of its own calendar it can take without moving a meeting
+(`first_usable_slot`, as every reference protocol does). The meeting then fails, and the
+valid batches stand with their costs (section 3, A.5). Scorers of
 moved meetings who are not participants move their copies in VOLUNTARY; participants
 apply the moves and schedule the meeting in DECISION.
 
@@ -32,13 +49,16 @@ Payloads (plus `protocol: "dsm"` and `to`, see base.py):
 `{"type": "decision", "meeting_id", "plan_id", "slot", "moves", "settlement"}` with moves
 `{"meeting_id", "from_slot", "to_slot"}` and settlement `{agent: {"charge", "reward"}}`.
 
-Decisions where the paper is silent: under DMs a scorer sees only the plans that need it
-and only the moves of meetings it attends, and a non-participant's decision names no
-meeting slot; on a shared channel one message carries every plan with its `scorers` and
-every move (a groupchat is shared by design), and plans needing someone the channel
-cannot reach are not offered; a scorer that never answers stalls the negotiation and the
-meeting fails; the initial budget is 100 points and budgets may go negative (they are
-accounting, not a constraint).
+Choices the text does not decide (D.3 fixes what a proposals message carries, slot
+indices and the attached displacement plan, but not who sees which move): under DMs a
+scorer sees the moves of the meetings it attends only (the other moves are other agents'
+calendars, section 3 "no agent can inspect another agent's calendar"), and a
+non-participant's decision names no meeting slot; on a shared channel one message
+carries every move (a groupchat is shared by design), and plans needing someone the
+channel cannot reach are not offered. D.3 does not say what happens when a scorer never
+answers: the negotiation waits for it and the meeting fails. D.3 names a point budget
+but no initial value or floor: it starts at 100 and may go negative (accounting, not a
+constraint).
 """
 
 from __future__ import annotations
@@ -54,7 +74,12 @@ from confide.envs.calbench.actions import (
     Envelope,
     ToolCall,
 )
-from confide.envs.calbench.participants.base import Incoming, ProtocolParticipant
+from confide.envs.calbench.participants.base import (
+    Incoming,
+    ProtocolParticipant,
+    first_usable_slot,
+    plan_batch,
+)
 from confide.envs.calbench.participants.dsm_plans import (
     PLAN_STRIDE,
     Move,
@@ -127,7 +152,7 @@ class _Choice:
     plan: Plan
     levels: dict[int, int]
     vectors: dict[int, list[int]]
-    offered: dict[int, int]
+    offer_size: int
 
 
 @dataclass
@@ -144,6 +169,7 @@ class _Lead:
     charges: dict[int, int] = field(default_factory=dict)
     asked: set[int] = field(default_factory=set)
     best: _Choice | None = None
+    fallback: tuple[tuple[int, int, int, int], Plan] | None = None
     done: bool = False
 
 
@@ -222,9 +248,6 @@ class DsmParticipant(ProtocolParticipant):
         target = state.meeting_id, obs.is_participant
         for entry in plans:
             if not isinstance(entry, dict):
-                continue
-            scorers = entry.get("scorers")
-            if scorers is not None and (not isinstance(scorers, list) or self.agent not in scorers):
                 continue
             plan_id, slot = entry.get("plan_id"), entry.get("slot")
             if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < obs.num_slots:
@@ -324,19 +347,14 @@ class DsmParticipant(ProtocolParticipant):
         offered = lead.offered
 
         def body(viewers: frozenset[int]) -> dict[str, Any]:
-            shared = len(viewers) > 1
-            plans = []
-            for p in offered:
-                if not p.scorers & viewers:
-                    continue
-                entry: dict[str, Any] = {
+            plans = [
+                {
                     "plan_id": p.plan_id,
                     "slot": p.slot,
                     "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)],
                 }
-                if shared:
-                    entry["scorers"] = sorted(p.scorers)
-                plans.append(entry)
+                for p in offered
+            ]
             return {
                 "type": "proposals",
                 "meeting_id": state.meeting_id,
@@ -347,21 +365,24 @@ class DsmParticipant(ProtocolParticipant):
         return self._post(obs, lead.waiting, body)
 
     def _assess(self, lead: _Lead) -> None:
-        """Keep the best fully-feasible plan of the answered batch (module docstring)."""
+        """Keep the best fully-feasible plan of the answered batch, and the best-ranked
+        plan without displacement as the fallback (module docstring)."""
         for plan in lead.offered:
             levels = {a: lead.scores.get(a, {}).get(plan.plan_id, 0) for a in plan.scorers}
-            if plan.own_score == 0 or any(s == 0 for s in levels.values()):
-                continue
             needed = 1 + len(plan.scorers)
             loss = (D_LEVELS - 1) * needed - plan.own_score - sum(levels.values())
             rank = (loss, needed, plan.slot, plan.plan_id)
+            if not plan.moves and (lead.fallback is None or rank < lead.fallback[0]):
+                lead.fallback = (rank, plan)
+            if plan.own_score == 0 or any(s == 0 for s in levels.values()):
+                continue
             if lead.best is None or rank < lead.best.rank:
                 lead.best = _Choice(
                     rank,
                     plan,
                     levels,
                     {a: list(lead.scores[a].values()) for a in plan.scorers},
-                    {a: sum(1 for p in lead.offered if a in p.scorers) for a in plan.scorers},
+                    len(lead.offered),
                 )
         lead.offered = []
 
@@ -369,18 +390,23 @@ class DsmParticipant(ProtocolParticipant):
         lead.done = True
         best = lead.best
         chosen = best.plan if best is not None else None
+        if chosen is None and lead.fallback is not None:
+            chosen = lead.fallback[1]
         rewards: dict[int, int] = {}
         if best is not None:
             for a in sorted(best.plan.scorers):
-                rewards[a] = reward(best.levels[a], best.vectors[a], best.offered[a])
-            state.slot = best.plan.slot
+                rewards[a] = reward(best.levels[a], best.vectors[a], best.offer_size)
             state.moves = held_moves(obs.calendar, best.plan.moves)
+        if chosen is not None:
+            state.slot = chosen.slot
         collected = sum(lead.charges.get(a, 0) for a in lead.asked)
         paid = sum(rewards.values())
         before = self.points
         self.points += collected - paid
         state.settled = True
-        where = "no agreement" if chosen is None else f"slot {chosen.slot} (plan {chosen.plan_id})"
+        where = "no offer" if chosen is None else f"slot {chosen.slot} (plan {chosen.plan_id})"
+        if best is None and chosen is not None:
+            where += ", not feasible for every scorer"
         self._notes.append(
             f"{self.name} M{state.meeting_id}: {where} after {lead.sub_round} sub-round(s); "
             f"points {before} -> {self.points} (collected {collected}, paid {paid})"
@@ -418,17 +444,20 @@ class DsmParticipant(ProtocolParticipant):
 
     # -- VOLUNTARY / DECISION ------------------------------------------------------------
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         state = self._meeting(obs.meeting.meeting_id)
-        self._absorb(obs, state, incoming)
         if obs.phase == "voluntary":
             if obs.is_participant or not state.moves:
                 return []
             plan = local_batch(obs.calendar, state.meeting_id, None, state.moves)
-        else:
-            if state.slot is None:
-                return []
+            return plan if plan is not None else []
+        plan = None
+        if state.slot is not None:
             plan = local_batch(obs.calendar, state.meeting_id, state.slot, state.moves)
+        if plan is None:
+            fallback = first_usable_slot(obs.calendar)
+            if fallback is not None:
+                plan = plan_batch(obs.calendar, schedule=(state.meeting_id, fallback))
         return plan if plan is not None else []
 
 
@@ -448,7 +477,7 @@ def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:
     ids, levels = payload.get("plan_ids"), payload.get("scores")
     if not isinstance(ids, list) or not isinstance(levels, list) or len(ids) != len(levels):
         return
-    asked = {p.plan_id for p in lead.offered if sender in p.scorers}
+    asked = {p.plan_id for p in lead.offered}
     vector = {}
     for plan_id, level in zip(ids, levels, strict=True):
         if plan_id in asked and type(level) is int and 0 <= level < D_LEVELS:

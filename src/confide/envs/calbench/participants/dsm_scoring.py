@@ -20,7 +20,9 @@ Everything here is a pure function of numbers; `dsm.py` wires it into a seat.
   offers in the initiator's order. The chosen L maximizes U over [L_min, L_max] (capped
   by the offers left); ties go to the smaller L (less disclosure).
 
-Decisions where the paper is silent: the level drop reads the shown cost back onto the
+Choices the text does not decide (D.3 requires only that "intermediate levels decrease
+monotonically with displacement cost", and gives U(L) without saying how p_succ or
+c_priv are obtained): the level drop reads the shown cost back onto the
 log scale it is displayed on (section 3: internal 1/2/3 are shown as 1/10/100), so a
 1/10/100 errand drops 1/2/3 levels, the same ordering as the cost metric and with a
 uniform-cost errand dropping exactly one level; a "successful" offer set is one that

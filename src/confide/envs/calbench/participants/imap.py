@@ -18,9 +18,12 @@ Payloads: `{"type": "cost_request", "meeting_id", "slots"}`, `{"type": "costs",
 plus one decision per responder, i.e. 6 messages for a 3-participant meeting and 2.00
 messages per successful participant-meeting (D.1 footprint).
 
-Decisions where the paper is silent: the cost vector uses the display costs the agent is
-shown (1/10/100 in the varied setting, section 3); with no agreed slot the seat submits an
-empty batch, which A.5 rule 6 rejects, and the meeting is unresolved.
+Decided by the text: the cost vector uses the display costs the agent is shown (section
+3: "agents are shown a logarithmic scale {1,10,100}"; D.1's "local insertion cost" can
+only be what the agent sees); a participant left without an agreed slot (no jointly
+feasible slot, or a decision that never reached it) still schedules the meeting, at the
+first slot it can take itself, since A.3's decision message asks for "at least one
+schedule call" (base.py `first_usable_slot`); the meeting then fails (section 3).
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from confide.envs.calbench.actions import (
 from confide.envs.calbench.participants.base import (
     Incoming,
     ProtocolParticipant,
+    first_usable_slot,
     plan_batch,
 )
 
@@ -149,17 +153,14 @@ class ImapParticipant(ProtocolParticipant):
                 )
         return out
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         if obs.phase == "voluntary":
             return []
         state = self._round(obs.meeting.meeting_id)
-        for _, payload in incoming:
-            if payload.get("type") == "decision" and payload.get("meeting_id") == state.meeting_id:
-                slot = payload.get("slot")
-                state.agreed = slot if type(slot) is int else None
-        if state.agreed is None:
+        slot = state.agreed if state.agreed is not None else first_usable_slot(obs.calendar)
+        if slot is None:
             return []
-        plan = plan_batch(obs.calendar, schedule=(state.meeting_id, state.agreed))
+        plan = plan_batch(obs.calendar, schedule=(state.meeting_id, slot))
         return plan if plan is not None else []
 
 

@@ -20,9 +20,11 @@ one open channel), the retry budget and the variant, and recorded then as an
 `agent_prompt` event with the variant's name, source and hash (A.6 agent_registered), so
 every model seat has its prompt in the trace even if it never speaks.
 
-Decisions where the paper is silent: the thread keeps the accepted reply of each step and
-not the repair exchanges (those are in the trace as model calls); after a failed step it
-keeps the last raw reply, so user and assistant turns still alternate; decoding is at
+Choices the text does not decide (A.3 keeps "one per-agent conversation thread alive for
+the full multi-round game" but says nothing of format repairs, decoding or defaults): the
+thread keeps the accepted reply of each step and not the repair exchanges (those are in
+the trace as model calls); after a failed step it keeps the last raw reply, so user and
+assistant turns still alternate; decoding is at
 temperature 0 with at most 768 new tokens per call (512 and a bounded reply schema for
 embedded local models, see llm_parse.py); the episode's condition defaults to `dm`, as in
 the environment.

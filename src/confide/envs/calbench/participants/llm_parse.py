@@ -7,8 +7,10 @@ the five tool calls of A.2 section 5.
 validation of it drives the repair loop, so a repair message names the exact field and
 value that was wrong. `to_envelope` turns a valid reply into the engine's `Envelope`.
 
-Decisions where the paper is silent: message and justification texts must be non-empty
-(A.2 requires a justification on every reschedule; an empty message says nothing); a
+Decided by the text: a justification must be present and non-empty (section 3: "Every
+reschedule action must include a short justification"). Not decided by it (A.2 gives the
+envelope, not its bounds): a message text must be non-empty (an empty message says
+nothing); a
 reply holds at most 6 actions (a batch needs a few reschedules and one schedule, a turn
 a message to each other agent; the bound stops a small model under a grammar from
 repeating one action until the token limit); text lengths are not bounded (a real

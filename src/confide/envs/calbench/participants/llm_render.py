@@ -14,10 +14,12 @@ the meeting and its calendar before it answers; VOLUNTARY and DECISION requests 
 voluntary and decision messages, and every later attempt of the same batch the retry
 message with the exact A.5 conflict strings.
 
-Decisions where the paper is silent: rounds and turns are numbered from 1 in the text;
-messages a seat had not yet drained are listed in its batch messages too (the engine
-shows them there); a message carrying a typed payload (a reference protocol in a mixed
-lineup) is shown as its compact JSON, since that is what was delivered.
+Decided by the text: turns are numbered from 1 (A.3's budget line reads "turn 1 of N"),
+and so are rounds (A.3's "=== ROUND N START ===" header; we count rounds like turns); the
+DECISION and VOLUNTARY messages list no messages (A.3: meeting metadata and a calendar
+snapshot); a message carrying a typed payload (a reference protocol in a mixed lineup) is
+shown as its compact JSON, since D.4 makes typed JSON the whole of such a message and A.3
+shows each incoming message as its "<content>".
 """
 
 from __future__ import annotations

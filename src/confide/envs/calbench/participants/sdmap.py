@@ -30,13 +30,24 @@ the repair messages). A failed repair leaves the bumped meeting where each calen
 (the pre-bump slot everywhere except on the bumper's calendar, where the new meeting now
 sits), so it stays inconsistent and counts as not scheduled.
 
-Decisions where the paper is silent: "movable errand" means not blocked and the calendar
-has a free slot to move it to (the same local check IMAP uses); a seat promises each slot
-to at most one negotiation per round (a PENDING reply reserves it until the negotiation
-moves on), so concurrent meeting and repair negotiations never double-book a slot;
-unfinished repair negotiations restart at the repair initiator's next cheap-talk turn in
-a later round; a repair whose participants the open channel cannot reach (the participant
-groupchat condition, when some of them are not in the current meeting) is abandoned.
+A participant left without a confirmed slot (every slot IMPOSSIBLE, or a confirm the
+cheap-talk budget cut off) submits no schedule: D.2 decides this case for SD-MAP ("If no
+slot succeeds, the initiator sends a fail DM and the meeting is unresolved"), unlike
+IMAP and DSM, whose texts leave it to A.3's request for a schedule call (base.py
+`first_usable_slot`).
+
+Decided by the text: "movable errand" means not blocked (section 3) and displaceable to a
+free slot (D.1's local check, "a movable errand can be displaced to a known free slot";
+A.5 rule 5); a repair whose participants the open channel cannot reach is abandoned (A.4:
+"Participant-only groupchat does not activate non-participants", so under the
+participant groupchat the bumped meeting's other participants never hear of it).
+Not decided by it (D.2 describes one negotiation at a time and says nothing of two
+running in one round, or of a budget cutting one short): a seat promises each slot to at
+most one negotiation per round (a PENDING reply reserves it until the negotiation moves
+on), so concurrent meeting and repair negotiations never double-book a slot; unfinished
+repair negotiations restart at the repair initiator's next cheap-talk turn in a later
+round. D.2 says a failed repair "falls back to its pre-bump slot", which the bumper's
+calendar cannot do (the new meeting holds that slot), hence the reading above.
 """
 
 from __future__ import annotations
@@ -307,10 +318,8 @@ class SdmapParticipant(ProtocolParticipant):
 
     # -- VOLUNTARY / DECISION ---------------------------------------------------------------
 
-    def batch(self, obs: BatchObservation, incoming: Incoming) -> list[ToolCall]:
+    def batch(self, obs: BatchObservation) -> list[ToolCall]:
         self._sync(obs)
-        for sender, payload in incoming:
-            self._receive(obs, sender, payload)
         view = obs.calendar
         moves = []
         for bumped, target in sorted(self._moves.items()):

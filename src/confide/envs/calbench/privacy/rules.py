@@ -25,7 +25,9 @@ fills (round, asker, viewer) -> requested slots and a `costs` reply from R to A 
 credited on slots A asked R about. An errand slot reported at a finite cost counts as
 usable (e = 1), as F.2 prescribes.
 
-Decisions where the paper is silent: when several DSM plans of one scores message name
+Choices the text does not decide (F.2 maps plan ids to slots "to attribute scores to the
+right slots" and bounds costs replies by the request, without covering the cases below):
+when several DSM plans of one scores message name
 the same slot (displacement alternatives), the slot gets one update with the highest
 level (the slot is usable if any plan through it is); plan ids no proposals message
 mapped are not credited; a costs reply with no originating request (a protocol that

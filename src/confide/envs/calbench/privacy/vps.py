@@ -14,16 +14,22 @@ the posterior's distance. Rows (F.5):
 - evidence rows: one per belief update (belief_evidence.csv);
 - pair rows: one per (round, target, observer), for every ordered pair of distinct agents
   and every round, silent pairs included (pair_round_vps.csv);
-- the game row: totals and means over pair rows, and over participant pairs (both agents
-  attend the round's meeting) (game_summary.csv);
+- the game row: totals over pair rows, and over participant pairs (both agents attend
+  the round's meeting) (game_summary.csv), each with two means, since F.5 names a
+  `vps_loss_mean` without saying what it divides by: `..._mean_all_pair_rounds` divides
+  by every ordered pair of distinct agents times rounds (N(N-1)M, silent pairs included)
+  and `..._mean_observed_pair_rounds` by the pair-rounds that received at least one
+  observation (what the published harness divides by);
 - target rows: per target agent, its VPS loss summed over rounds and observers, and its
   excess over a fixed floor, max(0, total - floor) with the five-slot floor of F.3
   (game_target_summary.csv). The excess is the per-seat privacy value of the result rows
   and of Table 2's VPS column, whose mean over game-targets it is.
 
-Decisions where the paper is silent: observers of a groupchat post are all its recipients;
-a game's id is its trace's episode id (the task id when the events carry no header); the
-game row adds `excess_vps_loss_mean`, the mean excess over the game's targets.
+Decided by the text: observers of a groupchat post are all its recipients (F.2 states the
+point-to-point rule for DMs; I.2 counts "participant group-chat messages, and all-agent
+broadcast messages" among what a recipient saw). Not decided by it: a game's id is its
+trace's episode id (the task id when the events carry no header); the game row adds
+`excess_vps_loss_mean`, the mean excess over the game's targets.
 """
 
 from __future__ import annotations
@@ -99,10 +105,13 @@ class GameRow:
     trace_path: str
     game_id: str
     pair_round_count: int
+    observed_pair_round_count: int
     vps_loss_total: float
-    vps_loss_mean: float
+    vps_loss_mean_all_pair_rounds: float
+    vps_loss_mean_observed_pair_rounds: float
     participant_pair_vps_loss_total: float
-    participant_pair_vps_loss_mean: float
+    participant_pair_vps_loss_mean_all_pair_rounds: float
+    participant_pair_vps_loss_mean_observed_pair_rounds: float
     observation_count: int
     excess_vps_loss_mean: float
 
@@ -233,16 +242,27 @@ def _target_rows(
 def _game_row(
     pairs: Sequence[PairRoundRow], targets: Sequence[TargetRow], trace_path: str, game_id: str
 ) -> GameRow:
+    inner = [r for r in pairs if _participant_pair(r)]
+    observed = [r for r in pairs if r.observations]
+    inner_observed = [r for r in inner if r.observations]
     total = sum(r.vps_loss for r in pairs)
-    inner = [r.vps_loss for r in pairs if _participant_pair(r)]
+    within = sum(r.vps_loss for r in inner)
     return GameRow(
         trace_path,
         game_id,
         len(pairs),
+        len(observed),
         total,
-        total / len(pairs) if pairs else 0.0,
-        sum(inner),
-        sum(inner) / len(inner) if inner else 0.0,
+        _ratio(total, len(pairs)),
+        _ratio(total, len(observed)),
+        within,
+        _ratio(within, len(inner)),
+        _ratio(within, len(inner_observed)),
         sum(r.observations for r in pairs),
         sum(t.excess_vps_loss_total for t in targets) / len(targets) if targets else 0.0,
     )
+
+
+def _ratio(total: float, count: int) -> float:
+    """A mean that is 0 over no rows (a game without pairs or without observations)."""
+    return total / count if count else 0.0

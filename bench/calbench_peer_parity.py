@@ -1,0 +1,111 @@
+"""CalBench engine parity with the published harness (issue 14): every reference protocol
+played by our engine and by the published one (../shared/anchors/calbench/peer,
+`peer_game.play`) on the same public fixture tasks with the same cheap-talk budget, task
+for task. A task agrees when both schedule the same number of meetings and pay the same
+total displacement cost (on the fixture's own cost scale); the bench prints, per
+protocol and budget, the agreeing tasks and both sides' means. Both engines get the same
+speaker orders (the fixtures carry none: our loader uses the participant order, and the
+published harness would otherwise draw its own), which matters once the budget is short.
+Skips cleanly when the fixtures are absent.
+
+    PYTHONPATH=src python bench/calbench_peer_parity.py [--turns 20 4] [--protocols imap sdmap]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from confide.core.trace import EnvEvent, TraceRecorder
+from confide.envs.calbench import SPEC
+from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.engine import Game, GameConfig
+from confide.envs.calbench.participants import make_reference
+from confide.envs.calbench.scenario import Scenario
+
+PEER_NAMES = {
+    "imap": "imap",
+    "sdmap": "sd",
+    "dsm-welfare": "paper_dsm_welfare",
+    "dsm-private": "private_dsm",
+}
+
+
+def shared() -> Path:
+    return Path(os.environ.get("CONFIDE_SHARED", "/work/shared")) / "anchors" / "calbench"
+
+
+def ours(task: Scenario, protocol: str, turns: int) -> tuple[int, int]:
+    """(meetings scheduled, total raw displacement cost) of our engine."""
+    players = {
+        seat_of(a): make_reference(seat_of(a), protocol, {}) for a in range(task.num_agents)
+    }
+    trace = TraceRecorder()
+    game = Game(task, players, trace, GameConfig(max_turns_per_round=turns))
+    outcome = asyncio.run(game.play())
+    paid = sum(
+        int(m["cost"])
+        for e in trace.events
+        if isinstance(e, EnvEvent) and e.name == "batch_applied"
+        for m in e.data["moves"]
+    )
+    return sum(1 for v in outcome.resolved.values() if v), paid
+
+
+def theirs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, int]:
+    """(meetings scheduled, realized cost) of the published harness."""
+    from peer_game import play  # type: ignore[import-not-found]
+
+    metrics, _ = play(raw, PEER_NAMES[protocol], max_turns=turns)
+    return int(metrics["meetings_scheduled"]), int(metrics["realized_cost"])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, nargs="+", default=[20, 4])
+    parser.add_argument("--protocols", nargs="+", default=list(PEER_NAMES))
+    parser.add_argument("--slice", default="36:72", help="task index range per file")
+    args = parser.parse_args()
+    root = shared()
+    files = sorted((root / "tasks").glob("*_full.jsonl"))
+    if not files or not (root / "peer" / "peer_game.py").exists():
+        print(f"skipped: no public CalBench fixtures or published harness under {root}")
+        return 0
+    sys.path.insert(0, str(root / "peer"))
+    lo, hi = (int(x) for x in args.slice.split(":"))
+    pairs: list[tuple[Scenario, dict[str, Any]]] = []
+    for path in files:
+        raws = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        tasks = SPEC.load_tasks(None, str(path))
+        for task, raw in list(zip(tasks, raws, strict=True))[lo:hi]:
+            meetings = [
+                {**m, "speaker_order": list(spec.speaker_order)}
+                for m, spec in zip(raw["meetings"], task.meetings, strict=True)
+            ]
+            pairs.append((task, {**raw, "meetings": meetings}))
+    print(f"{len(pairs)} fixture tasks ({args.slice} of {', '.join(f.name for f in files)})")
+    print(f"{'protocol':<12} {'turns':>5} {'agree':>8} {'sched ours':>10} {'theirs':>7} "
+          f"{'cost ours':>9} {'theirs':>7}  first differing tasks")
+    for protocol in args.protocols:
+        for turns in args.turns:
+            a = [ours(task, protocol, turns) for task, _ in pairs]
+            b = [theirs(raw, protocol, turns) for _, raw in pairs]
+            same = [x == y for x, y in zip(a, b, strict=True)]
+            diff = [pairs[i][0].task_id for i, ok in enumerate(same) if not ok][:3]
+            n = len(pairs)
+            print(
+                f"{protocol:<12} {turns:>5} {sum(same):>4}/{n:<3} "
+                f"{sum(x[0] for x in a) / n:>10.2f} {sum(y[0] for y in b) / n:>7.2f} "
+                f"{sum(x[1] for x in a) / n:>9.2f} {sum(y[1] for y in b) / n:>7.2f}  "
+                f"{' '.join(diff)}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
