@@ -4,6 +4,8 @@ prompt plus its own part, stating the limits the environment enforces (5.3, A.7,
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from confide.envs.sotopia_tom import SPEC
@@ -65,7 +67,7 @@ LIMITS = TurnLimits(max_turns=45, stale_turns=4, leave_ends="all")
 @pytest.mark.parametrize("strategy", sorted(STRATEGIES))
 def test_every_strategy_prompt_is_the_baseline_plus_its_own_part(strategy: str) -> None:
     model = MockModel(["{}"])
-    extra = {"tom-coach": {"coach": model}}.get(
+    extra: dict[str, Any] = {"tom-coach": {"coach": model}}.get(
         strategy, {"state_model": model} if strategy in ("tom-belief", "self-focused") else {}
     )
     agent = STRATEGIES[strategy](
