@@ -1,6 +1,12 @@
 """`confide run sotopia-tom --lineup reference` on the core split: the policy-exact
 reference agents score DA = IA = 1 and CPV = 0, EFF matches hand computation, and the
-leaky agent's planted violations are counted exactly."""
+leaky agent's planted violations are counted exactly.
+
+The runs use `stale_turns=5`, a quiet streak as long as a full round of the largest core
+scenario, so no agent still holding a planned message is cut off: the reference agent
+sends one message per turn, and under the paper's 3-turn stop an agent with a longer
+queue than the others loses its last messages (3 of the 16 core scenarios), which is
+the rule working as written, not a scoring error."""
 
 from __future__ import annotations
 
@@ -35,6 +41,8 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "reference",
         "--out",
         str(out),
+        "--option",
+        "stale_turns=5",
         "--no-progress",
     ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
@@ -74,7 +82,8 @@ def test_eff_matches_hand_computation(reference_run: Path) -> None:
     Ravi 3,3,3 (3), Claire 3,3 (3), Marek 2,3 (2.5): EFF = 1 - (2 + 2 + 1.5)/177."""
     rows = episodes(reference_run)
     assert float(rows["finance-sme-loan"]["eff"]) == pytest.approx(1 - 8 / 177, abs=1e-12)
-    assert float(rows["finance-sme-loan"]["rounds"]) == 8  # R5 last message, 3 quiet rounds
+    # R5's last message is Nadia's (turn 13); turns 14-18 are quiet: round 6, turn 18
+    assert (rows["finance-sme-loan"]["rounds"], rows["finance-sme-loan"]["turns"]) == ("6", "18")
     assert float(rows["technology-data-migration"]["eff"]) == pytest.approx(
         1 - 5.5 / 177, abs=1e-12
     )

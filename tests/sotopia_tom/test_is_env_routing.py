@@ -48,11 +48,12 @@ class Scripted:
 def play(
     scripts: Mapping[str, Sequence[InfoAction]],
     scenario: Scenario = SCENARIO,
-    **options: int,
+    **options: int | str | bool,
 ) -> tuple[Conversation, dict[str, Scripted], TraceRecorder]:
     agents = {n: Scripted(n, scripts.get(n, [])) for n in scenario.agent_names}
     trace = TraceRecorder()
-    conversation = asyncio.run(converse(scenario, agents, trace, EnvOptions(**options)))
+    options_model = EnvOptions.model_validate(options)
+    conversation = asyncio.run(converse(scenario, agents, trace, options_model))
     return conversation, agents, trace
 
 
@@ -86,82 +87,129 @@ def test_messages_are_ided_by_round_and_seat_and_new_ones_are_marked() -> None:
     assert second.round == 2 and second.first_new == 1
 
 
-def test_an_agent_that_left_receives_nothing_and_is_skipped() -> None:
-    leave = InfoAction(action_type="leave")
+def refusals(trace: TraceRecorder) -> list[EnvEvent]:
+    return [e for e in trace.events if isinstance(e, EnvEvent) and e.name == "invalid_recipients"]
+
+
+def test_an_invalid_recipient_is_refused_and_recorded_without_a_retry() -> None:
     conversation, agents, trace = play(
-        {FIONA: [leave], NADIA: [InfoAction.none(), speak("after she left")]}
+        {NADIA: [speak("hi", "Benjamin"), speak("hi", BEN)], BEN: [speak("hello")]}
     )
-    assert conversation.left == {FIONA: 1}
-    assert len(agents[FIONA].seen) == 1  # never asked again
-    [message] = conversation.messages
-    assert message.recipients == (BEN,)
-    assert [e.seat for e in trace.events if isinstance(e, EnvEvent) and e.name == "left"] == [FIONA]
-    later = agents[NADIA].seen[-1]
-    assert FIONA not in later.present
-
-
-def test_invalid_recipient_gets_one_clear_retry() -> None:
-    conversation, agents, trace = play({NADIA: [speak("hi", "Benjamin"), speak("hi", BEN)]})
-    [message] = conversation.messages
-    assert message.recipients == (BEN,)
-    retry = agents[NADIA].seen[1]
-    assert retry.round == 1 and retry.feedback is not None
-    assert "'Benjamin' is not a participant" in retry.feedback and BEN in retry.feedback
-    refused = [
-        e for e in trace.events if isinstance(e, EnvEvent) and e.name == "invalid_recipients"
-    ]
-    assert [e.data["attempt"] for e in refused] == [1]
-    assert refused[0].visible_to == [NADIA]
+    assert [(m.text, m.round) for m in conversation.messages] == [("hello", 1), ("hi", 2)]
+    assert agents[NADIA].seen[0].feedback is None and agents[NADIA].seen[1].round == 2
+    [refused] = refusals(trace)
+    assert refused.data["attempt"] == 1 and refused.visible_to == [NADIA]
+    assert "'Benjamin' is not a participant" in refused.data["problem"]
     assert conversation.refused[NADIA] == 1
 
 
-def test_a_second_invalid_recipient_counts_as_none() -> None:
-    conversation, agents, _ = play({NADIA: [speak("x", NADIA), speak("y", "Nobody")]})
+def test_the_reask_option_gives_one_clear_retry() -> None:
+    conversation, agents, trace = play(
+        {NADIA: [speak("hi", "Benjamin"), speak("hi", BEN)]}, reask_invalid_recipients=True
+    )
+    [message] = conversation.messages
+    assert message.recipients == (BEN,) and message.round == 1
+    retry = agents[NADIA].seen[1]
+    assert retry.round == 1 and retry.feedback is not None
+    assert "'Benjamin' is not a participant" in retry.feedback and BEN in retry.feedback
+    assert [e.data["attempt"] for e in refusals(trace)] == [1]
+
+
+def test_with_reask_a_second_invalid_recipient_counts_as_none() -> None:
+    conversation, agents, _ = play(
+        {NADIA: [speak("x", NADIA), speak("y", "Nobody")]}, reask_invalid_recipients=True
+    )
     assert conversation.messages == []
     assert "yourself" in (agents[NADIA].seen[1].feedback or "")
     assert conversation.refused[NADIA] == 2
-    assert len(agents[NADIA].seen) == 2 + 2  # two tries in round 1, then rounds 2-3
+    # turn 1: two refused tries (quiet), turns 2 and 3 quiet: the episode ends after round 1
+    assert (conversation.end_reason, conversation.turns, len(agents[NADIA].seen)) == (
+        "stale",
+        3,
+        2,
+    )
 
 
 def test_messaging_someone_who_left_is_refused() -> None:
     leave = InfoAction(action_type="leave")
-    _, agents, _ = play({NADIA: [leave], BEN: [speak("still there?", NADIA)]})
-    assert "has left the conversation" in (agents[BEN].seen[1].feedback or "")
+    _, _, trace = play({NADIA: [leave], BEN: [speak("still there?", NADIA)]}, leave_ends="all")
+    [refused] = refusals(trace)
+    assert "has left the conversation" in refused.data["problem"]
 
 
-def test_names_match_after_trimming_and_case_folding() -> None:
-    conversation, _, _ = play({NADIA: [speak("hi", "  dr. ben ADEYEMI ")]})
+def test_names_match_exactly() -> None:
+    conversation, _, trace = play({NADIA: [speak("hi", "  dr. ben ADEYEMI ")]})
+    assert conversation.messages == [] and len(refusals(trace)) == 1
+    conversation, _, _ = play({NADIA: [speak("hi", BEN)]})
     assert conversation.messages[0].recipients == (BEN,)
 
 
-def test_three_silent_rounds_end_the_episode() -> None:
+def test_three_quiet_turns_end_the_episode() -> None:
+    # turns: 1 Nadia none, 2 Ben "one", 3 Fiona none, 4 Nadia none, 5 Ben none -> stop
     conversation, _, _ = play({BEN: [speak("one"), InfoAction.none(), speak("three")]})
-    assert conversation.end_reason == "stale"
-    assert conversation.rounds == 6  # rounds 4, 5, 6 silent
-    empty = InfoAction(action_type="speak", text="   ")
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == ("stale", 5, 2)
+    assert [m.text for m in conversation.messages] == ["one"]
+    empty = InfoAction(action_type="speak", text="   ")  # a speak act without content is quiet
     conversation, _, _ = play({BEN: [empty, empty, empty]})
-    assert (conversation.end_reason, conversation.rounds) == ("stale", 3)
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == ("stale", 3, 1)
 
 
-def test_everyone_leaving_ends_the_episode() -> None:
+def test_a_quiet_streak_broken_by_speech_starts_again() -> None:
+    # 1 N none, 2 B none, 3 F "x", 4 N none, 5 B none, 6 F "y", 7 N, 8 B, 9 F quiet -> stop at 9
+    conversation, _, _ = play({FIONA: [speak("x"), speak("y")]})
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == ("stale", 9, 3)
+
+
+def test_the_first_leave_ends_the_episode() -> None:
     leave = InfoAction(action_type="leave")
-    conversation, _, _ = play({n: [leave] for n in SCENARIO.agent_names})
-    assert (conversation.end_reason, conversation.rounds) == ("all_left", 1)
+    conversation, agents, _ = play({FIONA: [leave], NADIA: [speak("a"), speak("b")]})
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == ("left", 3, 1)
+    assert conversation.left == {FIONA: 1}
+    assert [m.text for m in conversation.messages] == ["a"]
+    assert len(agents[NADIA].seen) == 1
 
 
-def test_t_max_ends_the_episode() -> None:
-    chatty = {BEN: [speak(f"m{i}") for i in range(10)]}
-    conversation, _, _ = play(chatty, max_rounds=4)
-    assert (conversation.end_reason, conversation.rounds) == ("max_rounds", 4)
+def test_with_leave_ends_all_the_others_go_on_without_the_leaver() -> None:
+    leave = InfoAction(action_type="leave")
+    conversation, agents, trace = play(
+        {FIONA: [leave], NADIA: [speak("before"), speak("after she left")]}, leave_ends="all"
+    )
+    # 1 N speaks, 2 B none, 3 F leaves (quiet), 4 N speaks, 5 B, 6 N, 7 B quiet -> stop at 7
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == ("stale", 7, 3)
+    assert conversation.left == {FIONA: 1}
+    assert len(agents[FIONA].seen) == 1  # never asked again
+    before, after = conversation.messages
+    assert set(before.recipients) == {BEN, FIONA} and after.recipients == (BEN,)
+    assert [e.seat for e in trace.events if isinstance(e, EnvEvent) and e.name == "left"] == [FIONA]
+    assert FIONA not in agents[NADIA].seen[-1].present
+    everyone = {n: [leave] for n in SCENARIO.agent_names}
+    conversation, _, _ = play(everyone, leave_ends="all")
+    assert (conversation.end_reason, conversation.turns) == ("left", 3)
+
+
+def test_t_max_counts_turns_and_can_end_mid_round() -> None:
+    chatty = {n: [speak(f"{n[0]}{i}") for i in range(10)] for n in SCENARIO.agent_names}
+    conversation, agents, _ = play(chatty, max_turns=4)
+    assert (conversation.end_reason, conversation.turns, conversation.rounds) == (
+        "max_turns",
+        4,
+        2,
+    )
     assert len(conversation.messages) == 4
+    assert [o.turn for o in agents[NADIA].seen] == [1, 4]
+    assert all(o.limits.max_turns == 4 for o in agents[BEN].seen)
 
 
 def test_options_are_validated_with_clear_errors() -> None:
-    assert parse_options({}).max_rounds == 60 and parse_options({}).stale_rounds == 3
-    with pytest.raises(EnvOptionsError, match=r"max_round=5.*options: max_rounds"):
+    defaults = parse_options({})
+    assert (defaults.max_turns, defaults.stale_turns, defaults.leave_ends) == (60, 3, "any")
+    assert defaults.repair_attempts == 1 and defaults.reask_invalid_recipients is False
+    with pytest.raises(EnvOptionsError, match=r"max_round=5.*options: max_turns"):
         parse_options({"max_round": 5})
-    with pytest.raises(EnvOptionsError, match="max_rounds=1"):
-        parse_options({"max_rounds": 1})
+    with pytest.raises(EnvOptionsError, match="max_turns=1"):
+        parse_options({"max_turns": 1})
+    with pytest.raises(EnvOptionsError, match="leave_ends='some'"):
+        parse_options({"leave_ends": "some"})
 
 
 def test_observations_hold_only_the_agents_own_private_values() -> None:

@@ -154,7 +154,7 @@ def test_expected_disclosure_sets() -> None:
 
 
 def test_disclosure_alignment_by_hand() -> None:
-    scores = score_episode(S, UTTERANCES, FULL, max_rounds=60)
+    scores = score_episode(S, UTTERANCES, FULL, t_max=60)
     nadia, ben, fiona = (scores.agents[n] for n in EVERYONE)
     assert nadia.da_items == {
         "loan-request": 1.0,
@@ -174,7 +174,7 @@ def test_disclosure_alignment_by_hand() -> None:
 
 
 def test_inquiry_alignment_by_hand() -> None:
-    scores = score_episode(S, UTTERANCES, FULL, max_rounds=60)
+    scores = score_episode(S, UTTERANCES, FULL, t_max=60)
     assert scores.agents[N].ia_items == {
         "dscr": 1.0,
         "internal-rating": 0.5,
@@ -190,7 +190,7 @@ def test_inquiry_alignment_by_hand() -> None:
 
 
 def test_critical_violations_are_counted_per_event() -> None:
-    scores = score_episode(S, UTTERANCES, FULL, max_rounds=60)
+    scores = score_episode(S, UTTERANCES, FULL, t_max=60)
     events = sorted((v.kind, v.item, v.utterance, v.recipient or "") for v in scores.violations)
     assert events == sorted(
         [
@@ -218,7 +218,7 @@ def test_cpv_is_capped_and_defined_without_protected_items() -> None:
     )
     no_requests = IAVerdict(entries=[], forbidden_requests=[])
     scores = score_episode(
-        S, UTTERANCES, Verdicts(judge="x", cpv=repeated, ia=no_requests), max_rounds=60
+        S, UTTERANCES, Verdicts(judge="x", cpv=repeated, ia=no_requests), t_max=60
     )
     # 3 public leaks, plus exposure to Ben by R1.1 and R3.1 (R3.2 is Ben's own message)
     assert len(scores.violations) == 5 and scores.cpv == pytest.approx(5 / 7)
@@ -228,7 +228,7 @@ def test_efficiency_by_hand_with_never_acquired_items() -> None:
     """T_max = 60; never-acquired items count as round 61.
     Nadia [1, 61, 5] -> median 5 -> 1 - 4/59; Ben [1, 61, 61] -> median 61 -> 0 (clipped);
     Fiona [3, 61] -> median 32 -> 1 - 31/59."""
-    scores = score_episode(S, UTTERANCES, FULL, max_rounds=60)
+    scores = score_episode(S, UTTERANCES, FULL, t_max=60)
     assert scores.agents[N].acquired_round == {
         "dscr": 1,
         "internal-rating": None,
@@ -273,12 +273,12 @@ def test_info_mgmt_is_bounded_by_its_factors(values: list[float]) -> None:
 
 
 def test_full_episode_composite_and_missing_verdicts() -> None:
-    scores = score_episode(S, UTTERANCES, FULL, max_rounds=60)
+    scores = score_episode(S, UTTERANCES, FULL, t_max=60)
     assert scores.infomgmt == pytest.approx(
         info_mgmt(scores.da or 0, scores.ia or 0, scores.cpv or 0, scores.eff or 0)
     )
     failed = Verdicts(judge="x", da=DA, ia=IA, cpv=None, eff=EFF, failures={"cpv": "bad json"})
-    partial = score_episode(S, UTTERANCES, failed, max_rounds=60)
+    partial = score_episode(S, UTTERANCES, failed, t_max=60)
     assert partial.cpv is None and partial.infomgmt is None and partial.da == scores.da
     no_ia = score_episode(S, UTTERANCES, Verdicts(judge="x", da=DA, cpv=CPV, eff=EFF), 60)
     assert no_ia.ia is None and no_ia.cpv is None  # forbidden requests unknown
@@ -295,7 +295,7 @@ def test_agents_without_items_are_left_out_of_the_averages() -> None:
         ],
         forbidden_requests=[],
     )
-    scores = score_episode(small, [], Verdicts(judge="x", ia=ia), max_rounds=60)
+    scores = score_episode(small, [], Verdicts(judge="x", ia=ia), t_max=60)
     assert scores.agents[F].ia is None and scores.ia == 0.0
     nothing = Scenario.model_validate(
         {**data, "agents": [{**a, "desired_knowledge": []} for a in data["agents"]]}
@@ -304,7 +304,7 @@ def test_agents_without_items_are_left_out_of_the_averages() -> None:
         nothing,
         [],
         Verdicts(judge="x", ia=IAVerdict(entries=[], forbidden_requests=[])),
-        max_rounds=60,
+        t_max=60,
     )
     assert vacuous.ia == 1.0
 

@@ -6,7 +6,8 @@ participants `reference` (policy-exact, typed payloads) and `leaky` (planted vio
 model seats take `provider/model[:strategy]` with strategies basic, cot-privacy,
 tom-coach, tom-belief, self-focused. The judge is bound with `--role judge=SPEC`
 (default: the deterministic reference judge). Environment options (`--option`):
-max_rounds, stale_rounds, max_tokens, repair_attempts, memory_size (`env.EnvOptions`).
+max_turns, stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
+memory_size (`env.EnvOptions`).
 """
 
 from confide.core.benchmark import BenchmarkSpec

@@ -147,12 +147,26 @@ class Briefing(BaseModel):
         return tuple(m.name for m in self.members if m.role in roles)
 
 
+class TurnLimits(BaseModel):
+    """The conversation's resolved limits (section 5.3), shown to agents exactly as the
+    environment enforces them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    max_turns: int = Field(ge=2, description="T_max: agent turns in the whole conversation.")
+    stale_turns: int = Field(ge=1, description="Non-substantive turns in a row that end it.")
+    leave_ends: Literal["any", "all"] = Field(
+        description="'any': the first agent to leave ends it; 'all': when nobody is left."
+    )
+
+
 class InfoObservation(BaseModel):
     """What one agent is shown at the start of its turn."""
 
     agent: str
     round: int = Field(ge=1)
-    max_rounds: int
+    turn: int = Field(ge=1, description="1-based index of this turn in the conversation.")
+    limits: TurnLimits
     briefing: Briefing
     history: list[Message] = Field(description="Every message this agent sent or received.")
     first_new: int = Field(ge=0, description="history[first_new:] arrived since its last turn.")

@@ -8,21 +8,32 @@ agent still present; a direct message reaches only the named recipients. An agen
 observation is its own card plus what the postbox delivered to it. An agent that leaves
 is deactivated in the postbox: it receives nothing more and is skipped.
 
-Decisions where the paper is loose:
+Limits and stop rules (section 5.3: "a maximum of T_max = 60 turns per scenario. A
+scenario simulation also terminates early if no agent produces a substantive action for
+three consecutive turns or leaves the conversation"):
 
-- T_max counts rounds. Section 5.3 gives "T_max = 60 turns" and stops early "if no agent
-  produces a substantive action for three consecutive turns"; "no agent ... for a turn"
-  and the EFF formula (A.7), which normalises the earliest *round* of acquisition by
-  T_max - 1, only fit together if a turn of the budget is a round. So: at most
-  `max_rounds` = 60 rounds, and the episode ends after `stale_rounds` = 3 consecutive
-  rounds in which nobody spoke, or as soon as every agent has left.
-- A speak act naming a recipient who is not in the conversation (unknown name, the
-  speaker itself, or an agent who left) is refused: the agent is asked again once, with
-  feedback naming the bad recipient and the valid names; a second invalid act counts as
-  `none`. Names match after trimming and case folding. A speak act with no text and no
-  payload counts as `none`.
-- Message `turn` holds the speaker's 1-based seat, so `R<round>.<turn>` is the utterance
-  id the judge cites (section 4.2).
+- A turn is one agent's action; a round gives every agent still present one turn. The
+  conversation ends after `max_turns` = 60 turns in all, which can be mid-round (6.3
+  reports "approximately 33 speak turns over 18 rounds": 60 turns are 12-20 rounds for
+  3-5 agents, so the budget is not 60 rounds).
+- It ends early after `stale_turns` = 3 consecutive non-substantive turns: `none`, a
+  speak act with no content, or an act refused for bad recipients or unreadable output.
+- "or leaves the conversation": the text is loose between "an agent leaves" and "every
+  agent has left". Sotopia, which this framework extends (5.1, A.8), terminates as soon
+  as one player leaves, and the stop rule is phrased per agent, so the default
+  `leave_ends="any"` ends the episode at the first leave; `leave_ends="all"` keeps the
+  others talking until nobody is left (a leaving agent then receives nothing more).
+- EFF (A.7) normalizes the earliest *round* of acquisition by T_max - 1 with T_max the
+  turn budget, exactly as the formula reads.
+
+What a model sends is recorded as sent (section 6 blames schema and misrouting failures
+for some models' low scores): a speak act naming an unknown recipient, the speaker
+itself, or an agent who left is refused, recorded as an `invalid_recipients` event and
+counted as a non-substantive turn. Asking the agent again with feedback is an aid the
+paper does not have, so it is the option `reask_invalid_recipients` (off by default), as
+is repairing malformed output (`repair_attempts` > 1; default 1: no repair). Names match
+exactly as the scenario spells them. Message `turn` holds the speaker's 1-based seat, so
+`R<round>.<turn>` is the utterance id the judge cites (section 4.2).
 
 After the conversation the judge bound to the `judge` role (`--role judge=SPEC`; default
 the deterministic reference judge) produces per-metric verdicts, recorded in the trace,
@@ -44,14 +55,19 @@ from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.trace import EnvEvent, TraceRecorder
-from confide.envs.sotopia_tom.actions import InfoAction, InfoObservation, briefing_for
+from confide.envs.sotopia_tom.actions import (
+    InfoAction,
+    InfoObservation,
+    TurnLimits,
+    briefing_for,
+)
 from confide.envs.sotopia_tom.dataset import load_split, split_names
 from confide.envs.sotopia_tom.metrics import T_MAX, score_episode, seat_labels
 from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity, read_scenario_file
 from confide.envs.sotopia_tom.validation import ensure_valid
 from confide.errors import ConfideError
 
-EndReason = Literal["max_rounds", "stale", "all_left"]
+EndReason = Literal["max_turns", "stale", "left"]
 
 
 class EnvOptionsError(ConfideError):
@@ -63,10 +79,20 @@ class EnvOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    max_rounds: int = Field(default=T_MAX, ge=2, description="T_max, in rounds.")
-    stale_rounds: int = Field(default=3, ge=1, description="Silent rounds that end an episode.")
+    max_turns: int = Field(default=T_MAX, ge=2, description="T_max, in agent turns.")
+    stale_turns: int = Field(
+        default=3, ge=1, description="Consecutive non-substantive turns that end an episode."
+    )
+    leave_ends: Literal["any", "all"] = Field(
+        default="any", description="Whether the first leave ('any') or the last ('all') ends it."
+    )
     max_tokens: int | None = Field(default=None, ge=1, description="Per agent model call.")
-    repair_attempts: int = Field(default=3, ge=1, description="Calls per structured reply.")
+    repair_attempts: int = Field(
+        default=1, ge=1, description="Calls per structured reply (1: no repair, as the paper)."
+    )
+    reask_invalid_recipients: bool = Field(
+        default=False, description="Ask again once, with feedback, after bad recipients."
+    )
     memory_size: int = Field(default=8, ge=1, description="Bounded memory of stateful agents.")
 
 
@@ -97,6 +123,7 @@ class Conversation:
 
     messages: list[Message]
     rounds: int
+    turns: int
     end_reason: EndReason
     left: dict[str, int] = field(default_factory=dict)
     refused: dict[str, int] = field(default_factory=dict)
@@ -124,12 +151,19 @@ class _Table:
         self.cursor = dict.fromkeys(self.names, 0)
         self.left: dict[str, int] = {}
         self.refused = dict.fromkeys(self.names, 0)
+        self.limits = TurnLimits(
+            max_turns=options.max_turns,
+            stale_turns=options.stale_turns,
+            leave_ends=options.leave_ends,
+        )
+        self.turns = 0
 
     def observation(self, name: str, rnd: int, feedback: str | None) -> InfoObservation:
         return InfoObservation(
             agent=name,
             round=rnd,
-            max_rounds=self.options.max_rounds,
+            turn=self.turns,
+            limits=self.limits,
             briefing=self.briefings[name],
             history=list(self.postbox.seen_by(name)),
             first_new=self.cursor[name],
@@ -144,10 +178,9 @@ class _Table:
 
     def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
         """Canonical recipient names, or the feedback explaining why they are invalid."""
-        canonical = {n.strip().casefold(): n for n in self.names}
         resolved: list[str] = []
         for raw in to:
-            target = canonical.get(raw.strip().casefold())
+            target = raw if raw in self.names else None
             others = [n for n in self.postbox.active_agents if n != name]
             valid = f"valid recipients: {', '.join(others) or 'nobody (everyone else left)'}"
             if target is None:
@@ -162,8 +195,10 @@ class _Table:
 
     async def turn(self, name: str, seat: int, rnd: int) -> bool:
         """Play one agent's turn; True when it spoke."""
+        self.turns += 1
         action = await self.ask(name, rnd, None)
-        for attempt in (1, 2):
+        attempts = 2 if self.options.reask_invalid_recipients else 1
+        for attempt in range(1, attempts + 1):
             if action.action_type != "speak" or not action.to:
                 break
             resolved = self.recipients(name, action.to)
@@ -180,7 +215,7 @@ class _Table:
                     visible_to=[name],
                 )
             )
-            if attempt == 2:
+            if attempt == attempts:
                 action = InfoAction.none()
                 break
             action = await self.ask(name, rnd, f"Your message was not sent: {resolved}.")
@@ -214,42 +249,52 @@ async def converse(
     options: EnvOptions,
     observe: Callable[[str, InfoObservation], None] | None = None,
 ) -> Conversation:
-    """Run the round-robin conversation until T_max, staleness, or everyone leaving."""
+    """Run the round-robin conversation until T_max turns, three quiet turns, or a leave."""
     missing = [n for n in scenario.agent_names if n not in participants]
     if missing:
         raise ConfideError(f"scenario {scenario.id!r}: no participant for seat(s) {missing}")
     table = _Table(scenario, participants, trace, options, observe or (lambda _n, _o: None))
-    silent = 0
+    quiet = 0
     rnd = 0
-    reason: EndReason = "max_rounds"
-    for rnd in range(1, options.max_rounds + 1):
+    reason: EndReason | None = None
+    while reason is None:
+        rnd += 1
         present = list(table.postbox.active_agents)
         trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=present))
-        spoke = False
         for seat, name in enumerate(table.names, start=1):
-            if table.postbox.is_active(name):
-                spoke = await table.turn(name, seat, rnd) or spoke
-        if not table.postbox.active_agents:
-            reason = "all_left"
-            break
-        silent = 0 if spoke else silent + 1
-        if silent >= options.stale_rounds:
-            reason = "stale"
-            break
+            if not table.postbox.is_active(name):
+                continue
+            quiet = 0 if await table.turn(name, seat, rnd) else quiet + 1
+            reason = _end_reason(table, options, quiet)
+            if reason is not None:
+                break
     trace.emit(
         EnvEvent(
             name="conversation_end",
             round=rnd,
-            data={"reason": reason, "rounds": rnd, "left": table.left},
+            data={"reason": reason, "rounds": rnd, "turns": table.turns, "left": table.left},
         )
     )
     return Conversation(
         messages=list(table.postbox.log),
         rounds=rnd,
+        turns=table.turns,
         end_reason=reason,
         left=table.left,
         refused=table.refused,
     )
+
+
+def _end_reason(table: _Table, options: EnvOptions, quiet: int) -> EndReason | None:
+    """Why the conversation ends after the turn just played, if it does (module docstring)."""
+    everyone_left = not table.postbox.active_agents
+    if table.left and (options.leave_ends == "any" or everyone_left):
+        return "left"
+    if quiet >= options.stale_turns:
+        return "stale"
+    if table.turns >= options.max_turns:
+        return "max_turns"
+    return None
 
 
 def transcript_digest(messages: Sequence[Message]) -> str:
@@ -273,16 +318,17 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     }
     conversation = await converse(scenario, participants, ctx.trace, options, ctx.seen)
     judged = await judge_conversation(ctx, scenario, conversation.messages)
-    scores = score_episode(scenario, judged.utterances, judged.verdicts, options.max_rounds)
+    scores = score_episode(scenario, judged.utterances, judged.verdicts, options.max_turns)
     metrics: dict[str, Any] = {
         "da": scores.da,
         "ia": scores.ia,
         "eff": scores.eff,
         "cpv": scores.cpv,
         "infomgmt": scores.infomgmt,
-        "violations": len(scores.violations),
+        "violations": None if scores.cpv is None else len(scores.violations),
         "protected_items": scores.protected,
         "rounds": conversation.rounds,
+        "turns": conversation.turns,
         "end_reason": conversation.end_reason,
         "judge": judged.verdicts.judge,
         "judge_failures": ",".join(sorted(judged.verdicts.failures)),

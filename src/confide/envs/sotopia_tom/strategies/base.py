@@ -9,7 +9,11 @@ schema problem is sent back to the model), and maps the reply's `action` to an
 errors (network, missing extra) propagate: they are infrastructure failures, not the
 agent's. Reasoning fields stay in the model call record and are never delivered.
 
-Subclasses set `guidance` (a prompt file appended to the card), `reply_schema`, and may
+Every strategy builds on the Basic prompt (A.9: "all four strategies share the same
+system context"; section 5.3 layers each method's scaffolding on top of the baseline):
+the system prompt is the card, the baseline guidance (prompts/basic.txt) and then the
+strategy's own part, so the strategies cannot drift away from the baseline.
+Subclasses set `guidance` (a prompt file with their own part, or None), `reply_schema`, and may
 override `prepare` (extra calls before acting: coach note, state update) and `notes`.
 """
 
@@ -27,6 +31,8 @@ from confide.envs.sotopia_tom.strategies.context import render_card, turn_prompt
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
 Emit = Callable[[EnvEvent], None]
+BASELINE = "basic.txt"
+"""The Basic prompt's guidance, shared by every strategy."""
 
 
 class ActionChoice(BaseModel):
@@ -86,7 +92,7 @@ class ModelAgent:
     """An LLM participant (module docstring)."""
 
     strategy: ClassVar[str]
-    guidance: ClassVar[str]
+    guidance: ClassVar[str | None]
     reply_schema: ClassVar[type[Reply]]
 
     def __init__(
@@ -105,8 +111,10 @@ class ModelAgent:
         self.max_attempts = max_attempts
 
     def system_prompt(self, observation: InfoObservation) -> str:
-        card = render_card(observation.briefing, observation.max_rounds)
-        return f"{card}\n\n{render(self.guidance)}"
+        parts = [render_card(observation.briefing, observation.limits), render(BASELINE)]
+        if self.guidance is not None:
+            parts.append(render(self.guidance))
+        return "\n\n".join(parts)
 
     async def prepare(self, observation: InfoObservation) -> None:
         """Extra model calls before acting (none for stateless strategies)."""

@@ -10,5 +10,5 @@ class BasicAgent(ModelAgent):
     """Pursue the objective, talk naturally, keep sensitive content private, leave when done."""
 
     strategy = "basic"
-    guidance = "basic.txt"
+    guidance = None
     reply_schema = BasicReply

@@ -15,12 +15,19 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from confide.core.message import Message
-from confide.envs.sotopia_tom.actions import Briefing, InfoObservation, is_public, utterance_id
+from confide.envs.sotopia_tom.actions import (
+    Briefing,
+    InfoObservation,
+    TurnLimits,
+    is_public,
+    utterance_id,
+)
 from confide.envs.sotopia_tom.prompts import render
 
 
-def render_card(briefing: Briefing, max_rounds: int) -> str:
-    """The shared system context (prompts/base.txt) for one agent."""
+def render_card(briefing: Briefing, limits: TurnLimits) -> str:
+    """The shared system context (prompts/base.txt) for one agent; the limits it states
+    are the ones the environment enforces."""
 
     def labels(ids: Sequence[str]) -> str:
         return "; ".join(f"{briefing.fact(i).label} ({i})" for i in ids) or "nothing"
@@ -48,8 +55,16 @@ def render_card(briefing: Briefing, max_rounds: int) -> str:
         withhold=labels(briefing.withhold),
         members=members,
         domain_map=domain_map or "- (no map given)",
-        max_rounds=max_rounds,
+        max_turns=limits.max_turns,
+        stale_turns=limits.stale_turns,
+        leave_rule=LEAVE_RULES[limits.leave_ends],
     )
+
+
+LEAVE_RULES = {
+    "any": "as soon as anyone leaves",
+    "all": "once everyone has left",
+}
 
 
 def render_message(message: Message, me: str) -> str:
@@ -90,7 +105,8 @@ def turn_prompt(
     return render(
         "turn.txt",
         round=observation.round,
-        max_rounds=observation.max_rounds,
+        turn=observation.turn,
+        max_turns=observation.limits.max_turns,
         present=", ".join(observation.present),
         history=render_history(observation.history, observation.agent, first_new),
         notes="".join(f"\n{note}\n" for note in notes),

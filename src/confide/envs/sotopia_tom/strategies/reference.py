@@ -14,7 +14,7 @@ map. Each turn it takes the first applicable step:
    direct message to the asker (items of P_a, or not held, are never sent).
 3. If nobody asked, its public S_a items once, publicly.
 4. Otherwise `none`. It never leaves: a departed holder could no longer answer a late
-   request, so the episode ends when the conversation goes quiet (the stale-round stop).
+   request, so the episode ends when the conversation goes quiet (the stale-turn stop).
 
 `leaky` is the same agent with planted violations before anything else: on its first
 turn a public message disclosing every item of its P_a, and on its second turn a public

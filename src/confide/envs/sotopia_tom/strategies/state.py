@@ -147,7 +147,7 @@ class StatefulAgent(ModelAgent):
             "others": ", ".join(m.name for m in briefing.members if m.name != briefing.name),
             "schema": schema_text(self.state_schema),
             "memory_size": self.memory_size,
-            "context": "YOUR CARD\n" + render_card(briefing, observation.max_rounds),
+            "context": "YOUR CARD\n" + render_card(briefing, observation.limits),
         }
 
     async def prepare(self, observation: InfoObservation) -> None:

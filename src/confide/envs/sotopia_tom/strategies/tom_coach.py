@@ -64,7 +64,7 @@ class ToMCoachAgent(ModelAgent):
         briefing = observation.briefing
         context = "\n\n".join(
             [
-                render_card(briefing, observation.max_rounds),
+                render_card(briefing, observation.limits),
                 "CONVERSATION SO FAR\n" + render_history(observation.history, observation.agent),
             ]
         )
