@@ -12,7 +12,7 @@ import base64
 import csv
 from pathlib import Path
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import Environment, PackageLoader
 
 from confide.errors import ConfideError
 
@@ -24,8 +24,9 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
     run_dir = Path(run_dir)
     if not (run_dir / "results.csv").exists():
         raise ConfideError(f"{run_dir} is not a run directory (no results.csv)")
-    env = Environment(loader=PackageLoader("confide.report", "templates"),
-                      autoescape=select_autoescape(["html"]))
+    # autoescape=True for every template: select_autoescape(["html"]) matches on the file
+    # extension and so never applied to `report.html.j2` (issue 12, item 2)
+    env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
     experiment = run_dir / "experiment.yaml"
     tables = [_table(p, run_dir) for p in _csv_order(run_dir)]
     figures = [
