@@ -17,6 +17,7 @@ from confide.cli import report as report_cmd
 from confide.cli import run as run_cmd
 from confide.cli import scenarios as scenarios_cmd
 from confide.cli import trace as trace_cmd
+from confide.cli.term import HELP_MARKUP
 from confide.errors import ConfideError
 
 app = typer.Typer(
@@ -25,6 +26,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 app.command("run")(run_cmd.run)
 app.command("benchmarks")(run_cmd.benchmarks)
