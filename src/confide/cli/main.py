@@ -17,6 +17,7 @@ from confide.cli import report as report_cmd
 from confide.cli import run as run_cmd
 from confide.cli import scenarios as scenarios_cmd
 from confide.cli import trace as trace_cmd
+from confide.cli import view as view_cmd
 from confide.cli.term import HELP_MARKUP
 from confide.errors import ConfideError
 
@@ -32,6 +33,7 @@ app.command("run")(run_cmd.run)
 app.command("benchmarks")(run_cmd.benchmarks)
 app.add_typer(trace_cmd.app, name="trace")
 app.command("report")(report_cmd.report)
+app.command("view")(view_cmd.view)
 app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(scenarios_cmd.app, name="scenarios")

@@ -69,7 +69,7 @@ def render_trace(
     if as_agent is not None:
         lines.append(f"view of: {as_agent}")
     for event in trace.events:
-        if as_agent is None or _visible(event, as_agent):
+        if as_agent is None or visible(event, as_agent):
             lines.append(_line(event, show_prompts, limit))
     if trace.footer is None:
         lines.append("(incomplete: no episode_end)")
@@ -81,7 +81,8 @@ def render_trace(
     return "\n".join(lines)
 
 
-def _visible(event: TraceEvent, agent: str) -> bool:
+def visible(event: TraceEvent, agent: str) -> bool:
+    """Whether `agent` observed `event` (the postbox's delivery rule)."""
     if isinstance(event, MessageDelivered):
         return event.message.visible_to(agent)
     if isinstance(event, EnvEvent):
