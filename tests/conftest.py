@@ -10,6 +10,7 @@ tree, where two modules named `conftest` would clash).
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import itertools
 import os
@@ -66,6 +67,7 @@ TINY_RUNS: dict[str, dict[str, object]] = {
     "calbench": {"suite": "tiny", "limit": 1, "lineups": ["imap", "sdmap"], "conditions": ["dm"]},
     "sotopia-tom": {"limit": 1, "lineups": ["leaky"]},
     "incognita": {"limit": 1, "conditions": ["direct"]},
+    "demo": {"lineups": ["mock/echo"], "limit": 1},
 }
 
 
@@ -82,3 +84,23 @@ def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         )
         run_experiment(experiment, show_progress=False)
     return {benchmark: root / benchmark for benchmark in TINY_RUNS}
+
+
+PAYLOAD = '"><img src=x onerror=alert(1)><script>alert(1)<\\script>'
+
+
+@pytest.fixture
+def planted_run(tmp_path: Path) -> Path:
+    """A run directory whose every reported field carries PAYLOAD."""
+    run = tmp_path / f"run{PAYLOAD}"
+    (run / "traces").mkdir(parents=True)
+    (run / "figures").mkdir()
+    (run / "experiment.yaml").write_text(f"benchmark: demo\nnote: '{PAYLOAD}'\n", "utf-8")
+    header = ["task_id", "status", "error", f"metric{PAYLOAD}"]
+    rows = [[PAYLOAD, "error", f"HTTP 500: <html><body>{PAYLOAD}</body></html>", "0.5"]]
+    for name in ("results.csv", "summary.csv", f"extra{PAYLOAD}.csv"):
+        with (run / name).open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows([header, *rows])
+    (run / "figures" / f"fig{PAYLOAD}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (run / "traces" / f"ep{PAYLOAD}.jsonl").write_text("{}\n", "utf-8")
+    return run
