@@ -6,6 +6,7 @@ condition (`trace list --where`, the viewer's filters use the same rows).
 
 from __future__ import annotations
 
+import csv
 import math
 import operator
 import re
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confide.errors import ConfideError
-from confide.runner.results import read_csv
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
     "<=": operator.le, ">=": operator.ge, "!=": operator.ne, "==": operator.eq,
@@ -67,7 +67,7 @@ def read_episodes(run_dir: Path) -> list[Episode]:
     if not path.is_file():
         raise ConfideError(f"{run_dir} is not a run directory (no results.csv)")
     episodes: dict[str, Episode] = {}
-    for row in read_csv(path):
+    for row in read_rows(path):
         key = row.get("episode_id", "")
         if key not in episodes:
             episodes[key] = Episode(key, row.get("task_id", ""), row.get("lineup", ""),
@@ -99,6 +99,13 @@ def select(episodes: list[Episode], wheres: list[Where], *, failed: bool) -> lis
         e for e in episodes
         if (not failed or e.status != "ok") and all(w.holds(e) for w in wheres)
     ]
+
+
+def read_rows(path: Path) -> list[dict[str, str]]:
+    """A CSV's rows as dicts (the reader the report and viewer share; runner.results is
+    not imported here because the runner imports the report)."""
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
 
 
 def number(text: str | None) -> float | None:

@@ -19,8 +19,7 @@ from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace, rea
 from confide.core.trace_view import participants, visible
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
-from confide.report.episodes import number
-from confide.runner.results import read_csv
+from confide.report.episodes import number, read_rows
 from confide.view.leaks import LEAK_COLUMN, leak_markers
 
 
@@ -45,7 +44,7 @@ class RunData:
     def rows(self) -> list[dict[str, str]]:
         if not (self.path / "results.csv").is_file():
             raise ConfideError(f"{self.path} is not a run directory (no results.csv)")
-        return read_csv(self.path / "results.csv")
+        return read_rows(self.path / "results.csv")
 
     @cached_property
     def evidence(self) -> dict[str, list[dict[str, str]]]:
@@ -74,7 +73,8 @@ class RunData:
         leak = LEAK_COLUMN.get(self.benchmark)
         rows = []
         for row in self.rows:
-            count = len(self.evidence.get(row["episode_id"], [])) if leak == "belief_updates" \
+            count = len(self.evidence.get(row.get("episode_id", ""), [])) \
+                if leak == "belief_updates" \
                 else number(row.get(leak or "", "")) or 0
             rows.append({**row, "leak_events": str(int(count))})
         exp = self.experiment
