@@ -15,8 +15,8 @@ from confide.core.trace import read_trace
 from confide.core.trace_view import participants, render_trace, resolve_participant
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
-from confide.report.episodes import Where, read_episodes, select
 from confide.runner import build_experiment, run_experiment
+from confide.view.episodes import Where, read_episodes, select
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 LONG = "private calendar note " + "x" * 600 + " END"

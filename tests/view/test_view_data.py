@@ -106,8 +106,9 @@ def test_bundle_writes_every_page_and_episode(tiny_runs: dict[str, Path], tmp_pa
 
 
 def test_glossary_defines_every_headline_column(tiny_runs: dict[str, Path]) -> None:
-    for benchmark, run in tiny_runs.items():
-        header = (run / "summary.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    for benchmark in ("calbench", "sotopia-tom", "incognita"):  # demo has no paper
+        summary = (tiny_runs[benchmark] / "summary.csv").read_text(encoding="utf-8")
+        header = summary.splitlines()[0].split(",")
         known = {t.column for t in GLOSSARY if t.benchmark == benchmark}
         undefined = [c for c in header if c not in known and c not in _LABEL_COLUMNS]
         assert not undefined, (benchmark, undefined)

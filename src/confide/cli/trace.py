@@ -11,7 +11,7 @@ from rich.table import Table
 from confide.cli.term import HELP_MARKUP, print_table
 from confide.core.trace import read_trace
 from confide.core.trace_view import render_trace
-from confide.report.episodes import Where, read_episodes, select
+from confide.view.episodes import Where, read_episodes, select
 
 app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True,
                   rich_markup_mode=HELP_MARKUP)

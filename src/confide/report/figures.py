@@ -19,7 +19,7 @@ import matplotlib
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 
-from confide.report.episodes import number
+from confide.view.episodes import number
 
 Rows = Sequence[dict[str, str]]
 

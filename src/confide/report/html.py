@@ -22,9 +22,9 @@ import yaml
 from jinja2 import Environment, PackageLoader
 
 from confide.errors import ConfideError
-from confide.report.episodes import Episode, number, read_episodes
 from confide.report.figures import headline_figures
 from confide.view.data import RunData
+from confide.view.episodes import Episode, number, read_episodes
 from confide.view.glossary import glossary_for
 
 SHOWN_ROWS = 12

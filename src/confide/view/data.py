@@ -19,7 +19,7 @@ from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace, rea
 from confide.core.trace_view import participants, visible
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
-from confide.report.episodes import number, read_rows
+from confide.view.episodes import number, read_rows
 from confide.view.leaks import LEAK_COLUMN, leak_markers
 
 

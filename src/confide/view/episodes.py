@@ -102,8 +102,8 @@ def select(episodes: list[Episode], wheres: list[Where], *, failed: bool) -> lis
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
-    """A CSV's rows as dicts (the reader the report and viewer share; runner.results is
-    not imported here because the runner imports the report)."""
+    """A CSV's rows as dicts (here rather than runner.results: the runner imports the
+    report, which reads episodes through this module)."""
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.DictReader(handle))
 
