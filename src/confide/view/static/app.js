@@ -219,9 +219,11 @@ function callDetails(ev) {
     Object.keys(ev.config || {}).length ? el("pre", { text: "config " + json(ev.config) }) : null);
 }
 
-const ENV_BADGES = { batch_applied: "batch", batch_rejected: "batch conflict", gate_release: "gate release",
-  gate_request: "gate", judge_verdict: "judge", judge_case: "judge", tool_proposed: "tool call",
-  tool_accepted: "tool call", tool_executed: "tool result", tool_rejected: "tool rejected", reflection: "reflection" };
+const ENV_BADGES = { batch_applied: "batch ok", batch_rejected: "batch rejected", batch_failed: "batch failed",
+  batch_rolled_back: "batch rolled back", consistency_violation: "conflict", invalid_tool_call: "invalid",
+  invalid_action: "invalid", invalid_response: "invalid", gate_release: "gate release", gate_request: "gate",
+  judge_verdict: "judge", judge_case: "judge", reflection: "reflection", tool_proposed: "tool call",
+  tool_accepted: "tool call", tool_executed: "tool result", tool_rejected: "tool rejected" };
 
 function eventNode(ev, ep, marks, view) {
   const attrs = { id: `ev-${ev.i}`, "data-i": ev.i, "data-kind": ev.kind };
