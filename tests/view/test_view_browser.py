@@ -183,3 +183,30 @@ def test_report_with_planted_payloads_runs_no_script(
     assert browser.page.locator("img[src=x]").count() == 0
     assert browser.page.locator("script").count() == 0
     browser.shot("report-xss")
+
+
+def test_viewer_shows_planted_markup_as_text(
+    browser: Browser, tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "demo"
+    shutil.copytree(tiny_runs["demo"], run)
+    payload = '<img src=x onerror=alert(1)><script>alert(2)</script>'
+    trace = next((run / "traces").glob("*.jsonl"))
+    lines = trace.read_text("utf-8").splitlines()
+    for i, line in enumerate(lines):
+        event = json.loads(line)
+        if event["kind"] == "message":
+            event["message"]["text"] = payload
+            lines[i] = json.dumps(event)
+            break
+    trace.write_text("\n".join(lines) + "\n", "utf-8")
+    server, url = serve_in_thread([run])
+    try:
+        page = browser.page
+        page.goto(url + f"index.html#/episode/0/{trace.stem}")
+        page.wait_for_selector(".event.message")
+        assert page.locator(".event.message .text").first.inner_text() == payload
+        assert page.locator("main img").count() == 0 and browser.dialogs == []
+    finally:
+        server.shutdown()
+        server.server_close()
