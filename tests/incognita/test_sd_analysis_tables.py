@@ -227,11 +227,12 @@ def test_analysis_files_and_report(tmp_path: Path) -> None:
     assert "table1_interactions.csv" in html and "data:image/png;base64" in html
 
 
-def test_single_model_run_still_draws_every_figure(tmp_path: Path) -> None:
+def test_single_model_run_draws_no_placeholder_tables(tmp_path: Path) -> None:
     written = write_analysis(tmp_path, [r for r in ROWS if r.model == "weak"])
     assert not (tmp_path / "table1_interactions.csv").exists()
-    assert (tmp_path / "figures" / "table1_interactions.png").exists()
-    assert len([p for p in written if p.suffix == ".png"]) == 4
+    assert not (tmp_path / "figures" / "table1_interactions.png").exists()
+    assert {p.name for p in written if p.suffix == ".png"} == {
+        "figure2_success.png", "figure3_outcomes_processes.png"}
 
 
 def test_trials_csv_round_trip(tmp_path: Path) -> None:

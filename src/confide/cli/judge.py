@@ -21,12 +21,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from confide.cli.term import HELP_MARKUP, console, print_table
 from confide.envs.sotopia_tom.agreement import AgreementReport, Correlation, agreement
 
-app = typer.Typer(no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
 
 @app.callback()
@@ -75,12 +75,12 @@ def agree(
     if as_json:
         typer.echo(report.model_dump_json(indent=2))
         return
-    console = Console()
-    console.print(render_report(report))
+    out = console()
+    print_table(render_report(report), out)
     skipped = []
     if report.different_transcripts:
         skipped.append(f"{len(report.different_transcripts)} with different transcripts")
     if report.only_in_a or report.only_in_b:
         skipped.append(f"{report.only_in_a} only in A, {report.only_in_b} only in B")
     if skipped:
-        console.print("episodes left out: " + "; ".join(skipped))
+        out.print("episodes left out: " + "; ".join(skipped))

@@ -15,12 +15,13 @@ from typing import Annotated
 
 import typer
 
+from confide.cli.term import print_table
 from confide.errors import ConfideError
 from confide.rating import (
     LeaderboardState,
     apply_results,
+    leaderboard_tables,
     load_state,
-    print_leaderboard,
     read_results_csv,
     save_state,
     write_model_csv,
@@ -62,7 +63,8 @@ def leaderboard(
     except ConfideError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    print_leaderboard(state)
+    for table in leaderboard_tables(state):
+        print_table(table)
     if state_path is not None:
         save_state(state, state_path)
     if out is not None:

@@ -17,6 +17,8 @@ from confide.cli import report as report_cmd
 from confide.cli import run as run_cmd
 from confide.cli import scenarios as scenarios_cmd
 from confide.cli import trace as trace_cmd
+from confide.cli import view as view_cmd
+from confide.cli.term import HELP_MARKUP
 from confide.errors import ConfideError
 
 app = typer.Typer(
@@ -25,11 +27,13 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=HELP_MARKUP,
 )
 app.command("run")(run_cmd.run)
 app.command("benchmarks")(run_cmd.benchmarks)
 app.add_typer(trace_cmd.app, name="trace")
 app.command("report")(report_cmd.report)
+app.command("view")(view_cmd.view)
 app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(scenarios_cmd.app, name="scenarios")

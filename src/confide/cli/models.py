@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from confide.cli.term import HELP_MARKUP
 from confide.llm import (
     ChatMessage,
     GenerateConfig,
@@ -29,7 +30,8 @@ from confide.llm.factory import shipped_prices
 from confide.llm.providers.local import LOCAL_MODELS
 from confide.llm.spec import PROVIDERS
 
-app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=True)
+app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=True,
+                  rich_markup_mode=HELP_MARKUP)
 
 
 def _load_schema(path: Path) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from confide.report import build_report
+from confide.view import write_bundle
 
 
 def report(
@@ -15,6 +16,14 @@ def report(
     out: Annotated[
         Path | None, typer.Option(help="Output file (default RUN_DIR/report.html).")
     ] = None,
+    viewer: Annotated[
+        bool,
+        typer.Option("--viewer", help="Also write the viewer bundle to RUN_DIR/view and link "
+                     "the report's episodes into it."),
+    ] = False,
 ) -> None:
-    """Render tables, figures and trace links of a run into one HTML file."""
+    """Render the headline table, figures, experiment, notable episodes and tables of a run
+    into one HTML file."""
+    if viewer:
+        write_bundle([run_dir], run_dir / "view")
     typer.echo(f"wrote {build_report(run_dir, out)}")

@@ -7,9 +7,9 @@ from typing import Annotated, Any
 
 import typer
 import yaml
-from rich.console import Console
 from rich.table import Table
 
+from confide.cli.term import console, print_table
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, load_experiment, run_experiment
@@ -81,15 +81,15 @@ def run(
         data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data})
     summary = run_experiment(experiment, show_progress=progress)
-    console = Console()
+    term = console()
     if summary.table:
-        console.print(render_table(summary.table, title=f"{experiment.benchmark} summary"))
-    console.print(
+        print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
+    term.print(
         f"{summary.episodes} episodes ({summary.skipped} resumed, {len(summary.failed)} failed); "
         f"results in {summary.run_dir}/results.csv"
     )
     for episode in summary.failed:
-        console.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
+        term.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
     if summary.failed:
         raise typer.Exit(1)
 
@@ -106,15 +106,16 @@ def benchmarks() -> None:
             "conditions": ", ".join(c for c in spec.conditions if c) or "-",
             "description": spec.description,
         })
-    Console().print(render_table(rows, title="benchmarks"))
+    print_table(render_table(rows, title="benchmarks"))
 
 
 def render_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """A rich table from dict rows (floats to 3 decimals)."""
+    """A rich table from dict rows (floats to 2 decimals; numeric columns right-aligned)."""
     table = Table(title=title)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     for column in columns:
-        table.add_column(column, overflow="fold")
+        numeric = all(isinstance(row.get(column), int | float) for row in rows)
+        table.add_column(column, overflow="fold", justify="right" if numeric else "left")
     for row in rows:
         table.add_row(*(_cell(row.get(c, "")) for c in columns))
     return table

@@ -29,11 +29,12 @@ from typing import Annotated
 
 import typer
 
+from confide.cli.term import HELP_MARKUP
 from confide.envs.sotopia_tom.generation import generate_with_specs, plan_requests, sector_named
 from confide.envs.sotopia_tom.scenario import Sector
 from confide.envs.sotopia_tom.validation import validate_files
 
-app = typer.Typer(no_args_is_help=True)
+app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
 
 @app.callback()

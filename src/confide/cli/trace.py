@@ -1,4 +1,4 @@
-"""`confide trace show FILE [--as AGENT]`: print an episode, or one agent's view of it."""
+"""`confide trace show FILE [--as AGENT] [--full]` and `confide trace list RUN_DIR`."""
 
 from __future__ import annotations
 
@@ -6,20 +6,53 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.table import Table
 
+from confide.cli.term import HELP_MARKUP, print_table
 from confide.core.trace import read_trace
 from confide.core.trace_view import render_trace
+from confide.view.episodes import Where, read_episodes, select
 
-app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True)
+app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True,
+                  rich_markup_mode=HELP_MARKUP)
 
 
 @app.command("show")
 def show(
     file: Annotated[Path, typer.Argument(help="A trace .jsonl (or .jsonl.partial) file.")],
     as_agent: Annotated[
-        str | None, typer.Option("--as", help="Show only what this agent observed.")
+        str | None,
+        typer.Option("--as", help="Show only what this participant observed (any case)."),
     ] = None,
     prompts: Annotated[bool, typer.Option(help="Include full model prompts.")] = False,
+    full: Annotated[
+        bool, typer.Option("--full", help="Print payloads whole (default: cut at 300 chars).")
+    ] = False,
 ) -> None:
     """Print the episode event by event."""
-    typer.echo(render_trace(read_trace(file), as_agent, show_prompts=prompts))
+    typer.echo(render_trace(read_trace(file), as_agent, show_prompts=prompts, full=full))
+
+
+@app.command("list")
+def list_episodes(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory (holds results.csv).")],
+    failed: Annotated[bool, typer.Option("--failed", help="Only episodes not ok.")] = False,
+    where: Annotated[
+        list[str] | None,
+        typer.Option(help="Keep episodes where some seat row has METRIC<X (also <= > >= = "
+                     "!=); repeat to combine."),
+    ] = None,
+) -> None:
+    """List a run's episodes with their trace files."""
+    wheres = [Where.parse(w) for w in where or []]
+    chosen = select(read_episodes(run_dir), wheres, failed=failed)
+    table = Table(title=f"{len(chosen)} episodes")
+    for column in ("episode", "task", "lineup", "condition", "status", *(w.metric for w in wheres)):
+        table.add_column(column)
+    for episode in chosen:
+        shown = [",".join(f"{v:g}" for v in dict.fromkeys(episode.values(w.metric)))
+                 for w in wheres]
+        table.add_row(episode.episode_id, episode.task_id, episode.lineup, episode.condition,
+                      episode.status, *shown)
+    print_table(table)
+    typer.echo(f"traces: {run_dir / 'traces'}/<episode>.jsonl", err=True)

@@ -3,6 +3,7 @@ per-metric score-margin ratings, an MMR headline, reference protocols ranked by 
 ratings persisted as versioned JSON and updated incrementally run by run."""
 
 from confide.rating.output import (
+    leaderboard_tables,
     print_leaderboard,
     write_model_csv,
     write_reference_csv,
@@ -38,6 +39,7 @@ __all__ = [
     "SeatResult",
     "apply_results",
     "build_leaderboard",
+    "leaderboard_tables",
     "load_state",
     "mmr",
     "model_standings",

@@ -96,13 +96,19 @@ def reference_table(standings: list[ReferenceStanding]) -> Table:
     return table
 
 
-def print_leaderboard(state: LeaderboardState, console: Console | None = None) -> None:
-    """Print the model table, and the reference table when there are reference protocols."""
-    out = console if console is not None else Console()
-    out.print(model_table(model_standings(state)))
+def leaderboard_tables(state: LeaderboardState) -> list[Table]:
+    """The model table, and the reference table when there are reference protocols."""
     references = reference_standings(state)
-    if references:
-        out.print(reference_table(references))
+    return [model_table(model_standings(state))] + (
+        [reference_table(references)] if references else []
+    )
+
+
+def print_leaderboard(state: LeaderboardState, console: Console | None = None) -> None:
+    """Print `leaderboard_tables` as rich tables."""
+    out = console if console is not None else Console()
+    for table in leaderboard_tables(state):
+        out.print(table)
 
 
 def write_model_csv(state: LeaderboardState, path: Path) -> None:

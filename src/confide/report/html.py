@@ -1,22 +1,39 @@
-"""A single-file HTML report for a run directory.
+"""A single-file HTML report for a run directory (issue 18, item 3).
 
-It shows the resolved experiment, every CSV table the run wrote (summary first, then the
-benchmark's own tables, results last and truncated), every PNG figure under `figures/`
-embedded as base64, and links to the traces. Benchmarks add content by writing CSVs and
-figures in their `write_outputs` hook; the report needs no benchmark-specific code.
+It opens with the benchmark's headline table (summary.csv), each column defined from the
+glossary, and its figures; then the resolved experiment, the episodes worth opening
+(failed ones and those with the most leak events), and every other CSV, summarized when
+large with the full file a link away. Links are relative to where the report is written,
+so the report keeps working when moved together with its run directory. Episode links go
+into a viewer bundle at RUN_DIR/view (`confide report --viewer`) when there is one, else to
+the trace files. Every value is HTML-escaped (autoescape on for every template).
 """
 
 from __future__ import annotations
 
 import base64
 import csv
+import os
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
-from jinja2 import Environment, PackageLoader, select_autoescape
+import yaml
+from jinja2 import Environment, PackageLoader
 
 from confide.errors import ConfideError
+from confide.report.figures import headline_figures
+from confide.view.data import RunData
+from confide.view.episodes import Episode, number, read_episodes
+from confide.view.glossary import glossary_for
 
-MAX_RESULT_ROWS = 500
+SHOWN_ROWS = 12
+"""Rows shown of a large table (the rest is in its CSV)."""
+LARGE = (25, 14)
+"""A table with more rows or columns than this is summarized."""
+ID_CHARS = 28
+"""Longer text cells are shortened, with the full value on hover."""
+LISTED_EPISODES = 15
 
 
 def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
@@ -24,51 +41,163 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
     run_dir = Path(run_dir)
     if not (run_dir / "results.csv").exists():
         raise ConfideError(f"{run_dir} is not a run directory (no results.csv)")
-    env = Environment(loader=PackageLoader("confide.report", "templates"),
-                      autoescape=select_autoescape(["html"]))
-    experiment = run_dir / "experiment.yaml"
-    tables = [_table(p, run_dir) for p in _csv_order(run_dir)]
-    figures = [
-        {"name": p.stem.replace("_", " "), "data": base64.b64encode(p.read_bytes()).decode()}
-        for p in sorted((run_dir / "figures").glob("*.png"))
-    ]
-    traces = sorted(p.name for p in (run_dir / "traces").glob("*.jsonl"))
-    html = env.get_template("report.html.j2").render(
-        title=f"confide run: {run_dir.name}",
-        experiment=experiment.read_text(encoding="utf-8") if experiment.exists() else "",
-        tables=tables,
-        figures=figures,
-        traces=traces,
-    )
     target = Path(output) if output is not None else run_dir / "report.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    html = render_report(run_dir, target.parent)
     target.write_text(html, encoding="utf-8")
     return target
 
 
-def _csv_order(run_dir: Path) -> list[Path]:
-    files = sorted(run_dir.glob("*.csv"))
-    first = [p for p in files if p.name == "summary.csv"]
-    last = [p for p in files if p.name == "results.csv"]
-    return first + [p for p in files if p not in first + last] + last
+def render_report(run_dir: Path, where: Path) -> str:
+    """The report's HTML, with links relative to the directory `where` it will live in."""
+    # autoescape=True for every template: select_autoescape(["html"]) matches on the file
+    # extension and so never applied to `report.html.j2` (issue 12, item 2)
+    env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
+    base = Path(os.path.relpath(run_dir.resolve(), where.resolve()))
+    link = _Linker(base, viewer=(run_dir / "view" / "index.html").is_file())
+    experiment_path = run_dir / "experiment.yaml"
+    experiment_text = experiment_path.read_text("utf-8") if experiment_path.exists() else ""
+    experiment = _mapping(experiment_text)
+    benchmark = str(experiment.get("benchmark", ""))
+    terms = glossary_for(benchmark)
+    summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
+    episodes = read_episodes(run_dir)
+    figures = [
+        {"name": title, "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
+        for title, svg in headline_figures(benchmark, _dicts(summary))
+    ] + [
+        {"name": p.stem.replace("_", " "),
+         "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
+        for p in sorted((run_dir / "figures").glob("*.png"))
+    ]
+    return env.get_template("report.html.j2").render(
+        title=f"confide run: {run_dir.name}",
+        benchmark=benchmark,
+        headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
+        definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
+        figures=figures,
+        resolved=_resolved(experiment, episodes),
+        experiment=experiment_text,
+        episodes=_notable(episodes, _leak_counts(run_dir), link),
+        episode_count=len(episodes),
+        viewer=link.viewer,
+        tables=[_table(_read(p), p.name, link, terms) for p in _csv_order(run_dir)],
+        traces_href=link.file("traces") + "/",
+    )
 
 
-def _table(path: Path, run_dir: Path) -> dict[str, object]:
+class _Linker:
+    """Hrefs relative to the report: run files, and episodes (viewer or trace)."""
+
+    def __init__(self, base: Path, *, viewer: bool) -> None:
+        self.base = base
+        self.viewer = viewer
+
+    def file(self, name: str) -> str:
+        return quote((self.base / name).as_posix())
+
+    def episode(self, episode_id: str) -> str:
+        if self.viewer:
+            return self.file("view/index.html") + "#/episode/0/" + quote(episode_id, safe="")
+        return self.file(f"traces/{episode_id}.jsonl")
+
+
+def _read(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    header, body = (rows[0], rows[1:]) if rows else ([], [])
+        return list(csv.reader(handle))
+
+
+def _dicts(grid: list[list[str]]) -> list[dict[str, str]]:
+    return [dict(zip(grid[0], row, strict=False)) for row in grid[1:]] if grid else []
+
+
+def _mapping(text: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text) if text else None
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _csv_order(run_dir: Path) -> list[Path]:
+    """Every CSV but the headline, results.csv last."""
+    files = [p for p in sorted(run_dir.glob("*.csv")) if p.name != "summary.csv"]
+    return [p for p in files if p.name != "results.csv"] + [
+        p for p in files if p.name == "results.csv"
+    ]
+
+
+def _table(
+    grid: list[list[str]], name: str, link: _Linker, terms: dict[str, Any], *, whole: bool = False
+) -> dict[str, Any]:
+    header, body = (grid[0], grid[1:]) if grid else ([], [])
+    large = not whole and (len(body) > LARGE[0] or len(header) > LARGE[1])
+    shown = body[:SHOWN_ROWS] if large else body
+    numeric = [bool(shown) and all(number(r[i]) is not None or r[i] == "" for r in shown
+                                   if i < len(r)) for i in range(len(header))]
     return {
-        "name": path.name,
-        "header": header,
-        "rows": [[_fmt(c) for c in r] for r in body[:MAX_RESULT_ROWS]],
-        "truncated": max(0, len(body) - MAX_RESULT_ROWS),
-        "href": path.relative_to(run_dir).as_posix(),
+        "name": name,
+        "href": link.file(name),
+        "header": [{"text": h, "title": _term_title(terms.get(h)), "num": n}
+                   for h, n in zip(header, numeric, strict=True)],
+        "rows": [[_cell(c, numeric[i] if i < len(numeric) else False)
+                  for i, c in enumerate(r)] for r in shown],
+        "total": len(body),
+        "columns": len(header),
+        "large": large,
     }
 
 
-def _fmt(cell: str) -> str:
-    """Numbers with many decimals shown to 4 significant decimals."""
-    try:
-        value = float(cell)
-    except ValueError:
-        return cell
-    return cell if cell.lstrip("-").isdigit() else f"{value:.4g}"
+def _term_title(term: Any) -> str | None:
+    return f"{term.name}: {term.definition} (section {term.section})" if term else None
+
+
+def _cell(text: str, numeric: bool) -> dict[str, Any]:
+    if numeric:
+        value = number(text)
+        shown = text if value is None or text.lstrip("-").isdigit() else f"{value:.4g}"
+        return {"text": shown, "num": True, "title": None}
+    if len(text) > ID_CHARS:  # keep both ends: ids differ at the start and the end
+        half = (ID_CHARS - 1) // 2
+        return {"text": text[:half] + "…" + text[-half:], "num": False, "title": text}
+    return {"text": text, "num": False, "title": None}
+
+
+def _resolved(experiment: dict[str, Any], episodes: list[Episode]) -> list[tuple[str, str]]:
+    """What the run actually covered, read from its episodes."""
+    def distinct(values: list[str]) -> str:
+        return ", ".join(v for v in dict.fromkeys(values) if v) or "-"
+
+    source = experiment.get("tasks") or f"suite {experiment.get('suite') or 'default'}"
+    return [
+        ("benchmark", str(experiment.get("benchmark", "-"))),
+        ("tasks", f"{len({e.task_id for e in episodes})} from {source}"),
+        ("lineups", distinct([e.lineup for e in episodes])),
+        ("conditions", distinct([e.condition for e in episodes])),
+        ("repetitions", str(experiment.get("repetitions", "-"))),
+        ("seed", str(experiment.get("seed", "-"))),
+        ("episodes", f"{len(episodes)} ({sum(e.status != 'ok' for e in episodes)} not ok)"),
+    ]
+
+
+def _leak_counts(run_dir: Path) -> dict[str, int]:
+    """Episode id -> leak events, counted as the viewer counts them (view.leaks)."""
+    return {r.get("episode_id", ""): int(r["leak_events"])
+            for r in RunData(run_dir, 0).summary()["episodes"]}
+
+
+def _notable(
+    episodes: list[Episode], leaks: dict[str, int], link: _Linker
+) -> list[dict[str, Any]]:
+    """Failed episodes first, then those with the most leak events."""
+    failed = [e for e in episodes if e.status != "ok"]
+    leaky = sorted((e for e in episodes if e.status == "ok" and leaks.get(e.episode_id)),
+                   key=lambda e: -leaks[e.episode_id])
+    return [
+        {"id": e.episode_id, "short": _cell(e.episode_id, False)["text"],
+         "href": link.episode(e.episode_id), "task": e.task_id, "lineup": e.lineup,
+         "condition": e.condition, "status": e.status,
+         "leaks": str(leaks.get(e.episode_id, "")),
+         "error": next((r.get("error", "") for r in e.rows if r.get("error")), "")}
+        for e in (failed + leaky)[:LISTED_EPISODES]
+    ]

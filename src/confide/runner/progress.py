@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from confide.llm import UsageMeter
@@ -21,6 +22,7 @@ class RunProgress:
             MofNCompleteColumn(),
             TextColumn("{task.fields[stats]}"),
             TimeElapsedColumn(),
+            console=Console(stderr=True),
             disable=not enabled,
         )
         self._task = self._progress.add_task("run", total=total, completed=already_done,

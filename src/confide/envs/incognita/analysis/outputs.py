@@ -6,8 +6,8 @@ tables behind Figures 2-3 and Tables 1-2 as CSV files in the run directory, and 
 renderings as PNGs under ``figures/``, where `confide.report.build_report` embeds them.
 
 A table that cannot be computed from the run (Table 1 and Table 2 need at least two models
-sharing two tasks; Table 1 needs both the indirect and the social condition) writes no CSV;
-its figure is still written and says why it is empty. Models appear in the order of the
+sharing two tasks; Table 1 needs both the indirect and the social condition) writes neither
+a CSV nor a figure. Models appear in the order of the
 run's lineups (the paper's release order when the experiment lists them so).
 
 Wiring: ``SPEC = BenchmarkSpec(..., write_outputs=write_incognita_outputs)``; importing this
@@ -77,9 +77,13 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
     written += [
         figures.figure2(success, differences, plots / "figure2_success.png"),
         figures.figure3(outcomes, processes, plots / "figure3_outcomes_processes.png"),
-        figures.table1_figure(interactions, plots / "table1_interactions.png"),
-        figures.table2_figure(corpus, plots / "table2_corpus_size.png"),
     ]
+    # Tables 1-2 are drawn only when the run can compute them: an empty one would be a PNG
+    # of placeholder text, and the report shows every table as HTML from its CSV anyway
+    if interactions:
+        written.append(figures.table1_figure(interactions, plots / "table1_interactions.png"))
+    if corpus:
+        written.append(figures.table2_figure(corpus, plots / "table2_corpus_size.png"))
     return written
 
 

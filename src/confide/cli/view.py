@@ -1,0 +1,34 @@
+"""`confide view RUN_DIR...`: browse runs locally; `--bundle OUT` writes static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from confide.view import serve, write_bundle
+
+
+def view(
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
+    bundle: Annotated[
+        Path | None,
+        typer.Option(help="Write the viewer as static files to this directory and exit "
+                     "(open its index.html from disk or any static host)."),
+    ] = None,
+    port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 0,
+) -> None:
+    """Browse runs: headline tables, episodes, one episode as any participant saw it."""
+    if bundle is not None:
+        count = write_bundle(run_dirs, bundle)
+        typer.echo(f"wrote {count} files; open {bundle / 'index.html'}")
+        return
+    server = serve(run_dirs, port)
+    typer.echo(f"confide view: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()

@@ -1,0 +1,156 @@
+"""The viewer's data: a run index and one document per episode, as plain JSON values.
+
+Who saw what is computed here from the trace's delivery records with the same rule as
+`confide trace show --as` (core.trace_view.visible): each event carries `seen`, the
+participants it reached, and the page only filters on it.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace, read_trace
+from confide.core.trace_view import participants, visible
+from confide.errors import ConfideError
+from confide.registry import get_benchmark
+from confide.view.episodes import number, read_rows
+from confide.view.leaks import LEAK_COLUMN, leak_markers
+
+
+@dataclass
+class RunData:
+    """One run directory, read lazily."""
+
+    path: Path
+    index: int
+
+    @cached_property
+    def experiment(self) -> dict[str, Any]:
+        path = self.path / "experiment.yaml"
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        return data if isinstance(data, dict) else {}
+
+    @cached_property
+    def benchmark(self) -> str:
+        return str(self.experiment.get("benchmark", ""))
+
+    @cached_property
+    def rows(self) -> list[dict[str, str]]:
+        if not (self.path / "results.csv").is_file():
+            raise ConfideError(f"{self.path} is not a run directory (no results.csv)")
+        return read_rows(self.path / "results.csv")
+
+    @cached_property
+    def evidence(self) -> dict[str, list[dict[str, str]]]:
+        """Episode id -> its CalBench belief_evidence.csv rows (empty elsewhere)."""
+        found: dict[str, list[dict[str, str]]] = {}
+        path = self.path / "belief_evidence.csv"
+        if path.is_file():
+            with path.open(newline="", encoding="utf-8") as handle:
+                for row in csv.DictReader(handle):
+                    found.setdefault(row["game_id"], []).append(row)
+        return found
+
+    def trace_path(self, episode_id: str) -> Path:
+        """The episode's trace file; only ids listed in results.csv are served."""
+        if episode_id not in {r.get("episode_id") for r in self.rows}:
+            raise ConfideError(f"{self.path}: no episode {episode_id!r} in results.csv")
+        return self.path / "traces" / f"{episode_id}.jsonl"
+
+    def summary(self) -> dict[str, Any]:
+        """The run's headline table (summary.csv) and its episode rows."""
+        table: dict[str, Any] = {"columns": [], "rows": []}
+        if (self.path / "summary.csv").is_file():
+            with (self.path / "summary.csv").open(newline="", encoding="utf-8") as handle:
+                grid = list(csv.reader(handle))
+            table = {"columns": grid[0] if grid else [], "rows": grid[1:]}
+        leak = LEAK_COLUMN.get(self.benchmark)
+        rows = []
+        for row in self.rows:
+            count = len(self.evidence.get(row.get("episode_id", ""), [])) \
+                if leak == "belief_updates" \
+                else number(row.get(leak or "", "")) or 0
+            rows.append({**row, "leak_events": str(int(count))})
+        exp = self.experiment
+        return {
+            "index": self.index,
+            "name": self.path.name,
+            "benchmark": self.benchmark,
+            "experiment": (self.path / "experiment.yaml").read_text(encoding="utf-8")
+            if (self.path / "experiment.yaml").is_file() else "",
+            "suite": exp.get("suite") or exp.get("tasks") or "",
+            "lineups": sorted({r.get("lineup", "") for r in self.rows}),
+            "conditions": sorted({r.get("condition", "") for r in self.rows}),
+            "headline": table,
+            "episodes": rows,
+        }
+
+    @cached_property
+    def private_state(self) -> dict[str, dict[str, list[str]]]:
+        """Task id -> seat -> its private strings (the benchmark's `private_markers`);
+        empty when the tasks cannot be loaded from where the run found them."""
+        try:
+            spec = get_benchmark(self.benchmark)
+            tasks = spec.load_tasks(self.experiment.get("suite"), self.experiment.get("tasks"))
+        except (ConfideError, OSError):
+            return {}
+        if spec.private_markers is None:
+            return {}
+        return {task.id: spec.private_markers(task) for task in tasks}
+
+
+def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
+    """One episode for the Episode page: events with `seen`, markers, calls, private state."""
+    trace = read_trace(run.trace_path(episode_id))
+    names = participants(trace)
+    events = [_event(i, e, names) for i, e in enumerate(trace.events)]
+    footer = trace.footer
+    private = run.private_state.get(trace.header.scenario_id, {})
+    return {
+        "run": run.index,
+        "id": trace.header.episode_id,
+        # seeds exceed 2**53: as text, or JavaScript would round them
+        "header": {**trace.header.model_dump(mode="json"), "seed": str(trace.header.seed)},
+        "participants": names,
+        "events": events,
+        "markers": [m.as_json() for m in leak_markers(trace, run.evidence.get(episode_id, []))],
+        "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n)}
+                    for n in names},
+        "footer": footer.model_dump(mode="json") if footer is not None else None,
+    }
+
+
+def _event(i: int, event: Any, names: list[str]) -> dict[str, Any]:
+    base: dict[str, Any] = {"i": i, "kind": event.kind,
+                            "seen": [n for n in names if visible(event, n)]}
+    if isinstance(event, MessageDelivered):
+        m = event.message
+        return {**base, "id": m.id, "round": m.round, "turn": m.turn, "sender": m.sender,
+                "recipients": list(m.recipients), "channel": m.channel.kind,
+                "group": m.channel.name, "text": m.text, "payload": m.payload}
+    if isinstance(event, EnvEvent):
+        return {**base, "name": event.name, "seat": event.seat, "round": event.round,
+                "data": event.data, "visible_to": event.visible_to}
+    if isinstance(event, ModelCall):
+        return {**base, "seat": event.seat, "purpose": event.purpose, "model": event.model,
+                "messages": event.messages, "config": event.config,
+                "completion": event.completion, "error": event.error,
+                "latency_s": event.latency_s, "cached": event.cached}
+    return base
+
+
+def _latest_state(trace: Trace, name: str) -> dict[str, Any]:
+    """The last `calendar` (or other state text) an environment showed only to `name`."""
+    state: dict[str, Any] = {}
+    for event in trace.events:
+        if isinstance(event, EnvEvent) and event.visible_to == [name]:
+            for key in ("calendar", "knowledge", "desk_data"):
+                if key in event.data:
+                    state[key] = event.data[key]
+    return state

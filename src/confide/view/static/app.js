@@ -1,0 +1,326 @@
+/* confide view: a single-page run browser. Data arrives as scripts calling
+   confideIndex(...) and confideEpisode(...), so the same files work over HTTP and from
+   file://. Every text from a run is inserted with textContent, never as markup. */
+"use strict";
+
+const state = { index: null, episodes: {}, pending: {} };
+
+/* -- small DOM helpers ------------------------------------------------------------- */
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+const isNum = (v) => v !== "" && v !== null && v !== undefined && !isNaN(Number(v));
+const fmt = (v) => {
+  if (!isNum(v)) return v === null || v === undefined ? "" : String(v);
+  const n = Number(v);
+  return Number.isInteger(n) ? String(n) : n.toFixed(3);
+};
+const json = (v) => JSON.stringify(v, null, 2);
+function short(id, n) { return id.length > n ? id.slice(0, n - 1) + "…" : id; }
+function glossaryTerm(benchmark, column) {
+  return (state.index.glossary || []).find((t) => t.benchmark === benchmark && t.column === column);
+}
+function columnTitle(benchmark, column) {
+  const term = glossaryTerm(benchmark, column);
+  return term ? `${term.name}: ${term.definition} (§${term.section})` : null;
+}
+
+/* -- routing ----------------------------------------------------------------------- */
+function parseHash() {
+  const raw = location.hash.replace(/^#/, "") || "/";
+  const [path, query] = raw.split("?");
+  return { parts: path.split("/").filter(Boolean).map(decodeURIComponent),
+           params: new URLSearchParams(query || "") };
+}
+function hashFor(path, params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params || {})) if (v !== "" && v !== null && v !== undefined && v !== false) q.set(k, v);
+  const s = q.toString();
+  return "#" + path + (s ? "?" + s : "");
+}
+function episodeHash(run, id, params) {
+  return hashFor(`/episode/${run}/${encodeURIComponent(id)}`, params);
+}
+function route() {
+  if (!state.index) return;
+  const main = document.getElementById("main");
+  const { parts, params } = parseHash();
+  main.replaceChildren();
+  if (parts[0] === "episodes") renderEpisodes(main, params);
+  else if (parts[0] === "episode") renderEpisode(main, Number(parts[1]), parts[2], params);
+  else if (parts[0] === "glossary") renderGlossary(main);
+  else renderRuns(main);
+  document.title = "confide view" + (parts[0] ? " · " + parts[0] : "");
+}
+window.addEventListener("hashchange", route);
+
+window.confideIndex = function (data) { state.index = data; route(); };
+window.confideEpisode = function (data) {
+  state.episodes[`${data.run}/${data.id}`] = data;
+  (state.pending[`${data.run}/${data.id}`] || []).forEach((f) => f(data));
+  delete state.pending[`${data.run}/${data.id}`];
+};
+function loadEpisode(run, id, done) {
+  const key = `${run}/${id}`;
+  if (state.episodes[key]) return done(state.episodes[key]);
+  (state.pending[key] = state.pending[key] || []).push(done);
+  const script = el("script", { src: `data/episodes/${run}/${encodeURIComponent(id)}.js` });
+  script.onerror = () => {
+    document.getElementById("main").replaceChildren(el("p", { class: "note", text: `Episode ${id} could not be loaded.` }));
+  };
+  document.body.append(script);
+}
+
+/* -- tables ------------------------------------------------------------------------ */
+function table(columns, rows, opts) {
+  const o = opts || {};
+  const head = el("tr", {}, columns.map((c) => {
+    const th = el("th", { class: (c.num ? "num " : "") + (o.onSort ? "sortable " : "") + (o.sort === c.key ? "sorted" + (o.asc ? " asc" : "") : ""),
+                          title: c.title || null, "data-key": c.key, text: c.label });
+    if (o.onSort) th.addEventListener("click", () => o.onSort(c.key));
+    return th;
+  }));
+  const body = rows.map((row) => el("tr", {}, columns.map((c) => {
+    const value = row[c.key];
+    const cell = c.render ? c.render(row) : fmt(value);
+    return el("td", { class: (c.num ? "num" : "") + (c.id ? " id" : ""), title: c.id ? String(value) : null }, cell);
+  })));
+  return el("table", { class: o.class || null }, el("thead", {}, head), el("tbody", {}, body));
+}
+
+/* -- Runs -------------------------------------------------------------------------- */
+function renderRuns(main) {
+  main.append(el("h1", { text: "Runs" }));
+  const grid = el("div", { class: "runs" });
+  for (const run of state.index.runs) {
+    const episodes = new Set(run.episodes.map((r) => r.episode_id));
+    const failed = new Set(run.episodes.filter((r) => r.status !== "ok").map((r) => r.episode_id));
+    const head = run.headline;
+    const columns = head.columns.map((c, i) => ({
+      key: i, label: c, title: columnTitle(run.benchmark, c),
+      num: head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === ""),
+    }));
+    grid.append(el("section", { class: "card run", "data-run": run.index },
+      el("h2", {}, run.name, " ", el("span", { class: "badge", text: run.benchmark })),
+      el("p", {}, `${episodes.size} episodes (${failed.size} failed) · suite ${run.suite || "-"}`),
+      el("p", {}, "lineups: ", run.lineups.join(", ") || "-", el("br"),
+         "conditions: ", run.conditions.filter(Boolean).join(", ") || "-"),
+      head.columns.length ? table(columns, head.rows) : el("p", { class: "note", text: "No summary.csv." }),
+      el("p", {}, el("a", { href: hashFor("/episodes", { run: run.index }), text: "Episodes →" }),
+         failed.size ? [" · ", el("a", { href: hashFor("/episodes", { run: run.index, failed: 1 }), text: "failed only" })] : null),
+      el("details", {}, el("summary", { text: "Experiment (resolved)" }), el("pre", { text: run.experiment }))));
+  }
+  main.append(grid);
+}
+
+/* -- Episodes ---------------------------------------------------------------------- */
+const KEY_COLUMNS = ["episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status", "seat", "participant", "error"];
+function whereHolds(expr, row) {
+  const m = /^\s*([^<>=!\s]+)\s*(<=|>=|!=|==|=|<|>)\s*(\S+)\s*$/.exec(expr);
+  if (!m) return true;
+  const v = row[m[1]];
+  if (!isNum(v) || !isNum(m[3])) return false;
+  const a = Number(v), b = Number(m[3]);
+  return { "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "=": a === b, "==": a === b, "!=": a !== b }[m[2]];
+}
+function renderEpisodes(main, params) {
+  const runIndex = Number(params.get("run") || 0);
+  const run = state.index.runs[runIndex] || state.index.runs[0];
+  const f = Object.fromEntries(["status", "lineup", "seat", "condition", "task", "where", "sort", "desc", "failed", "leaked"].map((k) => [k, params.get(k) || ""]));
+  const metricCols = [...new Set(run.episodes.flatMap((r) => Object.keys(r)))]
+    .filter((k) => !KEY_COLUMNS.includes(k) && k !== "leak_events" && run.episodes.some((r) => isNum(r[k])));
+  const update = (changes) => { location.hash = hashFor("/episodes", { ...f, run: run.index, ...changes }); };
+  const distinct = (key) => [...new Set(run.episodes.map((r) => r[key] || ""))].sort();
+  const select = (key, label, field) => el("label", {}, label,
+    el("select", { name: key, onchange: (e) => update({ [key]: e.target.value }) },
+      el("option", { value: "", text: "all" }),
+      distinct(field).map((v) => el("option", { value: v, selected: v === f[key], text: v || "(none)" }))));
+  const check = (key, label) => el("label", { class: "check" },
+    el("input", { type: "checkbox", name: key, checked: f[key] === "1", onchange: (e) => update({ [key]: e.target.checked ? "1" : "" }) }), label);
+  main.append(el("h1", {}, "Episodes"),
+    el("div", { class: "filters" },
+      state.index.runs.length > 1 ? el("label", {}, "run", el("select", { name: "run", onchange: (e) => { location.hash = hashFor("/episodes", { run: e.target.value }); } },
+        state.index.runs.map((r) => el("option", { value: r.index, selected: r.index === run.index, text: r.name })))) : null,
+      select("status", "status", "status"), select("lineup", "lineup", "lineup"), select("seat", "seat", "seat"),
+      select("condition", "condition", "condition"), select("task", "task", "task_id"),
+      el("label", {}, "metric (e.g. excess_vps>0)",
+        el("input", { type: "text", name: "where", value: f.where, placeholder: "METRIC<X",
+                      onchange: (e) => update({ where: e.target.value }) })),
+      check("failed", "failed only"), check("leaked", "leaked only")));
+  let rows = run.episodes.filter((r) =>
+    (!f.status || r.status === f.status) && (!f.lineup || r.lineup === f.lineup) &&
+    (!f.seat || (r.seat || "") === f.seat) && (!f.condition || (r.condition || "") === f.condition) &&
+    (!f.task || r.task_id === f.task) && (!f.failed || r.status !== "ok") &&
+    (!f.leaked || Number(r.leak_events) > 0) && (!f.where || whereHolds(f.where, r)));
+  if (f.sort) {
+    const k = f.sort, sign = f.desc ? -1 : 1;
+    rows = [...rows].sort((a, b) => {
+      const x = a[k], y = b[k];
+      if (isNum(x) && isNum(y)) return sign * (Number(x) - Number(y));
+      return sign * String(x ?? "").localeCompare(String(y ?? ""));
+    });
+  }
+  const shown = rows.slice(0, 1000);
+  const columns = [
+    { key: "episode_id", label: "episode", id: true, render: (r) => el("a", { href: episodeHash(run.index, r.episode_id, r.seat ? { as: r.seat } : {}), class: "episode-link", text: short(r.episode_id, 48) }) },
+    { key: "task_id", label: "task", id: true }, { key: "lineup", label: "lineup" },
+    { key: "condition", label: "condition" }, { key: "seat", label: "seat" },
+    { key: "status", label: "status", render: (r) => el("span", { class: "status-" + r.status, title: r.error || null, text: r.status }) },
+    { key: "leak_events", label: "leaks", num: true, title: "Leak events in the episode (belief updates, CPV violations or gate releases)" },
+    ...metricCols.map((k) => ({ key: k, label: k, num: true, title: columnTitle(run.benchmark, k) })),
+  ];
+  main.append(el("p", { class: "note", id: "episode-count", text: `${rows.length} of ${run.episodes.length} rows (one per episode and seat)` + (rows.length > shown.length ? `; first ${shown.length} shown` : "") }),
+    el("div", { class: "card" }, table(columns, shown, {
+      class: "episodes", sort: f.sort, asc: !f.desc,
+      onSort: (k) => update({ sort: k, desc: f.sort === k && !f.desc ? "1" : "" }) })));
+}
+
+/* -- Episode ----------------------------------------------------------------------- */
+function renderEpisode(main, run, id, params) {
+  main.append(el("p", { class: "note", text: "Loading episode…" }));
+  loadEpisode(run, id, (ep) => {
+    if (parseHash().parts[2] !== id) return;
+    main.replaceChildren();
+    drawEpisode(main, ep, params);
+  });
+}
+
+function channelBadge(ev) {
+  if (ev.channel === "dm") return el("span", { class: "badge dm", text: "DM" });
+  if (ev.channel === "group") return el("span", { class: "badge group", text: "group " + (ev.group || "") });
+  return el("span", { class: "badge public", text: "public" });
+}
+
+function callDetails(ev) {
+  const c = ev.completion || {};
+  const usage = c.usage || {};
+  const facts = [
+    `model ${ev.model}`, `purpose ${ev.purpose}`, `latency ${Number(ev.latency_s || 0).toFixed(2)} s`,
+    `tokens ${usage.prompt_tokens ?? "?"} in / ${usage.completion_tokens ?? "?"} out`,
+    `cost ${usage.cost_usd !== undefined && usage.cost_usd !== null ? "$" + Number(usage.cost_usd).toFixed(5) : "unknown"}`,
+    `cache ${ev.cached ? "hit" : "miss"}`,
+  ];
+  return el("details", { class: "call-details" }, el("summary", { text: "open model call" }),
+    el("p", { class: "note", text: facts.join(" · ") }),
+    el("h4", { text: "Prompt" }),
+    (ev.messages || []).map((m) => el("pre", {}, el("strong", { text: m.role + ": " }), typeof m.content === "string" ? m.content : json(m.content))),
+    el("h4", { text: ev.error ? "Error" : "Completion" }), el("pre", { text: ev.error || c.text || "" }),
+    Object.keys(ev.config || {}).length ? el("pre", { text: "config " + json(ev.config) }) : null);
+}
+
+const ENV_BADGES = { batch_applied: "batch ok", batch_rejected: "batch rejected", batch_failed: "batch failed",
+  batch_rolled_back: "batch rolled back", consistency_violation: "conflict", invalid_tool_call: "invalid",
+  invalid_action: "invalid", invalid_response: "invalid", gate_release: "gate release", gate_request: "gate",
+  judge_verdict: "judge", judge_case: "judge", reflection: "reflection", tool_proposed: "tool call",
+  tool_accepted: "tool call", tool_executed: "tool result", tool_rejected: "tool rejected" };
+
+function eventNode(ev, ep, marks, view) {
+  const attrs = { id: `ev-${ev.i}`, "data-i": ev.i, "data-kind": ev.kind };
+  const byMetric = {};
+  for (const m of marks[ev.i] || []) (byMetric[m.metric] = byMetric[m.metric] || []).push(m.label);
+  const markerBadges = Object.entries(byMetric).map(([metric, labels]) =>
+    el("span", { class: "badge leak", title: labels.join("\n"), text: `⚑ ${metric}` + (labels.length > 1 ? ` ×${labels.length}` : "") }));
+  const seen = view ? null : el("div", { class: "seen", text: "seen by: " + (ev.seen.join(", ") || "nobody (bookkeeping)") });
+  if (ev.kind === "message") {
+    return el("div", { ...attrs, class: "event message" + (marks[ev.i] ? " marked" : ""), "data-message": ev.id },
+      el("div", {}, el("span", { class: "note", text: `r${ev.round}.t${ev.turn} ` }), el("span", { class: "who", text: ev.sender }),
+        " → ", ev.recipients.join(", ") || "-", " ", channelBadge(ev), markerBadges),
+      ev.text !== null ? el("div", { class: "text", text: ev.text })
+        : el("code", { class: "text payload", text: JSON.stringify(ev.payload) }),
+      ev.payload && ev.text !== null ? el("details", {}, el("summary", { text: "payload" }), el("pre", { text: json(ev.payload) })) : null,
+      seen);
+  }
+  if (ev.kind === "env") {
+    const label = ENV_BADGES[ev.name];
+    return el("div", { ...attrs, class: "event env" + (marks[ev.i] ? " marked" : ""), "data-name": ev.name },
+      el("div", {}, label ? el("span", { class: "badge", text: label }) : null, el("span", { class: "who", text: `[${ev.name}]` }), " ", ev.seat || "", markerBadges),
+      Object.keys(ev.data || {}).length ? el("details", {}, el("summary", { text: "data" }), el("pre", { text: json(ev.data) })) : null,
+      seen);
+  }
+  if (ev.kind === "model_call") {
+    return el("div", { ...attrs, class: "event call" },
+      el("div", {}, el("span", { class: "badge", text: "model call" }), `${ev.model} for ${ev.seat || "(no seat)"} (${ev.purpose})`,
+        ev.error ? el("span", { class: "status-error", text: " error" }) : null),
+      callDetails(ev), seen);
+  }
+  return el("div", attrs, `[${ev.kind}]`);
+}
+
+function drawEpisode(main, ep, params) {
+  const runInfo = state.index.runs[ep.run];
+  const asName = params.get("as") || "";
+  const view = ep.participants.includes(asName) ? asName : "";
+  const mark = params.get("mark");
+  const h = ep.header;
+  const marks = {};
+  for (const m of ep.markers) (marks[m.event] = marks[m.event] || []).push(m);
+  const go = (changes) => { location.hash = episodeHash(ep.run, ep.id, { as: view, ...changes }); };
+
+  main.append(el("p", {}, el("a", { href: hashFor("/episodes", { run: ep.run }), text: "← episodes" }), ` · ${runInfo ? runInfo.name : ""}`),
+    el("h1", { title: ep.id, text: short(ep.id, 80) }),
+    el("div", { class: "episode-head" },
+      el("span", {}, `${h.benchmark} · task ${h.scenario_id} · lineup ${h.lineup.join(", ")}` + (h.condition ? ` · condition ${h.condition}` : "") + ` · seed ${h.seed}`),
+      el("label", {}, "perspective ",
+        el("select", { id: "perspective", onchange: (e) => go({ as: e.target.value, mark: "" }) },
+          el("option", { value: "", text: "everyone (full trace)" }),
+          ep.participants.map((p) => el("option", { value: p, selected: p === view, text: p })))),
+      ep.footer ? el("span", { class: "status-" + ep.footer.status, text: "status " + ep.footer.status }) : el("span", { class: "status-incomplete", text: "incomplete" })));
+
+  const visibleEvents = ep.events.filter((e) => !view || e.seen.includes(view));
+  const transcript = el("section", { class: "transcript" });
+  let round = null;
+  for (const ev of visibleEvents) {
+    if (ev.round !== null && ev.round !== undefined && ev.round !== round) {
+      round = ev.round;
+      transcript.append(el("div", { class: "round", text: `Round ${round}` }));
+    }
+    transcript.append(eventNode(ev, ep, marks, view));
+  }
+  if (view) transcript.prepend(el("p", { class: "note", text: `Showing the ${visibleEvents.length} of ${ep.events.length} events delivered to or observed by ${view}.` }));
+
+  const aside = el("aside", {});
+  if (view) {
+    const priv = ep.private[view] || { items: [], state: {} };
+    aside.append(el("div", { class: "card private" }, el("h2", { text: `${view}'s private state` }),
+      priv.items.length ? el("ul", {}, priv.items.map((t) => el("li", { text: t }))) : el("p", { class: "note", text: "No private items recorded for this seat." }),
+      Object.entries(priv.state).map(([k, v]) => el("details", { open: true }, el("summary", { text: k + " (last shown to it)" }), el("pre", { text: typeof v === "string" ? v : json(v) })))));
+  }
+  aside.append(el("div", { class: "card markers" }, el("h2", { text: `Leak events (${ep.markers.length})` }),
+    ep.markers.length ? el("ul", {}, ep.markers.map((m) => el("li", {},
+      el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label)))
+      : el("p", { class: "note", text: "None recorded." })));
+  if (ep.footer) {
+    const f = ep.footer;
+    const metricRows = Object.entries(f.metrics || {}).map(([k, v]) => ({ k, v }));
+    aside.append(el("div", { class: "card metrics" }, el("h2", { text: "Metrics" }),
+      f.error ? el("pre", { class: "status-error", text: f.error }) : null,
+      table([{ key: "k", label: "metric", render: (r) => el("span", { title: columnTitle(h.benchmark, r.k), text: r.k }) }, { key: "v", label: "value", num: true }], metricRows),
+      (f.rows || []).length ? el("details", {}, el("summary", { text: `result rows (${f.rows.length})` }),
+        table(Object.keys(f.rows[0]).map((k) => ({ key: k, label: k, num: isNum(f.rows[0][k]) })), f.rows)) : null));
+  }
+  main.append(el("div", { class: "layout" }, transcript, aside));
+  if (mark !== null && mark !== "") {
+    const target = document.getElementById(`ev-${mark}`);
+    if (target) { target.classList.add("highlight"); target.scrollIntoView({ block: "center" }); }
+    else transcript.prepend(el("p", { class: "note", id: "mark-hidden", text: `The causing event is not visible to ${view}; switch to everyone to see it.` }));
+  }
+}
+
+/* -- Glossary ---------------------------------------------------------------------- */
+function renderGlossary(main) {
+  main.append(el("h1", { text: "Glossary" }),
+    el("p", { class: "note", text: "Every reported metric, with its definition and the section of its paper." }),
+    table([{ key: "benchmark", label: "benchmark" }, { key: "column", label: "column" }, { key: "name", label: "name" },
+           { key: "definition", label: "definition" }, { key: "section", label: "paper section" }], state.index.glossary));
+}

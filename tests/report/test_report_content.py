@@ -1,0 +1,102 @@
+"""report.html content (issue 18, item 3): headline first with defined columns, figures for
+every benchmark, summarized large tables, relative links that survive a move."""
+
+from __future__ import annotations
+
+import csv
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from confide.report import build_report
+from confide.report.html import LARGE, SHOWN_ROWS
+from confide.view import write_bundle
+from confide.view.glossary import glossary_for
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+        self.srcs: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "a" and values.get("href"):
+            self.hrefs.append(values["href"] or "")
+        if tag == "img" and values.get("src"):
+            self.srcs.append(values["src"] or "")
+
+
+def _parse(html: str) -> _Links:
+    parser = _Links()
+    parser.feed(html)
+    return parser
+
+
+def _broken(report: Path) -> list[str]:
+    """Hrefs of the report whose file does not exist relative to the report."""
+    links = _parse(report.read_text("utf-8")).hrefs
+    assert links
+    return [h for h in links
+            if not (report.parent / unquote(urlsplit(h).path)).exists()]
+
+
+def test_report_opens_with_the_defined_headline_table(tiny_runs: dict[str, Path]) -> None:
+    run = tiny_runs["calbench"]
+    html = build_report(run).read_text("utf-8")
+    first_table = html.index("<table>")
+    header = (run / "summary.csv").read_text("utf-8").splitlines()[0].split(",")
+    assert all(f">{c}</th>" in html[first_table: first_table + 3000] for c in header)
+    assert html.index("Headline") < first_table < html.index("Experiment")
+    for column, term in glossary_for("calbench").items():
+        if column in header:
+            assert f"<dt>{column}</dt>" in html and term.definition.replace("'", "&#39;") in html
+
+
+def test_figures_for_every_benchmark(tiny_runs: dict[str, Path]) -> None:
+    def images(benchmark: str) -> list[str]:
+        return _parse(build_report(tiny_runs[benchmark]).read_text("utf-8")).srcs
+
+    assert sum(s.startswith("data:image/svg+xml") for s in images("calbench")) == 2
+    assert sum(s.startswith("data:image/svg+xml") for s in images("sotopia-tom")) == 1
+    incognita = images("incognita")
+    assert sum(s.startswith("data:image/png") for s in incognita) == 2  # Figures 2 and 3
+    assert not (tiny_runs["incognita"] / "figures" / "table1_interactions.png").exists()
+
+
+def test_large_tables_are_summarized_with_their_csv_a_link_away(
+    tiny_runs: dict[str, Path],
+) -> None:
+    run = tiny_runs["calbench"]
+    html = build_report(run).read_text("utf-8")
+    summarized = 0
+    for path in run.glob("*.csv"):
+        grid = list(csv.reader(path.open(encoding="utf-8", newline="")))
+        rows, columns = len(grid) - 1, len(grid[0])
+        note = f"{rows} rows × {columns} columns, {min(rows, SHOWN_ROWS)} rows shown"
+        large = path.name != "summary.csv" and (rows > LARGE[0] or columns > LARGE[1])
+        assert (note in html) == large, path.name
+        assert f'href="{path.name}"' in html
+        summarized += large
+    assert summarized >= 2
+
+
+def test_links_work_after_moving_and_from_another_directory(
+    tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    shutil.copytree(tiny_runs["calbench"], run)
+    write_bundle([run], run / "view")
+    build_report(run)
+    moved = tmp_path / "elsewhere" / "moved-run"
+    moved.parent.mkdir()
+    shutil.move(run, moved)
+    assert _broken(moved / "report.html") == []
+    html = (moved / "report.html").read_text("utf-8")
+    assert re.search(r'href="view/index.html#/episode/0/[^"]+"', html)
+    outside = build_report(moved, tmp_path / "reports" / "r.html")
+    assert _broken(outside) == []
+    assert 'href="../elsewhere/moved-run/summary.csv"' in outside.read_text("utf-8")

@@ -1,0 +1,212 @@
+"""The viewer and report in a real headless Chromium (issue 18, Must show).
+
+Debian's /usr/bin/chromium is driven by playwright with `executable_path` (playwright's
+own browser download needs the network). Screenshots of every page go to
+build/screenshots/ (override with CONFIDE_SCREENSHOTS), which CI keeps as artifacts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confide.report import build_report
+from confide.view import Site, serve_in_thread, write_bundle
+
+pytestmark = pytest.mark.browser
+
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+SHOTS = Path(os.environ.get("CONFIDE_SCREENSHOTS",
+                            Path(__file__).resolve().parents[2] / "build" / "screenshots"))
+
+
+class Browser:
+    """One page with its console errors recorded, and a screenshot helper."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def dialog(d: Any) -> None:
+            self.dialogs.append(d.message)
+            d.dismiss()
+
+        page.on("dialog", dialog)
+
+    def shot(self, name: str) -> None:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def browser(chromium: Any) -> Iterator[Browser]:
+    page = chromium.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(10_000)
+    b = Browser(page)
+    yield b
+    page.close()
+    assert b.errors == [], "console errors"
+
+
+@pytest.fixture(scope="module")
+def served(tiny_runs: dict[str, Path]) -> Iterator[str]:
+    server, url = serve_in_thread(
+        [tiny_runs[b] for b in ("calbench", "sotopia-tom", "incognita", "demo")]
+    )
+    yield url + "index.html"
+    server.shutdown()
+    server.server_close()
+
+
+def _dm_roles(site: Site, episode_id: str) -> tuple[int, str, str]:
+    """(message id, an outsider, its recipient) of the episode's first DM."""
+    body = site.get(f"data/episodes/0/{episode_id}.js")[0].decode()
+    episode = json.loads(body[body.index("(") + 1: body.rindex(")")])
+    dm = next(e for e in episode["events"] if e["kind"] == "message" and e["channel"] == "dm")
+    outsider = next(p for p in episode["participants"]
+                    if p not in (dm["sender"], *dm["recipients"]))
+    return dm["id"], outsider, dm["recipients"][0]
+
+
+def _calbench_flow(b: Browser, base: str, site: Site, prefix: str) -> None:
+    page = b.page
+    page.goto(base + "#/")
+    page.wait_for_selector("section.run")
+    b.shot(f"{prefix}runs")
+    page.goto(base + "#/episodes?run=0")
+    page.select_option("select[name=lineup]", "imap")
+    page.wait_for_function("location.hash.includes('lineup=imap')")
+    lineups = page.locator("table.episodes tbody tr td:nth-child(3)").all_inner_texts()
+    assert lineups and set(lineups) == {"imap"}
+    b.shot(f"{prefix}episodes")
+    page.locator("a.episode-link").first.click()
+    page.wait_for_selector("#perspective")
+    episode_id = page.evaluate("decodeURIComponent(location.hash.split('/')[3].split('?')[0])")
+    message, outsider, recipient = _dm_roles(site, episode_id)
+    dm = f".event[data-message='{message}']"
+    page.select_option("#perspective", outsider)
+    page.wait_for_function(f"location.hash.includes('as={outsider}')")
+    page.wait_for_selector("#perspective")
+    assert page.locator(dm).count() == 0
+    page.select_option("#perspective", recipient)
+    page.wait_for_function(f"location.hash.includes('as={recipient}')")
+    page.wait_for_selector(dm)
+    assert page.locator(".private li").count() > 0
+    b.shot(f"{prefix}episode-perspective")
+    page.select_option("#perspective", "")
+    page.wait_for_function("!location.hash.includes('as=')")
+    _click_first_marker(b, "VPS", f"{prefix}calbench-vps-marker")
+
+
+def _click_first_marker(b: Browser, metric: str, shot: str) -> None:
+    page = b.page
+    link = page.locator("a.leak-link", has_text=metric).first
+    event = link.get_attribute("data-event")
+    link.click()
+    page.wait_for_selector(f"#ev-{event}.highlight")
+    assert page.locator(f"#ev-{event}").get_attribute("data-kind") == "message"
+    b.shot(shot)
+
+
+def test_calbench_filter_open_perspective_and_vps_marker(
+    browser: Browser, served: str, tiny_runs: dict[str, Path]
+) -> None:
+    _calbench_flow(browser, served, Site([tiny_runs["calbench"]]), "served-")
+
+
+@pytest.mark.parametrize(("run", "metric"), [(1, "CPV"), (2, "gate_releases")])
+def test_sotopia_cpv_and_incognita_gate_release_markers(
+    browser: Browser, served: str, run: int, metric: str
+) -> None:
+    page = browser.page
+    page.goto(served + f"#/episodes?run={run}&leaked=1")
+    page.locator("a.episode-link").first.click()
+    page.wait_for_selector("#perspective")
+    _click_first_marker(browser, metric, f"served-marker-{metric}")
+
+
+def test_model_call_opens_and_glossary_lists_metrics(browser: Browser, served: str) -> None:
+    page = browser.page
+    page.goto(served + "#/episodes?run=3")
+    page.locator("a.episode-link").first.click()
+    page.select_option("#perspective", "")
+    call = page.locator(".call-details").first
+    call.locator("summary").click()
+    facts = call.locator("p.note").inner_text()
+    assert "tokens" in facts and "latency" in facts and "cache" in facts
+    assert call.locator("pre").count() >= 2  # the prompt's messages and the completion
+    browser.shot("served-model-call")
+    page.goto(served + "#/glossary")
+    page.wait_for_selector("table")
+    assert page.locator("tbody tr").count() > 30
+    browser.shot("served-glossary")
+
+
+def test_bundle_from_file_url_passes_the_same_flow(
+    browser: Browser, tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "bundle"
+    write_bundle([tiny_runs["calbench"]], out)
+    moved = tmp_path / "moved"
+    shutil.move(out, moved)  # nothing in the bundle depends on where it was written
+    _calbench_flow(browser, (moved / "index.html").as_uri(), Site([tiny_runs["calbench"]]),
+                   "bundle-")
+
+
+def test_report_with_planted_payloads_runs_no_script(
+    browser: Browser, planted_run: Path, tmp_path: Path
+) -> None:
+    report = build_report(planted_run, tmp_path / "report.html")
+    browser.page.goto(report.as_uri())
+    browser.page.wait_for_load_state("load")
+    assert browser.dialogs == []
+    assert browser.page.locator("img[src=x]").count() == 0
+    assert browser.page.locator("script").count() == 0
+    browser.shot("report-xss")
+
+
+def test_viewer_shows_planted_markup_as_text(
+    browser: Browser, tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tmp_path / "demo"
+    shutil.copytree(tiny_runs["demo"], run)
+    payload = '<img src=x onerror=alert(1)><script>alert(2)</script>'
+    trace = next((run / "traces").glob("*.jsonl"))
+    lines = trace.read_text("utf-8").splitlines()
+    for i, line in enumerate(lines):
+        event = json.loads(line)
+        if event["kind"] == "message":
+            event["message"]["text"] = payload
+            lines[i] = json.dumps(event)
+            break
+    trace.write_text("\n".join(lines) + "\n", "utf-8")
+    server, url = serve_in_thread([run])
+    try:
+        page = browser.page
+        page.goto(url + f"index.html#/episode/0/{trace.stem}")
+        page.wait_for_selector(".event.message")
+        assert page.locator(".event.message .text").first.inner_text() == payload
+        assert page.locator("main img").count() == 0 and browser.dialogs == []
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -1,0 +1,118 @@
+"""The viewer's data and site (no browser): who saw what, leak markers, pages, bundle."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confide.core.trace import MessageDelivered, read_trace
+from confide.core.trace_view import visible
+from confide.errors import ConfideError
+from confide.view import Site, serve_in_thread, write_bundle
+from confide.view.glossary import GLOSSARY
+
+
+def load(site: Site, path: str) -> dict[str, Any]:
+    body = site.get(path)[0].decode()
+    start, end = body.index("(") + 1, body.rindex(")")
+    value: dict[str, Any] = json.loads(body[start:end])
+    return value
+
+
+def first_episode(site: Site, run: int = 0) -> dict[str, Any]:
+    episode_id = site.runs[run].rows[0]["episode_id"]
+    return load(site, f"data/episodes/{run}/{episode_id}.js")
+
+
+def test_seen_is_the_delivery_rule_of_trace_show_as(tiny_runs: dict[str, Path]) -> None:
+    site = Site([tiny_runs["calbench"]])
+    episode = first_episode(site)
+    trace = read_trace(tiny_runs["calbench"] / "traces" / f"{episode['id']}.jsonl")
+    for event, shown in zip(trace.events, episode["events"], strict=True):
+        assert shown["seen"] == [p for p in episode["participants"] if visible(event, p)]
+    dms = [e for e in trace.events
+           if isinstance(e, MessageDelivered) and e.message.channel.kind == "dm"]
+    assert dms, "the dm condition delivers direct messages"
+    outsider = {p for p in episode["participants"]} - {dms[0].message.sender,
+                                                       *dms[0].message.recipients}
+    assert outsider  # three agents, a DM between two: the third never sees it
+
+
+@pytest.mark.parametrize(("benchmark", "metric"), [
+    ("calbench", "VPS"), ("sotopia-tom", "CPV"), ("incognita", "gate_releases"),
+])
+def test_leak_markers_point_at_the_causing_message(
+    tiny_runs: dict[str, Path], benchmark: str, metric: str
+) -> None:
+    site = Site([tiny_runs[benchmark]])
+    episode = first_episode(site)
+    markers = [m for m in episode["markers"] if m["metric"] == metric]
+    assert markers
+    for marker in markers:
+        assert episode["events"][marker["event"]]["kind"] == "message"
+    summary = load(site, "data/index.js")["runs"][0]
+    assert any(int(r["leak_events"]) > 0 for r in summary["episodes"])
+
+
+def test_private_state_is_the_benchmarks_private_markers(tiny_runs: dict[str, Path]) -> None:
+    site = Site([tiny_runs["sotopia-tom"]])
+    episode = first_episode(site)
+    assert all(episode["private"][p]["items"] for p in episode["participants"])
+
+
+def test_big_seeds_survive_javascript(tiny_runs: dict[str, Path]) -> None:
+    episode = first_episode(Site([tiny_runs["calbench"]]))
+    assert episode["header"]["seed"] == Site([tiny_runs["calbench"]]).runs[0].rows[0]["seed"]
+
+
+def test_unknown_pages_and_episodes_are_refused(tiny_runs: dict[str, Path]) -> None:
+    site = Site([tiny_runs["calbench"]])
+    for path in ("../results.csv", "data/episodes/0/nope.js", "data/episodes/7/x.js",
+                 "data/episodes/0/..%2Fresults.js"):
+        with pytest.raises(ConfideError):
+            site.get(path)
+    with pytest.raises(ConfideError, match="not a run directory"):
+        Site([tiny_runs["calbench"] / "traces"])
+
+
+def test_server_serves_index_on_localhost(tiny_runs: dict[str, Path]) -> None:
+    server, url = serve_in_thread([tiny_runs["calbench"], tiny_runs["incognita"]])
+    try:
+        assert url.startswith("http://127.0.0.1:")
+        with urllib.request.urlopen(url) as response:
+            assert b"app.js" in response.read()
+        with urllib.request.urlopen(url + "data/index.js") as response:
+            assert response.read().startswith(b"confideIndex(")
+        with pytest.raises(urllib.error.HTTPError):
+            urllib.request.urlopen(url + "data/episodes/0/missing.js")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_bundle_writes_every_page_and_episode(tiny_runs: dict[str, Path], tmp_path: Path) -> None:
+    site = Site([tiny_runs["calbench"]])
+    count = write_bundle([tiny_runs["calbench"]], tmp_path / "b")
+    written = sorted(p.relative_to(tmp_path / "b").as_posix()
+                     for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert written == sorted(site.paths()) and count == len(written)
+    episodes = {r["episode_id"] for r in site.runs[0].rows}
+    assert len([p for p in written if p.startswith("data/episodes/")]) == len(episodes)
+
+
+def test_glossary_defines_every_headline_column(tiny_runs: dict[str, Path]) -> None:
+    for benchmark in ("calbench", "sotopia-tom", "incognita"):  # demo has no paper
+        summary = (tiny_runs[benchmark] / "summary.csv").read_text(encoding="utf-8")
+        header = summary.splitlines()[0].split(",")
+        known = {t.column for t in GLOSSARY if t.benchmark == benchmark}
+        undefined = [c for c in header if c not in known and c not in _LABEL_COLUMNS]
+        assert not undefined, (benchmark, undefined)
+
+
+_LABEL_COLUMNS = {"Setting", "Method", "Condition", "model", "strategy", "episodes",
+                  "participant", "condition"}
