@@ -52,7 +52,9 @@ def _brute_force(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> 
         for s, item in enumerate(cal.slots):
             if isinstance(item, MeetingItem):
                 prior[item.meeting_id] = (s, item.participants)
-    groups = [(m.meeting_id, m.participants, None) for m in meetings]
+    groups: list[tuple[int, tuple[int, ...], int | None]] = [
+        (m.meeting_id, m.participants, None) for m in meetings
+    ]
     groups += [(mid, parts, origin) for mid, (origin, parts) in sorted(prior.items())]
     best: Solution | None = None
     for combo in itertools.product(range(n_slots), repeat=len(groups)):
@@ -72,12 +74,13 @@ def _brute_force(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> 
                     assert isinstance(copy, MeetingItem)
                     paid[p] += copy.cost
         if feasible and (best is None or sum(paid) < best.cost):
+            placed = [(mid, origin, s) for (mid, _, origin), s in zip(groups, combo, strict=True)]
             best = Solution(
                 cost=sum(paid),
-                assignments={mid: s for (mid, _, o), s in zip(groups, combo) if o is None},
+                assignments={mid: s for mid, origin, s in placed if origin is None},
                 per_agent_cost=tuple(paid),
                 prior_moves={
-                    mid: s for (mid, _, o), s in zip(groups, combo) if o is not None and s != o
+                    mid: s for mid, origin, s in placed if origin is not None and s != origin
                 },
             )
     return best

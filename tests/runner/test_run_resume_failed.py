@@ -15,8 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from confide.llm import ChatMessage, GenerateConfig, MockModel, ModelError
-from confide.llm import register_mock, unregister_mock
+from confide.llm import (
+    ChatMessage,
+    GenerateConfig,
+    MockModel,
+    ModelError,
+    register_mock,
+    unregister_mock,
+)
 from confide.runner import build_experiment, run_experiment
 from confide.runner.config import Experiment
 from confide.runner.results import read_csv
