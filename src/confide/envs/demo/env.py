@@ -114,9 +114,12 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages and invalid turns per participant type."""
+    """Messages and invalid turns per participant type, over successful episodes only (a
+    failed episode's row carries its status and error, no seat counts)."""
     table: dict[str, dict[str, Any]] = {}
     for row in rows:
+        if row.get("status", "ok") != "ok":
+            continue
         entry = table.setdefault(
             row["participant"], {"participant": row["participant"], "seats": 0, "messages": 0,
                                  "invalid": 0}
