@@ -129,9 +129,25 @@ def test_messaging_someone_who_left_is_refused() -> None:
     assert "has left the conversation" in (agents[BEN].seen[1].feedback or "")
 
 
-def test_names_match_after_trimming_and_case_folding() -> None:
-    conversation, _, _ = play({NADIA: [speak("hi", "  dr. ben ADEYEMI ")]})
-    assert conversation.messages[0].recipients == (BEN,)
+@pytest.mark.parametrize("near_miss", ["  dr. ben ADEYEMI ", "upper", "padded"])
+def test_names_match_exactly(near_miss: str) -> None:
+    wrong = {"upper": BEN.upper(), "padded": f" {BEN} "}.get(near_miss, near_miss)
+    conversation, agents, _ = play({NADIA: [speak("hi", wrong), speak("hi", BEN)]})
+    assert f"{wrong!r} is not a participant" in (agents[NADIA].seen[1].feedback or "")
+    assert [m.recipients for m in conversation.messages] == [(BEN,)]
+
+
+def test_a_dm_never_reaches_a_name_equal_after_case_folding() -> None:
+    """Two agents "Ben" and "BEN" (validation rejects such a scenario; the router must
+    still never confuse them): each DM reaches exactly the named one."""
+    agents = list(SCENARIO.agents)
+    agents[2] = agents[2].model_copy(update={"name": BEN.upper()})
+    twins = SCENARIO.model_copy(update={"agents": tuple(agents)})
+    conversation, _, _ = play(
+        {NADIA: [speak("to ben", BEN), speak("to BEN", BEN.upper())]}, twins
+    )
+    assert [(m.text, m.recipients) for m in conversation.messages] == [
+        ("to ben", (BEN,)), ("to BEN", (BEN.upper(),))]
 
 
 def test_three_silent_rounds_end_the_episode() -> None:

@@ -143,11 +143,11 @@ class _Table:
         return await self.participants[name].act(observation)
 
     def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
-        """Canonical recipient names, or the feedback explaining why they are invalid."""
-        canonical = {n.strip().casefold(): n for n in self.names}
+        """Recipient names, or the feedback explaining why they are invalid. Names match
+        exactly: a near miss gets the list of valid names, never a guessed recipient."""
         resolved: list[str] = []
         for raw in to:
-            target = canonical.get(raw.strip().casefold())
+            target = raw if raw in self.names else None
             others = [n for n in self.postbox.active_agents if n != name]
             valid = f"valid recipients: {', '.join(others) or 'nobody (everyone else left)'}"
             if target is None:

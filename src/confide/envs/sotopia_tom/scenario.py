@@ -206,13 +206,22 @@ class Scenario(_Frozen):
 
     @model_validator(mode="after")
     def _structure(self) -> Scenario:
-        for attr in ("name", "role"):
-            seen: set[str] = set()
-            for agent in self.agents:
-                key = getattr(agent, attr)
-                if key in seen:
-                    raise ValueError(f"two agents have the {attr} {key!r}")
-                seen.add(key)
+        # Names are compared as a reader would (case and outer spaces ignored): messages
+        # route by exact name, so "Alex Kim" next to "ALEX KIM" invites misrouting.
+        names: dict[str, str] = {}
+        for agent in self.agents:
+            key = agent.name.strip().casefold()
+            if key in names:
+                raise ValueError(
+                    f"two agents have the name {names[key]!r} and {agent.name!r} "
+                    "(names must differ in more than case and spaces)"
+                )
+            names[key] = agent.name
+        roles: set[str] = set()
+        for agent in self.agents:
+            if agent.role in roles:
+                raise ValueError(f"two agents have the role {agent.role!r}")
+            roles.add(agent.role)
         first: dict[str, tuple[str, Fact]] = {}
         for agent in self.agents:
             for fact in agent.knowledge:
