@@ -15,7 +15,6 @@ It runs one task twice with the same seed and checks:
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -151,23 +150,45 @@ def _check_messages(capture: Capture) -> None:
 
 
 def _check_markers(capture: Capture, markers: dict[str, list[str]]) -> None:
+    """Markers are matched against decoded string values on both sides (never against
+    one encoding on one side and another on the other), so non-ASCII markers cannot
+    raise false leaks and markers holding quotes, backslashes or newlines are found."""
     delivered = _delivered(capture)
     for seat, observations in capture.observations.items():
-        heard = " ".join(
-            json.dumps([m.text, m.payload], default=str)
+        heard = [
+            text
             for m in delivered.values()
             if m.visible_to(seat)
-        )
+            for text in _strings([m.text, m.payload])
+        ]
         for observation in observations:
-            text = observation.model_dump_json()
+            shown = list(_strings(observation.model_dump()))
             for owner, owner_markers in markers.items():
                 if owner == seat:
                     continue
                 for marker in owner_markers:
-                    if marker and marker in text and marker not in heard:
+                    if (
+                        marker
+                        and any(marker in text for text in shown)
+                        and not any(marker in text for text in heard)
+                    ):
                         raise ConformanceError(
                             f"leak: {seat}'s observation contains {owner}'s private {marker!r}"
                         )
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string (value or key) nested in plain data, without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
 
 
 def _messages_in(value: Any) -> Iterator[Message]:
