@@ -90,19 +90,32 @@ def read_text(path: Path | str, what: str = "file", *, limit: int = MAX_BYTES) -
     return decode(read_bytes(path, what, limit=limit), str(path))
 
 
-def parse_json(text: str, source: str) -> Any:
+def parse_json(text: str, source: str, *, line: int | None = None) -> Any:
     """JSON from text; InputError with line and column, or naming the depth or the lone
-    surrogate that makes it unusable."""
+    surrogate that makes it unusable. `line` is the line `text` came from (JSONL)."""
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(
-            f"{source}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
-        ) from None
+        where = (
+            f"{source}: line {exc.lineno}, column {exc.colno}"
+            if line is None
+            else f"{source}:{line}: column {exc.colno}"
+        )
+        raise InputError(f"{where}: invalid JSON: {exc.msg}") from None
     except RecursionError:
-        raise InputError(f"{source}: JSON nested more than {MAX_DEPTH} levels deep") from None
-    check_plain(value, source)
+        where = source if line is None else f"{source}:{line}"
+        raise InputError(f"{where}: JSON nested more than {MAX_DEPTH} levels deep") from None
+    check_plain(value, source if line is None else f"{source}:{line}")
     return value
+
+
+def parse_jsonl(text: str, source: str) -> list[tuple[int, Any]]:
+    """(line number, value) for every non-blank line of JSONL text."""
+    return [
+        (number, parse_json(line, source, line=number))
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
 
 
 def parse_yaml(text: str, source: str) -> Any:
