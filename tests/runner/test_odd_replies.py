@@ -149,3 +149,11 @@ def test_models_try_survives_odd_replies(reply: str, schema: bool, tmp_path: Pat
     assert result.exit_code == (1 if schema else 0), result.output
     if schema:
         assert "reply is not valid JSON" in result.output
+
+
+def test_a_server_error_body_with_a_lone_surrogate_is_writable() -> None:
+    from confide.llm import ModelError
+
+    error = ModelError("HTTP 500: {\"detail\": \"\ud800\"}", model="m", kind="server_error")
+    assert REPLACEMENT in str(error)
+    str(error).encode("utf-8")
