@@ -1,19 +1,32 @@
 """Every registered benchmark passes the conformance checker with its default lineup on
-the first task of its default suite (no leaks, same seed same trace)."""
+every shipped task of every suite (no leaks, same seed same trace); the checker itself
+catches structural and content leaks, whatever characters a marker holds."""
+
+from typing import Any
 
 import pytest
 
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult
+from confide.core.message import Channel
 from confide.registry import benchmark_ids, get_benchmark
 from confide.testing import ConformanceError, check_env, run_once
 
+SUITES = [(b, suite) for b in benchmark_ids() for suite in get_benchmark(b).suites]
 
-@pytest.mark.parametrize("benchmark_id", benchmark_ids())
-def test_registered_benchmark_conforms(benchmark_id: str) -> None:
+
+@pytest.mark.parametrize(("benchmark_id", "suite"), SUITES)
+def test_every_shipped_task_conforms(benchmark_id: str, suite: str) -> None:
+    """Each task once, conditions rotated over the tasks so every condition is covered."""
     spec = get_benchmark(benchmark_id)
-    task = spec.load_tasks(spec.default_suite, None)[0]
-    for condition in spec.conditions:
+    tasks = spec.load_tasks(suite, None)
+    assert tasks
+    covered = set()
+    for index, task in enumerate(tasks):
+        condition = spec.conditions[index % len(spec.conditions)]
+        covered.add(condition)
         capture = check_env(spec, task, seed=11, condition=condition)
         assert capture.observations, "the environment never called ctx.seen()"
+    assert covered == set(spec.conditions) or len(tasks) < len(spec.conditions)
 
 
 def test_checker_catches_a_leaky_observation() -> None:
@@ -46,3 +59,44 @@ def test_checker_catches_a_private_marker_leak() -> None:
     with pytest.raises(ConformanceError, match="private"):
         check_env(spec, task)
     assert run_once(SPEC, task, "scripted").result is not None
+
+
+ODD_MARKERS = ['say "yes"', "C:\\plans", "line one\nline two", "Petra Novák, Győr, 4 °C"]
+
+
+def _relay_showing(note: str, *, told: str | None = None) -> BenchmarkSpec:
+    """An episode of two demo seats in which seat 0 is shown `note`; when `told` is
+    given, seat 1 first sends it to seat 0 in a message."""
+    from confide.core.postbox import Postbox
+    from confide.envs.demo import SPEC, env
+
+    async def episode(ctx: EpisodeContext) -> EpisodeResult:
+        first, second = ctx.task.seats[:2]
+        box = Postbox(ctx.task.seats, on_deliver=ctx.trace.message)
+        if told is not None:
+            box.post(second, Channel.dm(), to=[first], text=told)
+        ctx.seen(first, env.DemoObservation(
+            seat=first, private_note=note, round=0, next_seat=second,
+            new_messages=box.inbox(first)))
+        return EpisodeResult(rows=[])
+
+    def markers(task: Any) -> dict[str, list[str]]:
+        return {task.seats[1]: ODD_MARKERS}
+
+    return BenchmarkSpec(**{**SPEC.__dict__, "run_episode": episode, "private_markers": markers})
+
+
+@pytest.mark.parametrize("marker", ODD_MARKERS)
+def test_checker_finds_markers_with_quotes_backslashes_newlines_and_non_ascii(
+    marker: str,
+) -> None:
+    spec = _relay_showing(f"note: {marker}.")
+    with pytest.raises(ConformanceError, match="private"):
+        check_env(spec, spec.load_tasks(None, None)[0])
+
+
+@pytest.mark.parametrize("marker", ODD_MARKERS)
+def test_checker_accepts_a_marker_a_message_delivered(marker: str) -> None:
+    """No false leak: the marker reached seat 0 in a message before it showed it."""
+    spec = _relay_showing(f"note: {marker}.", told=f"fyi {marker}")
+    check_env(spec, spec.load_tasks(None, None)[0])

@@ -166,5 +166,5 @@ def test_load_rejects_a_stale_or_malformed_file(tmp_path: Path) -> None:
     with pytest.raises(ReferenceDataError, match="schema_version is 99"):
         load_reference(path)
     path.write_text("{not json")
-    with pytest.raises(ReferenceDataError, match=r"ref.json:1: invalid JSON"):
+    with pytest.raises(ReferenceDataError, match=r"ref\.json: line 1, column 2: invalid JSON"):
         load_reference(path)

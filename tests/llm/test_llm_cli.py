@@ -41,7 +41,7 @@ def test_try_reports_bad_input(tmp_path: Path) -> None:
     bad = tmp_path / "schema.json"
     bad.write_text("{nope")
     result = CliRunner().invoke(app, ["try", "mock/json", "hi", "--schema", str(bad)])
-    assert result.exit_code != 0 and "schema.json:1:2" in str(result.exception)
+    assert result.exit_code != 0 and "schema.json: line 1, column 2" in str(result.exception)
     result = CliRunner().invoke(app, ["try", "nope/x", "hi"])
     assert "unknown provider 'nope'" in str(result.exception)
 

@@ -90,7 +90,7 @@ def test_replay_bad_inputs(tmp_path: Path) -> None:
         get_model(f"replay/{tmp_path / 'missing.jsonl'}")
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"kind": "episode_start"}\n{"kind": "model_call", "model": "m"\n')
-    with pytest.raises(ModelSpecError, match=r"bad.jsonl:2: invalid JSON"):
+    with pytest.raises(ModelSpecError, match=r"bad.jsonl:2: column 36: invalid JSON"):
         get_model(f"replay/{bad}")
     bad.write_text(
         '{"kind": "model_call", "model": "m", "messages": [{"role": "robot"}], '

@@ -144,6 +144,21 @@ def test_names_match_exactly() -> None:
     assert conversation.messages[0].recipients == (BEN,)
 
 
+def test_a_dm_never_reaches_a_name_equal_after_case_folding() -> None:
+    """Two agents "Ben" and "BEN" (validation rejects such a scenario; the router must
+    still never confuse them): each DM reaches exactly the named one."""
+    agents = list(SCENARIO.agents)
+    agents[2] = agents[2].model_copy(update={"name": BEN.upper()})
+    twins = SCENARIO.model_copy(update={"agents": tuple(agents)})
+    conversation, _, _ = play(
+        {NADIA: [speak("to ben", BEN), speak("to BEN", BEN.upper())]}, twins
+    )
+    assert [(m.text, m.recipients) for m in conversation.messages] == [
+        ("to ben", (BEN,)),
+        ("to BEN", (BEN.upper(),)),
+    ]
+
+
 def test_three_quiet_turns_end_the_episode() -> None:
     # turns: 1 Nadia none, 2 Ben "one", 3 Fiona none, 4 Nadia none, 5 Ben none -> stop
     conversation, _, _ = play({BEN: [speak("one"), InfoAction.none(), speak("three")]})

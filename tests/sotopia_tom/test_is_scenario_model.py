@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -222,11 +223,14 @@ def _record() -> dict[str, Any]:
     return scenario().model_dump(mode="json")
 
 
-def test_duplicate_agent_names_are_rejected() -> None:
+@pytest.mark.parametrize("second", ["Ines Roy", "INES ROY", " ines roy ", "Ines Roy\t"])
+def test_agent_names_equal_after_casefold_and_strip_are_rejected(second: str) -> None:
     record = _record()
-    record["agents"][1]["name"] = "Ines Roy"
+    record["agents"][1]["name"] = second
     with pytest.raises(
-        ScenarioError, match=r"^x\.json: Value error, two agents have the name 'Ines Roy'$"
+        ScenarioError,
+        match=rf"^x\.json: Value error, two agents have the name 'Ines Roy' and "
+        rf"{re.escape(repr(second))} \(names must differ in more than case and spaces\)$",
     ):
         parse_scenario(record, where="x.json")
 

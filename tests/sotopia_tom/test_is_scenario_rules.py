@@ -561,7 +561,7 @@ def test_cli_exit_codes_and_output(tmp_path: Path) -> None:
 
     result = runner.invoke(app, ["validate", str(tmp_path / "missing.json"), str(bad)])
     assert result.exit_code == 2
-    assert "missing.json: cannot read" in result.output
+    assert "cannot read scenario file " in result.output and "missing.json" in result.output
     assert result.output.splitlines()[-1] == (
         "1 scenario(s) checked, 1 violation(s), 1 file(s) unreadable"
     )

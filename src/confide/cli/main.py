@@ -1,7 +1,8 @@
 """`confide`: the command line, a thin layer over the Python API (one module per command).
 
-Errors caused by the user (`ConfideError`) are printed as one plain sentence and exit
-with status 2; anything else is a bug and keeps its traceback.
+Errors caused by the user (`ConfideError`) or the machine (an `OSError` naming a file:
+a read-only or full output directory) are printed as one plain sentence and exit with
+status 2; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -46,6 +47,12 @@ def main() -> None:
         app()
     except ConfideError as exc:
         typer.secho(f"error: {exc}", err=True, fg="red")
+        sys.exit(2)
+    except OSError as exc:  # a read-only or full disk, a vanished directory: not a bug
+        if exc.filename is None:
+            raise
+        typer.secho(f"error: cannot write or read {exc.filename}: {exc.strerror}", err=True,
+                    fg="red")
         sys.exit(2)
 
 

@@ -12,7 +12,6 @@ CONFIDE_OPENAI_API_KEY).
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -29,6 +28,9 @@ from confide.llm import (
 from confide.llm.factory import shipped_prices
 from confide.llm.providers.local import LOCAL_MODELS
 from confide.llm.spec import PROVIDERS
+from confide.untrusted import InputError, load_json, parse_json
+
+SCHEMA_LIMIT = 2**20
 
 app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=True,
                   rich_markup_mode=HELP_MARKUP)
@@ -36,13 +38,9 @@ app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=Tr
 
 def _load_schema(path: Path) -> dict[str, Any]:
     try:
-        schema = json.loads(path.read_text("utf-8"))
-    except OSError as exc:
-        raise ModelSpecError(f"cannot read schema file {path}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ModelSpecError(
-            f"{path}:{exc.lineno}:{exc.colno}: schema is not valid JSON ({exc.msg})"
-        ) from None
+        schema = load_json(path, "schema file", limit=SCHEMA_LIMIT)
+    except InputError as exc:
+        raise ModelSpecError(str(exc)) from None
     if not isinstance(schema, dict):
         raise ModelSpecError(
             f"{path}: a JSON schema must be an object, got {type(schema).__name__}"
@@ -90,9 +88,9 @@ def try_model(
     )
     if schema is not None:
         try:
-            json.loads(completion.text)
-        except json.JSONDecodeError as exc:
-            typer.echo(f"reply is not valid JSON: {exc.msg} at char {exc.pos}", err=True)
+            parse_json(completion.text, "reply")
+        except InputError as exc:
+            typer.echo(f"reply is not valid JSON: {exc}", err=True)
             raise typer.Exit(1) from None
 
 

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-import yaml
 from rich.table import Table
 
 from confide.cli.term import console, print_table
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, load_experiment, run_experiment
+from confide.untrusted import parse_yaml
 
 
 def run(
@@ -80,7 +80,14 @@ def run(
         data = {k: v for k, v in overrides.items() if v is not None}
         data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data})
-    summary = run_experiment(experiment, show_progress=progress)
+    try:
+        summary = run_experiment(experiment, show_progress=progress)
+    except OSError as exc:  # read-only or full disk: say where, not a traceback
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise ConfideError(
+            f"cannot write the run directory {experiment.output_dir}{where}: "
+            f"{exc.strerror or exc}"
+        ) from None
     term = console()
     if summary.table:
         print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
@@ -131,5 +138,5 @@ def _pairs(items: list[str] | None, flag: str, *, parse: bool) -> dict[str, Any]
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ConfideError(f"{flag} expects KEY=VALUE, got {item!r}")
-        result[key] = yaml.safe_load(value) if parse else value
+        result[key] = parse_yaml(value, f"{flag} {key}") if parse else value
     return result

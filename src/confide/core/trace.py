@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from confide.core.message import Message
 from confide.errors import ConfideError
+from confide.untrusted import InputError, read_text
 
 SCHEMA_VERSION = 1
 FLUSH_INTERVAL_S = 0.5
@@ -220,7 +221,7 @@ class TraceWriter(TraceRecorder):
 
 
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
-    """Parse JSONL lines into events; errors name the file and line."""
+    """Parse JSONL lines into events; errors name the file, line, field and value."""
     events: list[TraceEvent] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -230,20 +231,29 @@ def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "<line>"
-            raise TraceError(f"{source}:{number}: field {field}: {first['msg']}") from None
+            shown = repr(first.get("input"))
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise TraceError(
+                f"{source}:{number}: field {field}: {first['msg']} (value: {shown})"
+            ) from None
     return events
 
 
 def read_trace(path: Path | str) -> Trace:
-    """Read a trace file (complete or `.partial`)."""
+    """Read a trace file (complete or `.partial`) written with this SCHEMA_VERSION."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TraceError(f"cannot read trace {path}: {exc.strerror}") from None
+        text = read_text(path, "trace")
+    except InputError as exc:
+        raise TraceError(str(exc)) from None
     events = parse_events(text.splitlines(), str(path))
     if not events or not isinstance(events[0], EpisodeStart):
         raise TraceError(f"{path}:1: a trace must start with an episode_start event")
+    if events[0].schema_version != SCHEMA_VERSION:
+        raise TraceError(
+            f"{path}:1: field schema_version: unsupported value {events[0].schema_version!r} "
+            f"(this version of confide reads {SCHEMA_VERSION})"
+        )
     footer = events[-1] if isinstance(events[-1], EpisodeEnd) else None
     body = events[1:-1] if footer is not None else events[1:]
     return Trace(path=str(path), header=events[0], events=body, footer=footer)

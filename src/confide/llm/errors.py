@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from confide.errors import ConfideError
+from confide.untrusted import scrub
 
 ErrorKind = Literal[
     "timeout",
@@ -51,6 +52,7 @@ class ModelError(ConfideError):
         retry_after_s: float | None = None,
         attempts: int = 1,
     ) -> None:
+        message = scrub(message)  # a server's error body may hold a lone surrogate
         super().__init__(message)
         self.message = message
         self.model = model

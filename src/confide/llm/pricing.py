@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.llm.errors import ModelSpecError
 from confide.llm.types import Usage
+from confide.untrusted import InputError, read_text
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
@@ -66,9 +67,9 @@ def load_price_table(path: str | Path | None = None) -> PriceTable:
         source = "confide/llm/prices.json"
     else:
         try:
-            text = Path(path).read_text("utf-8")
-        except OSError as exc:
-            raise ModelSpecError(f"cannot read price table {path}: {exc}") from None
+            text = read_text(path, "price table")
+        except InputError as exc:
+            raise ModelSpecError(str(exc)) from None
         source = str(path)
     try:
         return PriceTable.model_validate_json(text)

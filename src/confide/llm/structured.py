@@ -11,6 +11,11 @@ the last problem, to record as a typed failure. Provider failures (`ModelError`,
 the retry wrapper gave up) do propagate: an unreachable API is an infrastructure
 failure, not a wrong answer by the agent, and must not be scored as one.
 
+A reply that cannot be data is invalid output like any other, never an exception: JSON
+nested deeper than `confide.untrusted.MAX_DEPTH`, a string holding a lone surrogate
+escape, or U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
+`Completion`) each come back as a problem for the repair turn.
+
 Extraction is lenient in the way careful harnesses are: a ```json fence is unwrapped,
 and prose around a single top-level object is dropped (first `{` to last `}`).
 """
@@ -27,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from confide.llm.errors import ModelSpecError
 from confide.llm.recorder import attempt_scope
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+from confide.untrusted import MAX_DEPTH, REPLACEMENT, InputError, check_plain
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -89,6 +95,12 @@ def _validation_problem(exc: ValidationError) -> str:
 
 def parse_reply(completion: Completion, schema: type[T]) -> T | str:
     """Parse a reply into `schema`: the value, or a sentence saying what was wrong."""
+    broken = completion.text.find(REPLACEMENT)
+    if broken >= 0:
+        return (
+            f"your reply holds U+FFFD at character {broken}, where a character could not be "
+            "decoded"
+        )
     text = extract_json_text(completion.text)
     if not text:
         return "your reply was empty"
@@ -99,6 +111,12 @@ def parse_reply(completion: Completion, schema: type[T]) -> T | str:
         if completion.finish_reason == "length":
             problem = "your reply was cut off by the token limit before the JSON ended; " + problem
         return problem
+    except RecursionError:
+        return f"your reply nests JSON more than {MAX_DEPTH} levels deep"
+    try:
+        check_plain(data, "your reply")
+    except InputError as exc:
+        return str(exc)
     try:
         return schema.model_validate(data)
     except ValidationError as exc:

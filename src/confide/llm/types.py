@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
+
+from confide.untrusted import scrub
 
 Role = Literal["system", "user", "assistant"]
 
@@ -21,6 +23,13 @@ class ChatMessage(BaseModel, frozen=True):
 
     role: Role
     content: str
+
+    @field_validator("content")
+    @classmethod
+    def _writable(cls, value: str) -> str:
+        """Lone surrogates (say, from a non-UTF-8 command-line argument) become U+FFFD:
+        a prompt must hash, cache and trace like any other text."""
+        return scrub(value)
 
 
 class GenerateConfig(BaseModel, frozen=True):
@@ -51,14 +60,25 @@ class Usage(BaseModel):
 class Completion(BaseModel):
     """A model reply. `cached` is True when it came from the on-disk cache rather than a
     provider call; `finish_reason` is "stop", "length" (cut off by max_tokens) or a
-    provider-specific value."""
+    provider-specific value.
+
+    A lone surrogate in `text` (a server escaping half of a UTF-16 pair, `"\\ud800"`) is
+    replaced by U+FFFD here, where every provider's reply enters confide, so the trace and
+    cache writers can always encode a reply; `parse_reply` treats U+FFFD as invalid
+    output."""
 
     model: str
     text: str
+
     usage: Usage = Field(default_factory=Usage)
     latency_s: float = Field(default=0.0, ge=0.0)
     cached: bool = False
     finish_reason: str | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _writable(cls, value: str) -> str:
+        return scrub(value)
 
 
 @runtime_checkable

@@ -33,6 +33,7 @@ seat) may hold any other columns; the leaderboard reads only these:
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -41,6 +42,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from confide.errors import ConfideError
+from confide.untrusted import InputError, read_text
 
 REQUIRED_COLUMNS: tuple[str, ...] = (
     "game_id",
@@ -115,10 +117,10 @@ def read_results_csv(path: Path, run_id: str | None = None) -> list[SeatResult]:
     Errors name the file, the line and the column.
     """
     try:
-        handle = path.open(newline="", encoding="utf-8")
-    except OSError as exc:
-        raise RatingInputError(f"{path}: cannot read results file ({exc.strerror})") from None
-    with handle:
+        text = read_text(path, "results file")
+    except InputError as exc:
+        raise RatingInputError(str(exc)) from None
+    with io.StringIO(text, newline="") as handle:
         reader = csv.DictReader(handle)
         header = reader.fieldnames or []
         missing = [column for column in REQUIRED_COLUMNS if column not in header]

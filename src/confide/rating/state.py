@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from confide.rating.results import RatingInputError, SeatResult
+from confide.untrusted import InputError, read_text
 
 SCHEMA_VERSION: Literal[1] = 1
 
@@ -166,9 +167,9 @@ class LeaderboardState(BaseModel):
 def load_state(path: Path) -> LeaderboardState:
     """Read a ratings file written by `save_state`; errors name the file and field."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RatingInputError(f"{path}: cannot read ratings file ({exc.strerror})") from None
+        text = read_text(path, "ratings file")
+    except InputError as exc:
+        raise RatingInputError(str(exc)) from None
     try:
         return LeaderboardState.model_validate_json(text)
     except ValidationError as exc:

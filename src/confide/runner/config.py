@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from confide.core.benchmark import parse_lineup
 from confide.errors import ConfideError
+from confide.untrusted import InputError, load_yaml
 
 
 class ConfigError(ConfideError):
@@ -81,11 +82,9 @@ def load_experiment(path: Path | str, overrides: dict[str, Any] | None = None) -
     """Read and validate an experiment YAML file, applying CLI overrides on top."""
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read experiment file {path}: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        data = load_yaml(path, "experiment file")
+    except InputError as exc:
+        raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
     data.update({k: v for k, v in (overrides or {}).items() if v is not None})

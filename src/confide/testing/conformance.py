@@ -15,7 +15,6 @@ It runs one task twice with the same seed and checks:
 from __future__ import annotations
 
 import asyncio
-import json
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -38,15 +37,26 @@ class ConformanceError(ConfideError):
 
 
 class Capture:
-    """One episode's trace and every observation each seat was given."""
+    """One episode's trace and every observation each seat was given.
 
-    def __init__(self) -> None:
+    What the checks need is taken from an observation when it is given (the messages in
+    it, which are frozen, and its strings, from a fast `model_dump`), so a later change
+    to the object cannot hide a leak; `observations` keeps the objects themselves, for
+    inspection (a deep copy of each cost 70% of a CalBench episode)."""
+
+    def __init__(self, *, collect: bool = True) -> None:
+        self.collect = collect
         self.trace = TraceRecorder("conformance")
         self.observations: dict[str, list[BaseModel]] = defaultdict(list)
+        self.shown: dict[str, list[tuple[list[Message], str]]] = defaultdict(list)
         self.result: EpisodeResult | None = None
 
     def observe(self, seat: str, observation: BaseModel) -> None:
-        self.observations[seat].append(observation.model_copy(deep=True))
+        self.observations[seat].append(observation)
+        if self.collect:
+            self.shown[seat].append(
+                (list(_messages_in(observation)), _joined(observation.model_dump()))
+            )
 
 
 def run_once(
@@ -59,9 +69,11 @@ def run_once(
     model_factory: Any = None,
     options: dict[str, Any] | None = None,
     roles: dict[str, str] | None = None,
+    collect: bool = True,
 ) -> Capture:
-    """Run one episode in memory, capturing observations."""
-    capture = Capture()
+    """Run one episode in memory, capturing observations (and, with `collect`, what the
+    leak checks need from them)."""
+    capture = Capture(collect=collect)
     ctx = EpisodeContext(
         episode_id="conformance",
         task=task,
@@ -95,7 +107,7 @@ def check_env(
         seed=seed, condition=condition, model_factory=model_factory, options=options, roles=roles
     )
     first = run_once(spec, task, lineup, **kwargs)
-    second = run_once(spec, task, lineup, **kwargs)
+    second = run_once(spec, task, lineup, collect=False, **kwargs)
     _check_determinism(first, second)
     _check_roundtrip(first)
     _check_messages(first)
@@ -135,9 +147,9 @@ def _delivered(capture: Capture) -> dict[int, Message]:
 
 def _check_messages(capture: Capture) -> None:
     delivered = _delivered(capture)
-    for seat, observations in capture.observations.items():
-        for observation in observations:
-            for message in _messages_in(observation):
+    for seat, shown in capture.shown.items():
+        for messages, _ in shown:
+            for message in messages:
                 known = delivered.get(message.id)
                 if known is None or known != message:
                     raise ConformanceError(
@@ -151,23 +163,41 @@ def _check_messages(capture: Capture) -> None:
 
 
 def _check_markers(capture: Capture, markers: dict[str, list[str]]) -> None:
+    """Markers are matched against decoded string values on both sides (never against
+    one encoding on one side and another on the other), so non-ASCII markers cannot
+    raise false leaks and markers holding quotes, backslashes or newlines are found."""
     delivered = _delivered(capture)
-    for seat, observations in capture.observations.items():
-        heard = " ".join(
-            json.dumps([m.text, m.payload], default=str)
-            for m in delivered.values()
-            if m.visible_to(seat)
-        )
-        for observation in observations:
-            text = observation.model_dump_json()
+    for seat, observations in capture.shown.items():
+        heard = _joined([[m.text, m.payload] for m in delivered.values() if m.visible_to(seat)])
+        for _, shown in observations:
             for owner, owner_markers in markers.items():
                 if owner == seat:
                     continue
                 for marker in owner_markers:
-                    if marker and marker in text and marker not in heard:
+                    if marker and marker in shown and marker not in heard:
                         raise ConformanceError(
                             f"leak: {seat}'s observation contains {owner}'s private {marker!r}"
                         )
+
+
+def _joined(value: Any) -> str:
+    """Every string in `value`, NUL-separated: a marker (which holds no NUL) is in the
+    result exactly when it is inside one of the strings."""
+    return "\0".join(_strings(value))
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string (value or key) nested in plain data, without recursion."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set | frozenset):
+            stack.extend(item)
 
 
 def _messages_in(value: Any) -> Iterator[Message]:

@@ -28,13 +28,13 @@ Which label goes to which slot is decided by `generator.hydrate_labels`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from confide.envs.calbench.errors import CalendarDataError, describe_validation_error
+from confide.untrusted import InputError, load_json
 
 Tier = Literal["public", "neutral", "sensitive"]
 LabelKind = Literal["errand", "meeting"]
@@ -94,11 +94,9 @@ def load_label_bank(path: str | Path) -> LabelBank:
     """Read and validate a bank file; errors name the file, field and value."""
     p = Path(path)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise CalendarDataError(f"{p}: label bank file not found") from None
-    except json.JSONDecodeError as exc:
-        raise CalendarDataError(f"{p}: line {exc.lineno}: not valid JSON ({exc.msg})") from None
+        raw = load_json(p, "label bank file")
+    except InputError as exc:
+        raise CalendarDataError(str(exc)) from None
     try:
         return LabelBank.model_validate(raw)
     except ValidationError as exc:

@@ -28,12 +28,11 @@ line, the field and the offending value.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from confide.envs.calbench.calendar import (
     Calendar,
@@ -47,20 +46,25 @@ from confide.envs.calbench.calendar import (
 )
 from confide.envs.calbench.errors import CalendarDataError, describe_validation_error
 from confide.envs.calbench.labels import Label
+from confide.untrusted import InputError, parse_jsonl, read_text
 
 Bucket = Literal["easy", "medium", "hard"]
+Count = Annotated[int, Strict()]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Task files are input: numbers must be finite, and an integer field takes a JSON
+    integer only (`Count`), never `true` or `1.0`."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class ErrandSlot(_Frozen):
     """An errand in a stored calendar."""
 
     kind: Literal["errand"] = "errand"
-    errand_id: int = Field(ge=0)
-    cost: int = Field(ge=1)
+    errand_id: Count = Field(ge=0)
+    cost: Count = Field(ge=1)
     blocked: bool = False
     label_id: str | None = None
 
@@ -69,9 +73,9 @@ class MeetingSlot(_Frozen):
     """A copy of an already scheduled meeting in a stored calendar."""
 
     kind: Literal["meeting"] = "meeting"
-    meeting_id: int = Field(ge=0)
-    cost: int = Field(ge=1)
-    participants: tuple[int, ...] = Field(min_length=1)
+    meeting_id: Count = Field(ge=0)
+    cost: Count = Field(ge=1)
+    participants: tuple[Count, ...] = Field(min_length=1)
     label_id: str | None = None
 
 
@@ -81,10 +85,10 @@ SlotModel = Annotated[ErrandSlot | MeetingSlot, Field(discriminator="kind")]
 class MeetingSpec(_Frozen):
     """One incoming meeting of the stream."""
 
-    meeting_id: int = Field(ge=0)
-    participants: tuple[int, ...] = Field(min_length=1)
-    speaker_order: tuple[int, ...]
-    cost: int = Field(default=1, ge=1)
+    meeting_id: Count = Field(ge=0)
+    participants: tuple[Count, ...] = Field(min_length=1)
+    speaker_order: tuple[Count, ...]
+    cost: Count = Field(default=1, ge=1)
     label_id: str | None = None
 
 
@@ -92,36 +96,36 @@ class WitnessRecord(_Frozen):
     """The hidden feasible assignment the calendars were built around (A.1 steps 1-3):
     meeting id -> slot, its displacement cost, and per agent the absorbing slots kept free."""
 
-    assignments: dict[int, int]
-    cost: int = Field(ge=0)
-    absorbing_slots: tuple[tuple[int, ...], ...] = ()
+    assignments: dict[int, Count]
+    cost: Count = Field(ge=0)
+    absorbing_slots: tuple[tuple[Count, ...], ...] = ()
 
 
 class SolutionRecord(_Frozen):
     """A solution of the whole stream: meeting id -> slot, total displacement cost, the
     cost attributed to each agent, and prior meetings moved (meeting id -> new slot)."""
 
-    cost: int = Field(ge=0)
-    assignments: dict[int, int]
-    per_agent_cost: tuple[int, ...]
-    prior_moves: dict[int, int] = Field(default_factory=dict)
+    cost: Count = Field(ge=0)
+    assignments: dict[int, Count]
+    per_agent_cost: tuple[Count, ...]
+    prior_moves: dict[int, Count] = Field(default_factory=dict)
 
 
 class GreedyRecord(_Frozen):
     """The greedy baseline; `cost` is None when it got stuck at `failed_meeting`."""
 
-    cost: int | None
-    assignments: dict[int, int]
-    per_agent_cost: tuple[int, ...]
-    failed_meeting: int | None = None
+    cost: Count | None
+    assignments: dict[int, Count]
+    per_agent_cost: tuple[Count, ...]
+    failed_meeting: Count | None = None
 
 
 class DifficultyRecord(_Frozen):
     """Feasible-assignment fraction d = feasible_count / total_count (§3, A.1 step 5) and
     its bucket within the generator's config cell (None when not bucketed)."""
 
-    feasible_count: int = Field(ge=0)
-    total_count: int = Field(ge=0)
+    feasible_count: Count = Field(ge=0)
+    total_count: Count = Field(ge=0)
     fraction: float = Field(ge=0.0, le=1.0)
     cell: str | None = None
     bucket: Bucket | None = None
@@ -131,9 +135,9 @@ class PublishedReference(_Frozen):
     """Values published with a task loaded from a public CalBench fixture file."""
 
     source: str
-    optimal_cost: int | None = None
-    optimal_assignments: dict[int, int] = Field(default_factory=dict)
-    greedy_cost: int | None = None
+    optimal_cost: Count | None = None
+    optimal_assignments: dict[int, Count] = Field(default_factory=dict)
+    greedy_cost: Count | None = None
     difficulty: str | None = None
     difficulty_score: float | None = None
     difficulty_scorer: str | None = None
@@ -144,23 +148,25 @@ class Scenario(_Frozen):
 
     schema_version: Literal[1] = 1
     task_id: str = Field(min_length=1)
-    seed: int | None = None
-    num_agents: int = Field(ge=1)
-    num_slots: int = Field(ge=1)
+    seed: Count | None = None
+    num_agents: Count = Field(ge=1)
+    num_slots: Count = Field(ge=1)
     cost_setting: str = "uniform"
-    cost_display: dict[int, int] = Field(default_factory=dict)
+    cost_display: dict[Annotated[int, Field(ge=1)], Annotated[Count, Field(ge=1)]] = Field(
+        default_factory=dict
+    )
     calendars: tuple[tuple[SlotModel | None, ...], ...]
     meetings: tuple[MeetingSpec, ...] = Field(min_length=1)
     labels: dict[str, Label] = Field(default_factory=dict)
-    densities: tuple[float, ...] = ()
+    densities: tuple[Annotated[float, Field(ge=0.0, le=1.0)], ...] = ()
     witness: WitnessRecord | None = None
     oracle: SolutionRecord | None = None
     greedy: GreedyRecord | None = None
     difficulty: DifficultyRecord | None = None
     generator: dict[str, Any] | None = None
     published: PublishedReference | None = None
-    max_turns_per_round: int | None = Field(default=None, ge=1)
-    decision_retries: int | None = Field(default=None, ge=0)
+    max_turns_per_round: Count | None = Field(default=None, ge=1)
+    decision_retries: Count | None = Field(default=None, ge=0)
 
     @property
     def id(self) -> str:
@@ -370,22 +376,10 @@ def save_scenarios(path: str | Path, scenarios: Iterable[Scenario]) -> Path:
 
 def read_jsonl(path: str | Path) -> list[tuple[int, Any]]:
     """(line number, parsed JSON) for every non-blank line; errors name file and line."""
-    p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CalendarDataError(f"{p}: task file not found") from None
-    rows: list[tuple[int, Any]] = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append((lineno, json.loads(line)))
-        except json.JSONDecodeError as exc:
-            raise CalendarDataError(
-                f"{p}:{lineno}: not valid JSON at column {exc.colno} ({exc.msg})"
-            ) from None
-    return rows
+        return parse_jsonl(read_text(path, "task file"), str(path))
+    except InputError as exc:
+        raise CalendarDataError(str(exc)) from None
 
 
 def parse_scenario(raw: Any, where: str) -> Scenario:

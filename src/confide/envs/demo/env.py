@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -16,6 +14,7 @@ from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent
 from confide.envs.demo.participants import make_participant
 from confide.errors import ConfideError
+from confide.untrusted import parse_jsonl, read_text
 
 
 class DemoTask(BaseModel):
@@ -59,12 +58,11 @@ def load_tasks(suite: str | None, path: str | None) -> list[DemoTask]:
             raise ConfideError(f"demo has no suite {suite!r}; available: default")
         return list(DEFAULT_SUITE)
     tasks = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
-        if line.strip():
-            try:
-                tasks.append(DemoTask.model_validate(json.loads(line)))
-            except (ValidationError, json.JSONDecodeError) as exc:
-                raise ConfideError(f"{path}:{number}: invalid demo task: {exc}") from None
+    for number, raw in parse_jsonl(read_text(path, "task file"), path):
+        try:
+            tasks.append(DemoTask.model_validate(raw))
+        except ValidationError as exc:
+            raise ConfideError(f"{path}:{number}: invalid demo task: {exc}") from None
     return tasks
 
 

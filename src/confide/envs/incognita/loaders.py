@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.envs.incognita.tools import ToolCall
 from confide.envs.incognita.world import SCHEMA_VERSION, World, WorldDataError
+from confide.untrusted import InputError, load_json
 
 _M = TypeVar("_M", bound=BaseModel)
 _TAU_BENCH_FILES = ("users.json", "orders.json", "products.json")
@@ -47,13 +48,9 @@ class SourceTask(BaseModel):
 def read_json(path: Path) -> Any:
     """Parse a JSON file; `WorldDataError` with file, line and column on failure."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise WorldDataError(f"{path}: file not found") from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise WorldDataError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON: {exc.msg}") from exc
+        return load_json(path, "data file")
+    except InputError as exc:
+        raise WorldDataError(str(exc)) from None
 
 
 def validate(model: type[_M], data: Any, source: str) -> _M:

@@ -177,7 +177,8 @@ class _Table:
         return await self.participants[name].act(observation)
 
     def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
-        """Canonical recipient names, or the feedback explaining why they are invalid."""
+        """Recipient names, or the feedback explaining why they are invalid. Names match
+        exactly: a near miss gets the list of valid names, never a guessed recipient."""
         resolved: list[str] = []
         for raw in to:
             target = raw if raw in self.names else None

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
@@ -446,6 +447,16 @@ def _slug(sector: Sector) -> str:
     return sector.value.lower().replace("/", "-")
 
 
+_FILE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def scenario_path(out: Path, scenario_id: str) -> Path:
+    """`out/<id>.json`; GenerationError for an id that would name a file elsewhere."""
+    if not _FILE_WORD.fullmatch(scenario_id):
+        raise GenerationError(f"scenario id {scenario_id!r} cannot name a file in {out}")
+    return out / f"{scenario_id}.json"
+
+
 def plan_requests(
     sectors: Sequence[Sector],
     per_sector: int,
@@ -453,7 +464,13 @@ def plan_requests(
     *,
     prefix: str = "gen",
 ) -> list[GenerationRequest]:
-    """`per_sector` requests per sector, cycling through the agent counts."""
+    """`per_sector` requests per sector, cycling through the agent counts. The prefix
+    names files in the output directory, so it is a plain file-name word."""
+    if not _FILE_WORD.fullmatch(prefix):
+        raise GenerationError(
+            f"prefix {prefix!r} must be letters, digits, '.', '_' or '-', starting with a "
+            "letter or digit (it names files in the output directory)"
+        )
     if per_sector < 1 or not agent_counts:
         raise GenerationError(
             f"need per_sector >= 1 and agent counts, got {per_sector}, {list(agent_counts)}"
@@ -504,7 +521,7 @@ async def run_generation(
                 bad = rng.choice(choices)
             record = await generate_one(generator, judge, request, rng, settings, bad)
             if record.scenario is not None:
-                save_scenario(record.scenario, out / f"{record.scenario.id}.json")
+                save_scenario(record.scenario, scenario_path(out, record.scenario.id))
             elif silver and record.candidate is not None:
                 recipe = SeedRecipe(rule=None, reason=record.reason)
                 pool[request.sector].append(

@@ -51,7 +51,6 @@ that, by their text without a trailing parenthetical ("Lead Engineer" for "Lead 
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
@@ -69,6 +68,7 @@ from pydantic import (
 )
 
 from confide.errors import ConfideError
+from confide.untrusted import InputError, load_json
 
 SCHEMA_VERSION: Final = 1
 
@@ -206,13 +206,22 @@ class Scenario(_Frozen):
 
     @model_validator(mode="after")
     def _structure(self) -> Scenario:
-        for attr in ("name", "role"):
-            seen: set[str] = set()
-            for agent in self.agents:
-                key = getattr(agent, attr)
-                if key in seen:
-                    raise ValueError(f"two agents have the {attr} {key!r}")
-                seen.add(key)
+        # Names are compared as a reader would (case and outer spaces ignored): messages
+        # route by exact name, so "Alex Kim" next to "ALEX KIM" invites misrouting.
+        names: dict[str, str] = {}
+        for agent in self.agents:
+            key = agent.name.strip().casefold()
+            if key in names:
+                raise ValueError(
+                    f"two agents have the name {names[key]!r} and {agent.name!r} "
+                    "(names must differ in more than case and spaces)"
+                )
+            names[key] = agent.name
+        roles: set[str] = set()
+        for agent in self.agents:
+            if agent.role in roles:
+                raise ValueError(f"two agents have the role {agent.role!r}")
+            roles.add(agent.role)
         first: dict[str, tuple[str, Fact]] = {}
         for agent in self.agents:
             for fact in agent.knowledge:
@@ -391,15 +400,11 @@ def read_scenario_file(path: str | Path) -> list[Scenario]:
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ScenarioError(f"{path}: cannot read: {exc.strerror or exc}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ScenarioError(
-            f"{path}: line {exc.lineno}, column {exc.colno}: invalid JSON: {exc.msg}"
-        ) from exc
+        data = load_json(path, "scenario file")
+    except InputError as exc:
+        raise ScenarioError(str(exc)) from None
+    if data == []:
+        raise ScenarioError(f"{path}: the file holds an empty list; expected one or more scenarios")
     records: list[object] = data if isinstance(data, list) else [data]
     scenarios: list[Scenario] = []
     seen: dict[str, int] = {}

@@ -13,7 +13,6 @@ usual rule of thumb, so accounting code has numbers to add.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import threading
 import time
@@ -24,6 +23,7 @@ from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.providers.faults import RAISING_FAULTS, FaultPlan, corrupt
 from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.untrusted import InputError, parse_jsonl, read_text
 
 ReplyFunction = Callable[[list[ChatMessage], GenerateConfig], str]
 Outputs = Sequence[str] | ReplyFunction | Path
@@ -37,19 +37,14 @@ def estimate_tokens(text: str) -> int:
 def load_replies(path: Path) -> list[str]:
     """Replies from a `.jsonl` file (JSON strings or {"text": ...}) or a text file."""
     try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError as exc:
-        raise ModelSpecError(f"cannot read mock replies file {path}: {exc}") from None
-    if path.suffix != ".jsonl":
-        return [line for line in lines if line.strip()]
+        text = read_text(path, "mock replies file")
+        if path.suffix != ".jsonl":
+            return [line for line in text.splitlines() if line.strip()]
+        items = parse_jsonl(text, str(path))
+    except InputError as exc:
+        raise ModelSpecError(str(exc)) from None
     replies = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            item = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ModelSpecError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    for number, item in items:
         if isinstance(item, dict) and isinstance(item.get("text"), str):
             replies.append(item["text"])
         elif isinstance(item, str):
@@ -57,7 +52,7 @@ def load_replies(path: Path) -> list[str]:
         else:
             raise ModelSpecError(
                 f"{path}:{number}: a reply must be a JSON string or an object with a "
-                f'"text" string, got {line[:60]!r}'
+                f'"text" string, got {repr(item)[:60]}'
             )
     return replies
 

@@ -13,19 +13,18 @@ order fallback meaningful when several seats shared a trace.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.untrusted import InputError, parse_jsonl, read_text
 
 OPTIONS = frozenset({"seat", "strict"})
 
@@ -43,17 +42,11 @@ class RecordedCall(BaseModel):
 def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCall]:
     """The successful model calls of a trace file, in file order."""
     try:
-        lines = path.read_text("utf-8").splitlines()
-    except OSError as exc:
-        raise ModelSpecError(f"cannot read replay trace {path}: {exc}") from None
+        events = parse_jsonl(read_text(path, "replay trace"), str(path))
+    except InputError as exc:
+        raise ModelSpecError(str(exc)) from None
     calls = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            event: Any = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ModelSpecError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
+    for number, event in events:
         if not isinstance(event, dict) or event.get("kind") != "model_call":
             continue
         if event.get("completion") is None:

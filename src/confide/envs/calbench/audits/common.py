@@ -17,14 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from confide.core.benchmark import SeatSpec, expand_lineup
 from confide.core.trace import Trace
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.privacy.outputs import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
+from confide.untrusted import InputError, load_yaml
 
 EXPERIMENT_FILE = "experiment.yaml"
 ALL = "all"
@@ -98,9 +97,9 @@ def run_scenarios(run_dir: Path) -> dict[str, Scenario]:
 
     path = run_dir / EXPERIMENT_FILE
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise AuditError(f"{path}: cannot read the experiment file ({exc.strerror})") from None
+        data = load_yaml(path, "experiment file")
+    except InputError as exc:
+        raise AuditError(str(exc)) from None
     if not isinstance(data, dict):
         raise AuditError(f"{path}: expected a mapping of experiment fields")
     suite, tasks = data.get("suite"), data.get("tasks")

@@ -31,7 +31,6 @@ since neither changes the database the evaluator reads.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
@@ -39,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.errors import ConfideError
+from confide.untrusted import InputError, load_json
 
 SCHEMA_VERSION = 1
 REFERENCE_FILE = Path(__file__).parents[1] / "data" / "reference" / "coordination_reference.json"
@@ -274,11 +274,9 @@ def load_reference(path: Path | str = REFERENCE_FILE) -> CoordinationReference:
     """Read a frozen reference; errors name the file and the field."""
     source = Path(path)
     try:
-        data = json.loads(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ReferenceDataError(f"cannot read coordination reference {source}: {exc}") from None
-    except json.JSONDecodeError as exc:
-        raise ReferenceDataError(f"{source}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+        data = load_json(source, "coordination reference")
+    except InputError as exc:
+        raise ReferenceDataError(str(exc)) from None
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version != SCHEMA_VERSION:
         raise ReferenceDataError(
