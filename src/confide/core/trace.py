@@ -13,15 +13,17 @@ compare equal.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
 
@@ -188,7 +190,8 @@ class TraceWriter(TraceRecorder):
         directory.mkdir(parents=True, exist_ok=True)
         self.final_path = directory / f"{episode_id}.jsonl"
         self.partial_path = directory / f"{episode_id}.jsonl.partial"
-        self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+        # a stale partial or a planted symlink is replaced, never written through
+        self._file = io.TextIOWrapper(create_exclusive(self.partial_path), encoding="utf-8")
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:

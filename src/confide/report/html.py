@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from confide import atomic
 from confide.errors import ConfideError
 
 MAX_RESULT_ROWS = 500
@@ -41,8 +42,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
         traces=traces,
     )
     target = Path(output) if output is not None else run_dir / "report.html"
-    target.write_text(html, encoding="utf-8")
-    return target
+    return atomic.write_text(target, html)
 
 
 def _csv_order(run_dir: Path) -> list[Path]:
