@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,6 +15,7 @@ from rich.table import Table
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, load_experiment, run_experiment
+from confide.runner.interrupt import EXIT_CODE
 
 
 def run(
@@ -53,10 +56,16 @@ def run(
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    fresh: Annotated[
+        bool,
+        typer.Option(help="Start over: remove the --out directory's traces and outputs first."),
+    ] = False,
 ) -> None:
     """Run episodes, write traces, results.csv and the summary table, and print it.
 
-    Re-running into the same --out directory resumes: finished episodes are kept.
+    Re-running into the same --out directory resumes: finished episodes are kept when
+    they were made under the same configuration (otherwise the run refuses; see --fresh).
+    Ctrl-C or SIGTERM stops it cleanly with exit status 130.
     """
     overrides: dict[str, Any] = {
         "suite": suite,
@@ -80,7 +89,7 @@ def run(
         data = {k: v for k, v in overrides.items() if v is not None}
         data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data})
-    summary = run_experiment(experiment, show_progress=progress)
+    summary = run_experiment(experiment, show_progress=progress, fresh=fresh)
     console = Console()
     if summary.table:
         console.print(render_table(summary.table, title=f"{experiment.benchmark} summary"))
@@ -90,6 +99,15 @@ def run(
     )
     for episode in summary.failed:
         console.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
+    if summary.interrupted:
+        command = shlex.join(["confide", *(a for a in sys.argv[1:] if a != "--fresh")])
+        console.print(
+            f"[yellow]interrupted[/yellow]: {summary.finished} of {summary.episodes} episodes "
+            f"finished; the outputs in {summary.run_dir} cover those. To resume, run the same "
+            f"command again: {command}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_CODE)
     if summary.failed:
         raise typer.Exit(1)
 

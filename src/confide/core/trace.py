@@ -56,6 +56,9 @@ class EpisodeStart(_Event):
     condition: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+    fingerprint: dict[str, str] = Field(default_factory=dict)
+    """Everything that determines the episode (`confide.runner.fingerprint`); a resumed
+    run reuses the episode only when it is unchanged."""
     started_at: float = 0.0
 
 
@@ -220,6 +223,11 @@ class TraceWriter(TraceRecorder):
         """Close without completing; the partial file stays for inspection."""
         self.finished = True
         self._file.close()
+
+    def discard(self) -> None:
+        """Close and remove the partial file (a cancelled episode: a resumed run reruns it)."""
+        self.abandon()
+        self.partial_path.unlink(missing_ok=True)
 
 
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
