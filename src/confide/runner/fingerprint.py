@@ -36,7 +36,8 @@ are then never mixed with new ones."""
 CREDENTIALS = frozenset({"api_key"})
 """Model options that authenticate but never change an episode (left out, never stored)."""
 
-_HASHED_PREFIXES = ("task", "model_options.")
+_OPAQUE = ("task", "episode_seed", "model_options.")
+"""Keys whose values are hashes or differ per episode: reported as "changed"."""
 
 
 class ResumeMismatch(ConfideError):
@@ -126,7 +127,7 @@ def _message(
         if key == "fingerprint":
             (old, _), = changes
             lines.append(f"  fingerprint: {old} ({count} episodes, e.g. {example})")
-        elif len(changes) == 1 and not key.startswith(_HASHED_PREFIXES):
+        elif len(changes) == 1 and not key.startswith(_OPAQUE):
             (old, new), = changes
             lines.append(f"  {key}: {old} vs. {new} ({count} episodes)")
         else:
