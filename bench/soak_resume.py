@@ -1,0 +1,144 @@
+"""Soak test of resume (issue 12): SIGKILL the README main job at random moments, resume
+each time, and check the end state against an uninterrupted run made here first.
+
+Run by hand (not in CI); it takes about three times the main job's wall time:
+
+    python bench/soak_resume.py [--kills 10] [--seed 0] [--workdir DIR] [-- EXTRA RUN ARGS]
+
+Each kill moment is drawn uniformly over the expected remaining time of that attempt
+(estimated from the baseline's wall time and the share of episodes still to run), so the
+kills land during episodes early on and during the final outputs phase later. At the end:
+every planned episode has exactly one complete trace and no other trace exists;
+results.csv, summary.csv and every benchmark table are byte-identical to the
+uninterrupted run; every trace's footer (rows, metrics, final state) equals the
+baseline's; and no `.partial`, temporary, lock or 0-byte file is left anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from confide.atomic import TEMP_SUFFIX
+from confide.core.trace import read_trace
+from confide.runner.rundir import LOCK_FILE
+
+MAIN_JOB = ["calbench"]
+
+
+def confide(args: list[str], out: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "confide", "run", *args, "--out", str(out), "--no-progress"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+
+
+def traces(run_dir: Path) -> dict[str, Path]:
+    """Episode id -> complete trace file (any trace suffix; `.partial` excluded)."""
+    found: dict[str, Path] = {}
+    for path in (run_dir / "traces").iterdir():
+        if path.name.endswith(".partial") or path.name.startswith("."):
+            continue
+        episode = path.name.split(".jsonl", 1)[0]
+        assert episode not in found, f"two traces for {episode}"
+        found[episode] = path
+    return found
+
+
+def outputs(run_dir: Path) -> dict[str, bytes]:
+    """Every derived table (top-level CSV files), with the run directory's own path (some
+    tables name trace files) replaced by a placeholder."""
+    here = str(run_dir).encode()
+    return {p.name: p.read_bytes().replace(here, b"<run>") for p in sorted(run_dir.glob("*.csv"))}
+
+
+def leftovers(run_dir: Path) -> list[str]:
+    bad = []
+    for path in run_dir.rglob("*"):
+        if path.is_file() and (
+            path.name.endswith((".partial", TEMP_SUFFIX)) or path.name == LOCK_FILE
+            or path.stat().st_size == 0
+        ):
+            bad.append(str(path.relative_to(run_dir)))
+    return sorted(bad)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--kills", type=int, default=10)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("run_args", nargs="*", help="confide run arguments (default: calbench)")
+    args = parser.parse_args()
+    run_args = args.run_args or MAIN_JOB
+    rng = random.Random(args.seed)
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="confide-soak-"))
+    baseline_dir, soak_dir = work / "baseline" / "run", work / "soak" / "run"
+    print(f"soak: confide run {' '.join(run_args)}, {args.kills} kills, in {work}")
+
+    started = time.monotonic()
+    baseline = confide(run_args, baseline_dir)
+    _, err = baseline.communicate()
+    assert baseline.returncode == 0, err.decode()[-2000:]
+    wall = time.monotonic() - started
+    want = traces(baseline_dir)
+    total = len(want)
+    assert not leftovers(baseline_dir), leftovers(baseline_dir)
+    print(f"uninterrupted run: {total} episodes in {wall:.1f} s")
+
+    soak_started = time.monotonic()
+    for kill in range(1, args.kills + 1):
+        remaining = 1 - len(traces(soak_dir)) / total if (soak_dir / "traces").exists() else 1
+        moment = rng.uniform(0, wall * max(remaining, 0.15))
+        proc = confide(run_args, soak_dir)
+        try:
+            proc.wait(timeout=moment)
+            outcome = f"finished first (rc {proc.returncode})"
+            assert proc.returncode == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+        except subprocess.TimeoutExpired:
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait()
+            outcome = "killed"
+        done = len(traces(soak_dir)) if (soak_dir / "traces").exists() else 0
+        print(f"attempt {kill:2d}: SIGKILL at {moment:6.1f} s: {outcome}; {done}/{total} "
+              "episodes complete")
+
+    final_started = time.monotonic()
+    final = confide(run_args, soak_dir)
+    _, err = final.communicate()
+    assert final.returncode == 0, err.decode()[-2000:]
+    print(f"final resume: {time.monotonic() - final_started:.1f} s; whole soak "
+          f"{time.monotonic() - soak_started:.1f} s")
+
+    expected = set(want)
+    got = traces(soak_dir)
+    problems = []
+    if set(got) != expected:
+        problems.append(f"episodes: {len(set(got) - expected)} extra, "
+                        f"{len(expected - set(got))} missing")
+    for episode in sorted(expected & set(got)):
+        a, b = read_trace(got[episode]).footer, read_trace(want[episode]).footer
+        if a is None or b is None or a.model_dump(exclude={"ts"}) != b.model_dump(exclude={"ts"}):
+            problems.append(f"trace {episode}: footer differs from the uninterrupted run")
+    ours, theirs = outputs(soak_dir), outputs(baseline_dir)
+    if ours.keys() != theirs.keys():
+        problems.append(f"tables: {sorted(ours.keys() ^ theirs.keys())} in only one run")
+    problems += [f"{name} differs from the uninterrupted run"
+                 for name in sorted(ours.keys() & theirs.keys()) if ours[name] != theirs[name]]
+    problems += [f"left behind: {name}" for name in leftovers(soak_dir)]
+    print(f"checked: {len(got)} traces (one per episode), {len(ours)} tables byte-compared")
+    for problem in problems[:20]:
+        print("FAIL", problem)
+    print("soak: OK" if not problems else f"soak: {len(problems)} problem(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
