@@ -67,6 +67,9 @@ def _acquire(path: Path) -> int:
                 f"{path.parent} is in use by another confide run (pid {holder}); wait for "
                 "it to finish, stop it, or give another --out"
             ) from None
+        except OSError as exc:
+            os.close(fd)
+            raise RunLockError(f"cannot lock {path}: {exc.strerror}") from None
         try:
             current = os.stat(path, follow_symlinks=False)
         except FileNotFoundError:
