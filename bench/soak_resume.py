@@ -70,6 +70,10 @@ def leftovers(run_dir: Path) -> list[str]:
     return sorted(bad)
 
 
+def say(text: str) -> None:
+    print(text, flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--kills", type=int, default=10)
@@ -81,7 +85,7 @@ def main() -> int:
     rng = random.Random(args.seed)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="confide-soak-"))
     baseline_dir, soak_dir = work / "baseline" / "run", work / "soak" / "run"
-    print(f"soak: confide run {' '.join(run_args)}, {args.kills} kills, in {work}")
+    say(f"soak: confide run {' '.join(run_args)}, {args.kills} kills, in {work}")
 
     started = time.monotonic()
     baseline = confide(run_args, baseline_dir)
@@ -91,7 +95,7 @@ def main() -> int:
     want = traces(baseline_dir)
     total = len(want)
     assert not leftovers(baseline_dir), leftovers(baseline_dir)
-    print(f"uninterrupted run: {total} episodes in {wall:.1f} s")
+    say(f"uninterrupted run: {total} episodes in {wall:.1f} s")
 
     soak_started = time.monotonic()
     for kill in range(1, args.kills + 1):
@@ -107,14 +111,14 @@ def main() -> int:
             proc.wait()
             outcome = "killed"
         done = len(traces(soak_dir)) if (soak_dir / "traces").exists() else 0
-        print(f"attempt {kill:2d}: SIGKILL at {moment:6.1f} s: {outcome}; {done}/{total} "
+        say(f"attempt {kill:2d}: SIGKILL at {moment:6.1f} s: {outcome}; {done}/{total} "
               "episodes complete")
 
     final_started = time.monotonic()
     final = confide(run_args, soak_dir)
     _, err = final.communicate()
     assert final.returncode == 0, err.decode()[-2000:]
-    print(f"final resume: {time.monotonic() - final_started:.1f} s; whole soak "
+    say(f"final resume: {time.monotonic() - final_started:.1f} s; whole soak "
           f"{time.monotonic() - soak_started:.1f} s")
 
     expected = set(want)
@@ -133,10 +137,10 @@ def main() -> int:
     problems += [f"{name} differs from the uninterrupted run"
                  for name in sorted(ours.keys() & theirs.keys()) if ours[name] != theirs[name]]
     problems += [f"left behind: {name}" for name in leftovers(soak_dir)]
-    print(f"checked: {len(got)} traces (one per episode), {len(ours)} tables byte-compared")
+    say(f"checked: {len(got)} traces (one per episode), {len(ours)} tables byte-compared")
     for problem in problems[:20]:
-        print("FAIL", problem)
-    print("soak: OK" if not problems else f"soak: {len(problems)} problem(s)")
+        say(f"FAIL {problem}")
+    say("soak: OK" if not problems else f"soak: {len(problems)} problem(s)")
     return 1 if problems else 0
 
 
