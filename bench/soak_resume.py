@@ -3,11 +3,14 @@ each time, and check the end state against an uninterrupted run made here first.
 
 Run by hand (not in CI); it takes about three times the main job's wall time:
 
-    python bench/soak_resume.py [--kills 10] [--seed 0] [--workdir DIR] [-- EXTRA RUN ARGS]
+    python bench/soak_resume.py [--kills 10] [--seed 0] [--workdir DIR] [--baseline RUN_DIR]
+                                [-- RUN ARGS]
 
-Each kill moment is drawn uniformly over the expected remaining time of that attempt
-(estimated from the baseline's wall time and the share of episodes still to run), so the
-kills land during episodes early on and during the final outputs phase later. At the end:
+The kill moments are random: all but the last two are drawn as random numbers of complete
+episodes (uniform over the run, sorted), each kill landing a random 0-1 s after that many
+episodes are done, so in-flight episodes are cut; the last two land at a random moment
+after every episode is complete, in the final phase that reads the traces back and writes
+the outputs (uniformly within `--final-phase-s` of the start). At the end:
 every planned episode has exactly one complete trace and no other trace exists;
 results.csv, summary.csv and every benchmark table are byte-identical to the
 uninterrupted run; every trace's footer (rows, metrics, final state) equals the
@@ -52,6 +55,10 @@ def traces(run_dir: Path) -> dict[str, Path]:
     return found
 
 
+def count(run_dir: Path) -> int:
+    return len(traces(run_dir)) if (run_dir / "traces").is_dir() else 0
+
+
 def outputs(run_dir: Path) -> dict[str, bytes]:
     """Every derived table (top-level CSV files), with the run directory's own path (some
     tables name trace files) replaced by a placeholder."""
@@ -79,41 +86,51 @@ def main() -> int:
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--final-phase-s", type=float, default=120.0,
+                        help="final-phase kills land uniformly within this many seconds")
+    parser.add_argument("--baseline", type=Path, default=None,
+                        help="an uninterrupted run directory of the same job to compare with")
     parser.add_argument("run_args", nargs="*", help="confide run arguments (default: calbench)")
     args = parser.parse_args()
     run_args = args.run_args or MAIN_JOB
     rng = random.Random(args.seed)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="confide-soak-"))
-    baseline_dir, soak_dir = work / "baseline" / "run", work / "soak" / "run"
+    soak_dir = work / "soak" / "run"
+    baseline_dir = args.baseline or work / "baseline" / "run"
     say(f"soak: confide run {' '.join(run_args)}, {args.kills} kills, in {work}")
 
-    started = time.monotonic()
-    baseline = confide(run_args, baseline_dir)
-    _, err = baseline.communicate()
-    assert baseline.returncode == 0, err.decode()[-2000:]
-    wall = time.monotonic() - started
+    if args.baseline is None:
+        started = time.monotonic()
+        baseline = confide(run_args, baseline_dir)
+        _, err = baseline.communicate()
+        assert baseline.returncode == 0, err.decode()[-2000:]
+        say(f"uninterrupted run: {time.monotonic() - started:.1f} s")
     want = traces(baseline_dir)
     total = len(want)
     assert not leftovers(baseline_dir), leftovers(baseline_dir)
-    say(f"uninterrupted run: {total} episodes in {wall:.1f} s")
+    say(f"baseline {baseline_dir}: {total} episodes")
+    targets = sorted(rng.randrange(1, total) for _ in range(max(args.kills - 2, 0)))
 
+    problems: list[str] = []
     soak_started = time.monotonic()
     for kill in range(1, args.kills + 1):
-        remaining = 1 - len(traces(soak_dir)) / total if (soak_dir / "traces").exists() else 1
-        moment = rng.uniform(0, wall * max(remaining, 0.15))
+        target = targets[kill - 1] if kill <= len(targets) else total
         proc = confide(run_args, soak_dir)
+        started = time.monotonic()
+        while proc.poll() is None and count(soak_dir) < target:
+            time.sleep(0.05)
+        delay = rng.uniform(0, 1) if target < total else rng.uniform(0, args.final_phase_s)
         try:
-            proc.wait(timeout=moment)
+            proc.wait(timeout=delay)
             outcome = f"finished first (rc {proc.returncode})"
-            assert proc.returncode == 0, proc.stderr.read().decode()[-2000:] if proc.stderr else ""
+            if proc.returncode != 0:
+                problems.append(f"attempt {kill} exited with {proc.returncode}")
         except subprocess.TimeoutExpired:
             os.kill(proc.pid, signal.SIGKILL)
             proc.wait()
             outcome = "killed"
-        done = len(traces(soak_dir)) if (soak_dir / "traces").exists() else 0
-        say(f"attempt {kill:2d}: SIGKILL at {moment:6.1f} s: {outcome}; {done}/{total} "
-              "episodes complete")
-
+        say(f"attempt {kill:2d}: {time.monotonic() - started:6.1f} s, target "
+            f"{target} episodes: {outcome}; {count(soak_dir)}/{total} complete")
     final_started = time.monotonic()
     final = confide(run_args, soak_dir)
     _, err = final.communicate()
@@ -123,7 +140,6 @@ def main() -> int:
 
     expected = set(want)
     got = traces(soak_dir)
-    problems = []
     if set(got) != expected:
         problems.append(f"episodes: {len(set(got) - expected)} extra, "
                         f"{len(expected - set(got))} missing")
