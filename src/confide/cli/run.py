@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,6 +14,7 @@ from confide.cli.term import console, print_table
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, load_experiment, run_experiment
+from confide.runner.interrupt import EXIT_CODE
 from confide.untrusted import parse_yaml
 
 
@@ -53,10 +56,16 @@ def run(
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
+    fresh: Annotated[
+        bool,
+        typer.Option(help="Start over: remove the --out directory's traces and outputs first."),
+    ] = False,
 ) -> None:
     """Run episodes, write traces, results.csv and the summary table, and print it.
 
-    Re-running into the same --out directory resumes: finished episodes are kept.
+    Re-running into the same --out directory resumes: finished episodes are kept when
+    they were made under the same configuration (otherwise the run refuses; see --fresh).
+    Ctrl-C or SIGTERM stops it cleanly with exit status 130.
     """
     overrides: dict[str, Any] = {
         "suite": suite,
@@ -81,7 +90,7 @@ def run(
         data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data})
     try:
-        summary = run_experiment(experiment, show_progress=progress)
+        summary = run_experiment(experiment, show_progress=progress, fresh=fresh)
     except OSError as exc:  # read-only or full disk: say where, not a traceback
         where = f" ({exc.filename})" if exc.filename else ""
         raise ConfideError(
@@ -97,6 +106,15 @@ def run(
     )
     for episode in summary.failed:
         term.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
+    if summary.interrupted:
+        command = shlex.join(["confide", *(a for a in sys.argv[1:] if a != "--fresh")])
+        term.print(
+            f"[yellow]interrupted[/yellow]: {summary.finished} of {summary.episodes} episodes "
+            f"finished; the outputs in {summary.run_dir} cover those. To resume, run the same "
+            f"command again: {command}",
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_CODE)
     if summary.failed:
         raise typer.Exit(1)
 

@@ -13,15 +13,17 @@ compare equal.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
 from confide.untrusted import InputError, read_text
@@ -55,6 +57,9 @@ class EpisodeStart(_Event):
     condition: str | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
+    fingerprint: dict[str, str] = Field(default_factory=dict)
+    """Everything that determines the episode (`confide.runner.fingerprint`); a resumed
+    run reuses the episode only when it is unchanged."""
     started_at: float = 0.0
 
 
@@ -189,7 +194,8 @@ class TraceWriter(TraceRecorder):
         directory.mkdir(parents=True, exist_ok=True)
         self.final_path = directory / f"{episode_id}.jsonl"
         self.partial_path = directory / f"{episode_id}.jsonl.partial"
-        self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+        # a stale partial or a planted symlink is replaced, never written through
+        self._file = io.TextIOWrapper(create_exclusive(self.partial_path), encoding="utf-8")
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
@@ -218,6 +224,11 @@ class TraceWriter(TraceRecorder):
         """Close without completing; the partial file stays for inspection."""
         self.finished = True
         self._file.close()
+
+    def discard(self) -> None:
+        """Close and remove the partial file (a cancelled episode: a resumed run reruns it)."""
+        self.abandon()
+        self.partial_path.unlink(missing_ok=True)
 
 
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:

@@ -12,8 +12,6 @@ silently turn independent samples into copies of the first one.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from confide import atomic
 from confide.llm.request import request_key, request_payload
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
 
@@ -61,14 +60,8 @@ class ResponseCache:
             "request": request,
             "completion": completion.model_dump(mode="json"),
         }
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, ensure_ascii=False)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        with atomic.atomic_text(path) as handle:
+            json.dump(entry, handle, ensure_ascii=False)
 
 
 class CachedModel:

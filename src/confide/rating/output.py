@@ -13,6 +13,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from confide import atomic
 from confide.rating.standings import (
     ModelStanding,
     ReferenceStanding,
@@ -113,7 +114,7 @@ def print_leaderboard(state: LeaderboardState, console: Console | None = None) -
 
 def write_model_csv(state: LeaderboardState, path: Path) -> None:
     """Write the model standings (columns `MODEL_CSV_COLUMNS`)."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with atomic.atomic_text(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(MODEL_CSV_COLUMNS)
         for row in model_standings(state):
@@ -141,7 +142,7 @@ def write_model_csv(state: LeaderboardState, path: Path) -> None:
 
 def write_reference_csv(state: LeaderboardState, path: Path) -> None:
     """Write the reference-protocol standings (columns `REFERENCE_CSV_COLUMNS`)."""
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with atomic.atomic_text(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(REFERENCE_CSV_COLUMNS)
         for row in reference_standings(state):

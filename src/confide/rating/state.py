@@ -10,13 +10,13 @@ round-trip exactly), so load -> save -> load is the identity.
 from __future__ import annotations
 
 import json
-import os
 from enum import StrEnum
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from confide import atomic
 from confide.rating.results import RatingInputError, SeatResult
 from confide.untrusted import InputError, read_text
 
@@ -183,7 +183,5 @@ def load_state(path: Path) -> LeaderboardState:
 def save_state(state: LeaderboardState, path: Path) -> None:
     """Write the state as indented JSON, atomically (temp file + rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(path.name + ".tmp")
     payload = json.dumps(state.model_dump(mode="json"), indent=2, sort_keys=True)
-    temporary.write_text(payload + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    atomic.write_text(path, payload + "\n")

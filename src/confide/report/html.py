@@ -21,6 +21,7 @@ from urllib.parse import quote
 import yaml
 from jinja2 import Environment, PackageLoader
 
+from confide import atomic
 from confide.errors import ConfideError
 from confide.report.figures import headline_figures
 from confide.view.data import RunData
@@ -44,8 +45,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
     target = Path(output) if output is not None else run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     html = render_report(run_dir, target.parent)
-    target.write_text(html, encoding="utf-8")
-    return target
+    return atomic.write_text(target, html)
 
 
 def render_report(run_dir: Path, where: Path) -> str:

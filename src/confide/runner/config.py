@@ -11,6 +11,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from confide import atomic
 from confide.core.benchmark import parse_lineup
 from confide.errors import ConfideError
 from confide.untrusted import InputError, load_yaml
@@ -107,4 +108,4 @@ def build_experiment(data: dict[str, Any], source: str = "command line") -> Expe
 
 def dump_experiment(experiment: Experiment, path: Path) -> None:
     """Write the resolved experiment next to its results."""
-    path.write_text(yaml.safe_dump(experiment.model_dump(), sort_keys=False), encoding="utf-8")
+    atomic.write_text(path, yaml.safe_dump(experiment.model_dump(), sort_keys=False))

@@ -2,15 +2,20 @@
 
 Each episode writes its own trace; results are rebuilt from complete traces, so a run
 killed at any point and started again runs every episode exactly once: complete traces
-(status ok) are skipped, partial or failed ones are run again from scratch.
+(status ok) are skipped, partial or failed ones are run again from scratch. A finished
+episode is reused only when its fingerprint matches this run's (`fingerprint`); the run
+holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
+(`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
+written for the finished ones, `RunSummary.interrupted` set.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,9 +27,12 @@ from confide.registry import get_benchmark
 from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.expand import EpisodePlan, expand, worker_chains
+from confide.runner.fingerprint import check_resume, episode_fingerprints
+from confide.runner.interrupt import StopSignals
 from confide.runner.models import RunModels
 from confide.runner.progress import RunProgress
 from confide.runner.results import result_rows, write_csv
+from confide.runner.rundir import prepare, run_lock
 
 
 @dataclass
@@ -34,38 +42,85 @@ class RunSummary:
     run_dir: Path
     episodes: int
     skipped: int
+    finished: int = 0
+    """Episodes with a complete trace at the end (all of them unless interrupted)."""
+    interrupted: bool = False
     failed: list[str] = field(default_factory=list)
     rows: list[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
 
 
-def run_experiment(experiment: Experiment, *, show_progress: bool = True) -> RunSummary:
-    """Run (or resume) an experiment synchronously; see `run_experiment_async`."""
-    return asyncio.run(run_experiment_async(experiment, show_progress=show_progress))
+def run_experiment(
+    experiment: Experiment, *, show_progress: bool = True, fresh: bool = False
+) -> RunSummary:
+    """Run (or resume) an experiment synchronously, stopping cleanly on SIGINT / SIGTERM
+    when called from the main thread; see `run_experiment_async`."""
+
+    async def main(signals: StopSignals) -> RunSummary:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+
+        def request_stop() -> None:
+            with contextlib.suppress(RuntimeError):  # the loop already closed
+                loop.call_soon_threadsafe(stop.set)
+
+        signals.on_stop(request_stop)
+        return await run_experiment_async(
+            experiment, show_progress=show_progress, fresh=fresh, stop=stop
+        )
+
+    with StopSignals() as signals:
+        return asyncio.run(main(signals))
 
 
 async def run_experiment_async(
-    experiment: Experiment, *, show_progress: bool = True
+    experiment: Experiment,
+    *,
+    show_progress: bool = True,
+    fresh: bool = False,
+    stop: asyncio.Event | None = None,
 ) -> RunSummary:
-    """Expand, skip complete episodes, run the rest with bounded concurrency, then write
-    results.csv, the summary table and the benchmark's own outputs."""
+    """Expand, lock the run directory, check that the complete episodes may be reused
+    (`fresh` discards them instead), run the rest with bounded concurrency, then write
+    results.csv, the summary table and the benchmark's own outputs. Setting `stop` starts
+    no more episodes and cancels the running ones; the outputs then cover the finished
+    episodes."""
     spec = get_benchmark(experiment.benchmark)
     plans = expand(spec, experiment)
+    prints = episode_fingerprints(spec.id, experiment, plans)
     # Tasks and suites are loaded and live for the whole run: move them out of the cyclic
     # collector's sight so each collection scans only what episodes allocate (measured:
     # ~13% less CPU per reference-protocol game).
     gc.freeze()
     run_dir = Path(experiment.output_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with run_lock(run_dir):
+        prepare(run_dir, fresh=fresh)
+        return await _run_locked(
+            spec, experiment, plans, prints, run_dir, show_progress,
+            stop if stop is not None else asyncio.Event(),
+        )
+
+
+async def _run_locked(
+    spec: BenchmarkSpec,
+    experiment: Experiment,
+    plans: list[EpisodePlan],
+    prints: Mapping[str, dict[str, str]],
+    run_dir: Path,
+    show_progress: bool,
+    stop: asyncio.Event,
+) -> RunSummary:
     trace_dir = run_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
-    dump_experiment(experiment, run_dir / "experiment.yaml")
-
     done = {
         p.episode_id: trace
         for p in plans
         if (trace := _load_complete(trace_dir / f"{p.episode_id}.jsonl")) is not None
     }
+    check_resume(str(run_dir), prints, {k: t.header for k, t in done.items()})
+    dump_experiment(experiment, run_dir / "experiment.yaml")
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
     failed: list[str] = []
@@ -75,7 +130,13 @@ async def run_experiment_async(
         async def worker(chain: list[EpisodePlan]) -> None:
             async with limit:
                 for plan in chain:
-                    trace = await run_episode(spec, plan, experiment, trace_dir, models)
+                    if stop.is_set():
+                        return
+                    trace = await run_episode(
+                        spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop
+                    )
+                    if trace is None:
+                        return
                     done[plan.episode_id] = trace
                     ok = trace.footer is not None and trace.footer.status == "ok"
                     if not ok:
@@ -84,8 +145,9 @@ async def run_experiment_async(
 
         await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
-    traces = [done[p.episode_id] for p in plans]
-    rows = result_rows(plans, traces)
+    finished = [p for p in plans if p.episode_id in done]
+    traces = [done[p.episode_id] for p in finished]
+    rows = result_rows(finished, traces)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
     if table:
@@ -98,6 +160,8 @@ async def run_experiment_async(
         run_dir=run_dir,
         episodes=len(plans),
         skipped=len(plans) - len(todo),
+        finished=len(finished),
+        interrupted=stop.is_set(),
         failed=sorted(failed),
         rows=rows,
         table=table,
@@ -114,9 +178,12 @@ async def run_episode(
     experiment: Experiment,
     trace_dir: Path,
     models: Callable[..., Any],
-) -> Trace:
+    fingerprint: dict[str, str],
+    stop: asyncio.Event,
+) -> Trace | None:
     """Run one episode into its trace file and return it; an exception becomes a failed
-    footer (the run goes on)."""
+    footer (the run goes on). When `stop` is set first, the episode is cancelled, its
+    partial trace removed, and None returned."""
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(
@@ -133,6 +200,7 @@ async def run_episode(
                 "options": experiment.options,
             },
             versions={"confide": __version__},
+            fingerprint=fingerprint,
         )
     )
     ctx = EpisodeContext(
@@ -146,9 +214,19 @@ async def run_episode(
         roles=dict(experiment.roles),
         options=dict(experiment.options),
     )
+    body = asyncio.ensure_future(spec.run_episode(ctx))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((body, stopped), return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if not body.done():
+        body.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):  # let it unwind
+            await body
+        await asyncio.to_thread(writer.discard)
+        return None
     footer: EpisodeEnd
     try:
-        result = await spec.run_episode(ctx)
+        result = body.result()
     except Exception as exc:  # one broken episode must not take down the run
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         footer = EpisodeEnd(status="error", error=detail)
@@ -162,8 +240,9 @@ async def run_episode(
 
 
 def _load_complete(path: Path) -> Trace | None:
-    """The trace at `path` if it holds a finished, successful episode."""
-    if not path.exists():
+    """The trace at `path` if it holds a finished, successful episode (never through a
+    symlink: a run reuses only files it wrote)."""
+    if path.is_symlink() or not path.exists():
         return None
     try:
         trace = read_trace(path)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from confide import atomic
 from confide.core.trace import Trace
 from confide.runner.expand import EpisodePlan
 
@@ -40,7 +41,7 @@ def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with atomic.atomic_text(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), restval="")
         writer.writeheader()
         writer.writerows(rows)

@@ -173,6 +173,10 @@ def _solver() -> cp_model.CpSolver:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SOLVER_SEED
+    # CP-SAT's own SIGINT handler would end a search early on Ctrl-C and, when the solve
+    # ends, reset SIGINT to the default (killing the process on the next Ctrl-C instead of
+    # letting the runner stop cleanly, `confide.runner.interrupt`)
+    solver.parameters.catch_sigint_signal = False
     return solver
 
 

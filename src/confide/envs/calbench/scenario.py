@@ -34,6 +34,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
+from confide import atomic
 from confide.envs.calbench.calendar import (
     Calendar,
     Errand,
@@ -368,7 +369,7 @@ def save_scenarios(path: str | Path, scenarios: Iterable[Scenario]) -> Path:
     """Write one scenario per line (JSONL); returns the path."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
-    with p.open("w", encoding="utf-8") as fh:
+    with atomic.atomic_text(p) as fh:
         for sc in scenarios:
             fh.write(sc.model_dump_json(exclude_none=False) + "\n")
     return p

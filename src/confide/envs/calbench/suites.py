@@ -33,6 +33,7 @@ import json
 import sys
 from pathlib import Path
 
+from confide import atomic
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.fixtures import is_fixture_record, parse_fixture_record
 from confide.envs.calbench.generator import (
@@ -155,8 +156,8 @@ def write_suite(name: str, directory: Path = DATA_DIR) -> Path:
     suite = build_suite(name)
     path = save_scenarios(directory / f"{name}.jsonl", suite.scenarios)
     summary = json.loads(suite.summary.model_dump_json())
-    (directory / f"{name}_summary.json").write_text(
-        json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+    atomic.write_text(
+        directory / f"{name}_summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n"
     )
     return path
 

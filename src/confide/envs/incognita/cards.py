@@ -42,6 +42,7 @@ from types import MappingProxyType
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from confide import atomic
 from confide.envs.incognita.generator import WorldSpec
 from confide.envs.incognita.loaders import load_world, read_json, validate
 from confide.envs.incognita.tools import (
@@ -203,7 +204,7 @@ def load_suite(path: str | Path = SUITE_FILE) -> tuple[World, CardSuite]:
 def save_suite(suite: CardSuite, path: str | Path) -> None:
     """Write a suite as indented JSON."""
     text = json.dumps(suite.model_dump(mode="json"), indent=2)
-    Path(path).write_text(text + "\n", encoding="utf-8")
+    atomic.write_text(path, text + "\n")
 
 
 def replay_gold(world0: World, card: TaskCard) -> World:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from confide import atomic
 from confide.envs.incognita.tools import ToolCall
 from confide.envs.incognita.world import SCHEMA_VERSION, World, WorldDataError
 from confide.untrusted import InputError, load_json
@@ -111,10 +112,8 @@ def load_world(path: str | Path) -> World:
 
 def save_world(world: World, path: str | Path) -> None:
     """Write `world` as JSON with sorted keys (one key per line, diff-friendly)."""
-    Path(path).write_text(
-        json.dumps(world.model_dump(mode="json"), sort_keys=True, indent=1) + "\n",
-        encoding="utf-8",
-    )
+    text = json.dumps(world.model_dump(mode="json"), sort_keys=True, indent=1)
+    atomic.write_text(path, text + "\n")
 
 
 def _tau2_instruction(scenario: dict[str, Any]) -> str:

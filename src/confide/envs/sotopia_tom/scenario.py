@@ -67,6 +67,7 @@ from pydantic import (
     model_validator,
 )
 
+from confide import atomic
 from confide.errors import ConfideError
 from confide.untrusted import InputError, load_json
 
@@ -364,7 +365,7 @@ def scenario_to_json(scenario: Scenario) -> str:
 
 def save_scenario(scenario: Scenario, path: str | Path) -> None:
     """Write one scenario to `path` as native JSON."""
-    Path(path).write_text(scenario_to_json(scenario), encoding="utf-8")
+    atomic.write_text(path, scenario_to_json(scenario))
 
 
 def parse_scenario(record: Mapping[str, Any], *, where: str = "<record>") -> Scenario:

@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from confide import atomic
 from confide.core.trace import EnvEvent, Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import GameRecord, game_records, run_scenarios
@@ -75,7 +76,7 @@ def _vps_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
     if not judged:
         return written
     cases = run_dir / "judge_cases.json"
-    cases.write_text(json.dumps(_judge_cases(judged_games), indent=1) + "\n", encoding="utf-8")
+    atomic.write_text(cases, json.dumps(_judge_cases(judged_games), indent=1) + "\n")
     protocol = [trace_vps(g.trace, {g.scenario.task_id: g.scenario}) for g in judged_games]
     precision = agreement.precision_rows(judged, reflected)
     cells = agreement.cell_agreement([c for g in judged for c in g.cells],

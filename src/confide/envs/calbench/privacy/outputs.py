@@ -16,6 +16,7 @@ from dataclasses import astuple, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from confide import atomic
 from confide.core.trace import Trace
 from confide.envs.calbench.privacy.vps import (
     EvidenceRow,
@@ -95,7 +96,7 @@ def write_table(path: Path, row_type: type[Any], rows: Sequence[Any]) -> Path:
     """Write dataclass rows of `row_type` (header = its field names); returns the path."""
     if not is_dataclass(row_type):
         raise TypeError(f"write_table: {row_type!r} is not a dataclass")
-    with path.open("w", encoding="utf-8", newline="") as fh:
+    with atomic.atomic_text(path, newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
         writer.writerow([f.name for f in fields(row_type)])
         for row in rows:

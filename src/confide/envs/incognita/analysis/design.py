@@ -23,6 +23,7 @@ from typing import Any
 
 import yaml
 
+from confide import atomic
 from confide.stats.design import (
     DesignError,
     Worker,
@@ -127,5 +128,4 @@ def write_experiment_file(path: Path | str, fields: dict[str, Any] | None = None
     """Write the experiment file (default: the paper's design) and return its path."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(experiment_yaml(fields or paper_experiment()), encoding="utf-8")
-    return target
+    return atomic.write_text(target, experiment_yaml(fields or paper_experiment()))

@@ -17,6 +17,7 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from confide import atomic
 from confide.envs.incognita.analysis.failures import FailureType
 
 Row = dict[str, Any]
@@ -39,7 +40,8 @@ PROCESS_LABELS: dict[str, str] = {
 def _save(figure: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     FigureCanvasAgg(figure)
-    figure.savefig(path, dpi=100)
+    with atomic.atomic_binary(path) as handle:
+        figure.savefig(handle, format="png", dpi=100)
     return path
 
 

@@ -36,6 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
+from confide import atomic
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.errors import ConfideError
 from confide.untrusted import InputError, load_json
@@ -266,8 +267,7 @@ def save_reference(reference: CoordinationReference, path: Path | str = REFERENC
     """Write the reference as indented JSON (the frozen data file)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(reference.model_dump_json(indent=1) + "\n", encoding="utf-8")
-    return target
+    return atomic.write_text(target, reference.model_dump_json(indent=1) + "\n")
 
 
 def load_reference(path: Path | str = REFERENCE_FILE) -> CoordinationReference:

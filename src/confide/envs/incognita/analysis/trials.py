@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from confide import atomic
 from confide.core.trace import Trace
 from confide.envs.incognita.analysis.failures import FailureType, label_failure, trial_counts
 from confide.envs.incognita.analysis.reader import read_trial, trial_events
@@ -153,7 +154,7 @@ def _cell(value: Any) -> str:
 def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
     """CSV of table rows (columns in first-seen order; None as an empty cell)."""
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    with path.open("w", newline="", encoding="utf-8") as handle:
+    with atomic.atomic_text(path, newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(columns)
         for row in rows:

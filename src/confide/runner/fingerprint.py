@@ -1,0 +1,144 @@
+"""Resume fingerprints: what a finished episode was made under, and the refusal to reuse it
+under anything else.
+
+An episode id names only the task, lineup, condition and repetition, so a second run into
+the same directory with another seed or other options would otherwise keep the first
+run's episodes and report them under the new configuration. Every trace header carries
+the episode's fingerprint: a flat mapping from a dotted key to a canonical text value,
+covering everything that determines the episode. That is the task's content (a hash), the
+benchmark, seat specs (the lineup), condition, repetition, the experiment and episode
+seeds, the role bindings (the judge among them), the environment options (sampling
+settings such as Incognita's `agent_temperature` live there), the model options (hashed,
+credentials left out) and `SCORING_VERSION`. Before anything runs, `check_resume`
+compares each finished episode's stored fingerprint with the one this run would give it
+and refuses with one message listing every difference.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from pydantic_core import to_json
+
+from confide.core.trace import EpisodeStart
+from confide.errors import ConfideError
+from confide.runner.config import Experiment
+from confide.runner.expand import EpisodePlan
+
+SCORING_VERSION = 1
+"""Bump whenever a change to confide alters what a finished episode records (its rows,
+metrics or final state) for the same configuration: episodes scored by an older version
+are then never mixed with new ones."""
+
+CREDENTIALS = frozenset({"api_key"})
+"""Model options that authenticate but never change an episode (left out, never stored)."""
+
+_OPAQUE = ("task", "episode_seed", "model_options.")
+"""Keys whose values are hashes or differ per episode: reported as "changed"."""
+
+
+class ResumeMismatch(ConfideError):
+    """Finished episodes in the run directory were made under another configuration."""
+
+
+def digest(value: Any) -> str:
+    """A short, stable hash of any JSON-serialisable value (pydantic models included)."""
+    return "sha256:" + hashlib.sha256(to_json(value)).hexdigest()[:16]
+
+
+def episode_fingerprints(
+    benchmark: str, experiment: Experiment, plans: Iterable[EpisodePlan]
+) -> dict[str, dict[str, str]]:
+    """Episode id -> fingerprint, each task hashed once."""
+    shared = {
+        "benchmark": benchmark,
+        "seed": str(experiment.seed),
+        "scoring_version": str(SCORING_VERSION),
+        **_flat("roles", experiment.roles, hashed=False),
+        **_flat("options", experiment.options, hashed=False),
+        **_flat("model_options", experiment.model_options, hashed=True),
+    }
+    tasks: dict[str, str] = {}
+    prints = {}
+    for plan in plans:
+        if plan.task.id not in tasks:
+            tasks[plan.task.id] = digest(plan.task)
+        prints[plan.episode_id] = {
+            **shared,
+            "task": tasks[plan.task.id],
+            "lineup": plan.lineup_text,
+            "condition": plan.condition or "-",
+            "repetition": str(plan.repetition),
+            "episode_seed": str(plan.seed),
+        }
+    return prints
+
+
+def _flat(prefix: str, value: Any, *, hashed: bool) -> dict[str, str]:
+    if isinstance(value, Mapping):
+        out: dict[str, str] = {}
+        for key in sorted(value, key=str):
+            if hashed and key in CREDENTIALS:
+                continue
+            out.update(_flat(f"{prefix}.{key}", value[key], hashed=hashed))
+        return out
+    return {prefix: digest(value) if hashed else json.dumps(value, sort_keys=True, default=str)}
+
+
+def check_resume(
+    run_dir: str, expected: Mapping[str, Mapping[str, str]], headers: Mapping[str, EpisodeStart]
+) -> None:
+    """Raise `ResumeMismatch` unless every finished episode's stored fingerprint equals the
+    one this run expects for it (`headers`: episode id -> header of its finished trace)."""
+    differences: dict[str, dict[tuple[str, str], list[str]]] = {}
+    stale = 0
+    for episode, header in headers.items():
+        want = expected[episode]
+        have = header.fingerprint
+        if have == want:
+            continue
+        stale += 1
+        if not have:
+            differences.setdefault("fingerprint", {}).setdefault(
+                (f"none (written by confide {header.versions.get('confide', '?')})", "-"), []
+            ).append(episode)
+            continue
+        for key in sorted(want.keys() | have.keys()):
+            old, new = have.get(key, "(absent)"), want.get(key, "(absent)")
+            if old != new:
+                differences.setdefault(key, {}).setdefault((old, new), []).append(episode)
+    if stale:
+        raise ResumeMismatch(_message(run_dir, stale, differences))
+
+
+def _message(
+    run_dir: str, stale: int, differences: Mapping[str, Mapping[tuple[str, str], list[str]]]
+) -> str:
+    lines = [
+        f"{run_dir} holds {stale} finished episode(s) made under a different configuration; "
+        "resuming would mix them with this run's. What differs (stored vs. this run):"
+    ]
+    for key, changes in differences.items():
+        count = sum(len(episodes) for episodes in changes.values())
+        example = next(iter(changes.values()))[0]
+        if key == "fingerprint":
+            (old, _), = changes
+            lines.append(f"  fingerprint: {old} ({count} episodes, e.g. {example})")
+        elif len(changes) == 1 and not key.startswith(_OPAQUE):
+            (old, new), = changes
+            lines.append(f"  {key}: {old} vs. {new} ({count} episodes)")
+        else:
+            lines.append(f"  {key}: changed ({count} episodes, e.g. {example})")
+    if any(key.startswith("roles.") and "judge" in key for key in differences):
+        lines.append(
+            "A different judge changes only the scores, but rescoring finished episodes "
+            "(`confide rescore`) is not available yet, so they would have to be run again."
+        )
+    lines.append(
+        "Nothing was run. Start over with --fresh (removes this directory's traces and "
+        "outputs), or give a new --out."
+    )
+    return "\n".join(lines)
