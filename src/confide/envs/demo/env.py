@@ -114,9 +114,12 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Messages and invalid turns per participant type."""
+    """Messages and invalid turns per participant type (failed episodes have no seat
+    rows, only their status and error)."""
     table: dict[str, dict[str, Any]] = {}
     for row in rows:
+        if row.get("status", "ok") != "ok":
+            continue
         entry = table.setdefault(
             row["participant"], {"participant": row["participant"], "seats": 0, "messages": 0,
                                  "invalid": 0}
