@@ -134,6 +134,8 @@ class TestSmolLM2:
         assert threads[0] == threads[1]
 
     def test_prefix_cache_keeps_the_states_of_a_thread(self) -> None:
+        from llama_cpp.llama_cache import LlamaRAMCache
+
         path = str(local.find_weights("smollm2"))
         engine = llama_engine.LlamaEngine(path=path, n_ctx=2048, n_threads=None, cache_mb=64)
         try:
@@ -144,7 +146,8 @@ class TestSmolLM2:
                 thread.append({"role": "assistant", "content": reply["content"]})
                 if follow_up is not None:
                     thread.append({"role": "user", "content": follow_up})
-            assert engine.llama.cache is not None and len(engine.llama.cache.cache_state) >= 2
+            cache = engine.llama.cache
+            assert isinstance(cache, LlamaRAMCache) and len(cache.cache_state) >= 2
         finally:
             engine.close()
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from confide.llm.types import GenerateConfig
 
@@ -94,8 +94,8 @@ class LlamaEngine:
             kwargs["seed"] = config.seed
         if config.response_schema is not None:
             kwargs["grammar"] = json_grammar(config.response_schema)
-        result: dict[str, Any] = self.llama.create_chat_completion(**kwargs)
-        return result
+        # not streamed, so the response is one dict
+        return cast("dict[str, Any]", self.llama.create_chat_completion(**kwargs))
 
     def close(self) -> None:
         """Free the model while the interpreter is still whole (llama-cpp-python's own
