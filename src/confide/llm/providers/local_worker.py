@@ -81,15 +81,14 @@ def serve(fd: int) -> None:
     try:
         conn.send(("ready",))
         while True:
-            try:
-                messages, config = conn.recv()
-            except EOFError:
-                return
+            messages, config = conn.recv()
             try:
                 reply: tuple[str, Any] = ("ok", engine.complete(messages, config))
             except Exception as exc:
                 reply = ("error", _describe(exc))
             conn.send(reply)
+    except (EOFError, OSError):  # the parent closed its end, or is gone
+        return
     finally:
         engine.close()
 
