@@ -67,7 +67,7 @@ class ModelError(ConfideError):
 
     def __repr__(self) -> str:
         return (
-            f"ModelError(model={self.model!r}, kind={self.kind!r}, "
+            f"{type(self).__name__}(model={self.model!r}, kind={self.kind!r}, "
             f"transient={self.transient}, status_code={self.status_code}, "
             f"attempts={self.attempts}, message={self.message!r})"
         )
@@ -81,10 +81,11 @@ class ModelError(ConfideError):
 
 
 class ModelCrashError(ModelError):
-    """The process running an embedded model died during a call (segfault, abort, the
-    kernel's out-of-memory killer). `cause` names it: a signal name such as `SIGKILL`,
-    or `exit code N`. Not transient: a prompt that crashes the model once would crash
-    it again, so the call fails and its episode is recorded as an error."""
+    """The process running an embedded model died during a call or while loading the
+    model for it (segfault, abort, the kernel's out-of-memory killer). `cause` names it:
+    a signal name such as `SIGKILL`, or `exit code N`. Not transient: a prompt that
+    crashes the model once would crash it again, so the call fails and its episode is
+    recorded as an error."""
 
     def __init__(self, message: str, *, model: str, cause: str) -> None:
         super().__init__(message, model=model, kind="crash")
