@@ -1,5 +1,6 @@
 """Trace writer, reader, canonical form and the per-agent printer."""
 
+import gzip
 import json
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from confide.core import (
     read_trace,
 )
 from confide.core.seeding import derive_seed, np_rng, py_rng
+from confide.core.trace import TraceFiles, trace_text
 from confide.core.trace_view import render_trace
 
 
@@ -69,16 +71,42 @@ def test_agent_view_hides_what_it_did_not_see(tmp_path: Path) -> None:
 
 def test_malformed_trace_names_file_line_and_field(tmp_path: Path) -> None:
     writer = _episode(tmp_path)
-    lines = writer.final_path.read_text().splitlines()
+    lines = trace_text(writer.final_path).splitlines()
     bad = json.loads(lines[1])
     bad["message"]["sender"] = 42
     lines[1] = json.dumps(bad)
-    writer.final_path.write_text("\n".join(lines))
-    with pytest.raises(TraceError, match=r"ep1.jsonl:2: field message.message.sender"):
+    writer.final_path.write_text("\n".join(lines))  # plain JSONL reads too
+    with pytest.raises(TraceError, match=r"ep1.jsonl.gz:2: field message.message.sender"):
         read_trace(writer.final_path)
     (tmp_path / "x.jsonl").write_text(lines[2] + "\n")
     with pytest.raises(TraceError, match="must start with an episode_start"):
         read_trace(tmp_path / "x.jsonl")
+
+
+def test_traces_are_gzipped_deterministic_and_stream_from_disk(tmp_path: Path) -> None:
+    first = _episode(tmp_path / "a").final_path
+    second = _episode(tmp_path / "b").final_path
+    assert first.name == "ep1.jsonl.gz" and first.read_bytes()[:2] == b"\x1f\x8b"
+    header = first.read_bytes()[:10]
+    assert header[3] == 0 and header[4:8] == b"\0\0\0\0"  # no file name, no mtime
+    canon = [canonical_events(read_trace(p).events) for p in (first, second)]
+    assert canon[0] == canon[1]
+    assert gzip.decompress(first.read_bytes()).decode() == trace_text(first)
+    files = TraceFiles([first, second])
+    assert len(files) == 2 and files[1].path == str(second)
+    assert [t.header.episode_id for t in files] == ["ep1", "ep1"]
+    assert [t.path for t in files[:1]] == [str(first)]
+
+
+def test_corrupt_or_binary_trace_names_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(b"\x1f\x8b\x09\x00garbage-garbage")  # method 9: not deflate
+    with pytest.raises(TraceError, match=r"broken\.jsonl\.gz: corrupt gzip data"):
+        read_trace(broken)
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(TraceError, match=r"binary\.jsonl: not UTF-8 text"):
+        read_trace(binary)
 
 
 def test_seeds_are_stable_and_distinct() -> None:

@@ -10,6 +10,7 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from confide.core.trace import TRACE_SUFFIX
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, load_experiment, run_experiment
@@ -89,7 +90,8 @@ def run(
         f"results in {summary.run_dir}/results.csv"
     )
     for episode in summary.failed:
-        console.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
+        trace = f"{summary.run_dir}/traces/{episode}{TRACE_SUFFIX}"
+        console.print(f"[red]failed[/red] {episode}: see {trace}")
     if summary.failed:
         raise typer.Exit(1)
 

@@ -15,7 +15,7 @@ app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True)
 
 @app.command("show")
 def show(
-    file: Annotated[Path, typer.Argument(help="A trace .jsonl (or .jsonl.partial) file.")],
+    file: Annotated[Path, typer.Argument(help="A trace .jsonl.gz or .jsonl (or .partial) file.")],
     as_agent: Annotated[
         str | None, typer.Option("--as", help="Show only what this agent observed.")
     ] = None,

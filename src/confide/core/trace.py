@@ -1,10 +1,15 @@
 """Episode traces: typed events, an append-only JSONL writer, a reader.
 
-A trace is one JSONL file per episode: an `episode_start` header (config, seeds, versions,
-scenario id), then events, then an `episode_end` footer (status, final state, metrics and
-the result rows). The writer appends to `<id>.jsonl.partial` (flushed at least twice a second) and
-renames to `<id>.jsonl` only when the footer is written (after an fsync), so a killed run
+A trace is one gzipped JSONL file per episode (`<id>.jsonl.gz`, read it with `zcat` or
+`confide trace show`): an `episode_start` header (config, seeds, versions, scenario id),
+then events, then an `episode_end` footer (status, final state, metrics and the result
+rows). The writer appends to `<id>.jsonl.gz.partial` (flushed at least twice a second, each
+flush a complete deflate block, so a partial file reads up to its last flush) and renames
+it to `<id>.jsonl.gz` only when the footer is written (after an fsync), so a killed run
 leaves at most one partial file per episode in flight and a complete file is always whole.
+Compression pays: reference-protocol traces repeat each agent's rendered calendar in many
+events, and gzip at level 3 shrinks them about 8x for under 2 ms per game. The reader also
+takes plain JSONL (traces from earlier versions, hand-written test traces).
 
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
@@ -13,12 +18,14 @@ compare equal.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -30,6 +37,14 @@ FLUSH_INTERVAL_S = 0.5
 """A partial trace reaches the disk at least this often (it is for watching a live
 episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
 VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
+TRACE_SUFFIX = ".jsonl.gz"
+COMPRESS_LEVEL = 3
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def trace_file(directory: Path, episode_id: str) -> Path:
+    """Where the complete trace of `episode_id` lives in a run's trace directory."""
+    return directory / f"{episode_id}{TRACE_SUFFIX}"
 
 
 class TraceError(ConfideError):
@@ -179,16 +194,20 @@ class TraceRecorder:
 
 
 class TraceWriter(TraceRecorder):
-    """Appends events to `<dir>/<episode_id>.jsonl.partial` (one line each, flushed at
-    least every FLUSH_INTERVAL_S);
-    `finish` fsyncs and atomically renames it to `<episode_id>.jsonl`."""
+    """Appends gzipped events to `<dir>/<episode_id>.jsonl.gz.partial` (one line each,
+    flushed at least every FLUSH_INTERVAL_S);
+    `finish` fsyncs and atomically renames it to `<episode_id>.jsonl.gz`."""
 
     def __init__(self, directory: Path, episode_id: str) -> None:
         super().__init__(episode_id)
         directory.mkdir(parents=True, exist_ok=True)
-        self.final_path = directory / f"{episode_id}.jsonl"
-        self.partial_path = directory / f"{episode_id}.jsonl.partial"
-        self._file: IO[str] = self.partial_path.open("w", encoding="utf-8")
+        self.final_path = trace_file(directory, episode_id)
+        self.partial_path = self.final_path.with_name(self.final_path.name + ".partial")
+        self._raw = self.partial_path.open("wb")
+        # no file name and mtime 0 in the header: the same events give the same bytes
+        self._file = gzip.GzipFile(
+            filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
+        )
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
@@ -197,7 +216,7 @@ class TraceWriter(TraceRecorder):
         return trace
 
     def _write(self, event: TraceEvent) -> None:
-        self._file.write(event.model_dump_json() + "\n")
+        self._file.write(event.model_dump_json().encode() + b"\n")
         now = time.monotonic()
         if now - self._flushed >= FLUSH_INTERVAL_S:
             self._file.flush()
@@ -209,14 +228,17 @@ class TraceWriter(TraceRecorder):
         self._flushed = time.monotonic()
 
     def _seal(self) -> None:
-        os.fsync(self._file.fileno())
-        self._file.close()
+        self._file.close()  # writes the gzip trailer; the raw file stays open
+        self._raw.flush()
+        os.fsync(self._raw.fileno())
+        self._raw.close()
         os.replace(self.partial_path, self.final_path)
 
     def abandon(self) -> None:
         """Close without completing; the partial file stays for inspection."""
         self.finished = True
         self._file.close()
+        self._raw.close()
 
 
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
@@ -234,11 +256,28 @@ def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
     return events
 
 
+def trace_text(path: Path | str) -> str:
+    """The JSONL text of a trace file: gzipped (complete, or a `.partial` cut after its
+    last flush) or plain. OSError when unreadable; TraceError when not UTF-8 or corrupt."""
+    path = Path(path)
+    data = path.read_bytes()
+    if data.startswith(_GZIP_MAGIC):
+        # a decompressobj, not gzip.decompress: a partial file has no trailer yet
+        try:
+            data = zlib.decompressobj(wbits=31).decompress(data)
+        except zlib.error as exc:
+            raise TraceError(f"{path}: corrupt gzip data ({exc})") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TraceError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
 def read_trace(path: Path | str) -> Trace:
-    """Read a trace file (complete or `.partial`)."""
+    """Read a trace file (complete or `.partial`, gzipped or plain)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = trace_text(path)
     except OSError as exc:
         raise TraceError(f"cannot read trace {path}: {exc.strerror}") from None
     events = parse_events(text.splitlines(), str(path))
@@ -247,6 +286,31 @@ def read_trace(path: Path | str) -> Trace:
     footer = events[-1] if isinstance(events[-1], EpisodeEnd) else None
     body = events[1:-1] if footer is not None else events[1:]
     return Trace(path=str(path), header=events[0], events=body, footer=footer)
+
+
+class TraceFiles(Sequence[Trace]):
+    """Trace files read one at a time on access: a whole run's traces as a sequence that
+    never holds more than the one being looked at (a run of 10,000 episodes stays flat)."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self.paths = list(paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @overload
+    def __getitem__(self, index: int) -> Trace: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> TraceFiles: ...
+
+    def __getitem__(self, index: int | slice) -> Trace | TraceFiles:
+        if isinstance(index, slice):
+            return TraceFiles(self.paths[index])
+        return read_trace(self.paths[index])
+
+    def __iter__(self) -> Iterator[Trace]:
+        return (read_trace(p) for p in self.paths)
 
 
 def canonical_events(events: Iterable[BaseModel]) -> list[Any]:

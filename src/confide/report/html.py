@@ -14,6 +14,7 @@ from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from confide.core.trace import TRACE_SUFFIX
 from confide.errors import ConfideError
 
 MAX_RESULT_ROWS = 500
@@ -32,7 +33,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
         {"name": p.stem.replace("_", " "), "data": base64.b64encode(p.read_bytes()).decode()}
         for p in sorted((run_dir / "figures").glob("*.png"))
     ]
-    traces = sorted(p.name for p in (run_dir / "traces").glob("*.jsonl"))
+    traces = sorted(p.name for p in (run_dir / "traces").glob(f"*{TRACE_SUFFIX}"))
     html = env.get_template("report.html.j2").render(
         title=f"confide run: {run_dir.name}",
         experiment=experiment.read_text(encoding="utf-8") if experiment.exists() else "",

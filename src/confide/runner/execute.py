@@ -3,6 +3,10 @@
 Each episode writes its own trace; results are rebuilt from complete traces, so a run
 killed at any point and started again runs every episode exactly once: complete traces
 (status ok) are skipped, partial or failed ones are run again from scratch.
+
+Memory stays flat as the run grows: a finished episode leaves only its footer's status
+and result rows in memory; its events live in the trace file, and the benchmark's output
+hook reads the traces back one at a time (`TraceFiles`).
 """
 
 from __future__ import annotations
@@ -17,7 +21,15 @@ from typing import Any
 
 from confide import __version__
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext
-from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceError, TraceWriter, read_trace
+from confide.core.trace import (
+    EpisodeEnd,
+    EpisodeStart,
+    TraceError,
+    TraceFiles,
+    TraceWriter,
+    read_trace,
+    trace_file,
+)
 from confide.registry import get_benchmark
 from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
@@ -62,9 +74,9 @@ async def run_experiment_async(
     dump_experiment(experiment, run_dir / "experiment.yaml")
 
     done = {
-        p.episode_id: trace
+        p.episode_id: footer
         for p in plans
-        if (trace := _load_complete(trace_dir / f"{p.episode_id}.jsonl")) is not None
+        if (footer := _load_complete(trace_file(trace_dir, p.episode_id))) is not None
     }
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
@@ -75,24 +87,24 @@ async def run_experiment_async(
         async def worker(chain: list[EpisodePlan]) -> None:
             async with limit:
                 for plan in chain:
-                    trace = await run_episode(spec, plan, experiment, trace_dir, models)
-                    done[plan.episode_id] = trace
-                    ok = trace.footer is not None and trace.footer.status == "ok"
+                    footer = await run_episode(spec, plan, experiment, trace_dir, models)
+                    done[plan.episode_id] = footer
+                    ok = footer.status == "ok"
                     if not ok:
                         failed.append(plan.episode_id)
                     bar.advance(ok)
 
         await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
-    traces = [done[p.episode_id] for p in plans]
-    rows = result_rows(plans, traces)
+    footers = [done[p.episode_id] for p in plans]
+    rows = result_rows(plans, footers)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
     if table:
         write_csv(run_dir / "summary.csv", table)
-    ok_traces = [t for t in traces if t.footer is not None and t.footer.status == "ok"]
     if spec.write_outputs is not None:
-        spec.write_outputs(run_dir, ok_traces)
+        ok = [p for p, f in zip(plans, footers, strict=True) if f.status == "ok"]
+        spec.write_outputs(run_dir, TraceFiles([trace_file(trace_dir, p.episode_id) for p in ok]))
     build_report(run_dir)
     return RunSummary(
         run_dir=run_dir,
@@ -114,9 +126,9 @@ async def run_episode(
     experiment: Experiment,
     trace_dir: Path,
     models: Callable[..., Any],
-) -> Trace:
-    """Run one episode into its trace file and return it; an exception becomes a failed
-    footer (the run goes on)."""
+) -> EpisodeEnd:
+    """Run one episode into its trace file and return its slim footer (`_slim`); an
+    exception becomes a failed footer (the run goes on)."""
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(
@@ -158,15 +170,21 @@ async def run_episode(
         )
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
-    return writer.as_trace()
+    return _slim(footer)
 
 
-def _load_complete(path: Path) -> Trace | None:
-    """The trace at `path` if it holds a finished, successful episode."""
+def _slim(footer: EpisodeEnd) -> EpisodeEnd:
+    """The part of a footer the run keeps in memory: status, error and result rows (the
+    final state and metrics stay in the trace file)."""
+    return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
+
+
+def _load_complete(path: Path) -> EpisodeEnd | None:
+    """The slim footer of the trace at `path` if it holds a finished, successful episode."""
     if not path.exists():
         return None
     try:
-        trace = read_trace(path)
+        footer = read_trace(path).footer
     except TraceError:
         return None
-    return trace if trace.footer is not None and trace.footer.status == "ok" else None
+    return _slim(footer) if footer is not None and footer.status == "ok" else None

@@ -40,7 +40,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from functools import lru_cache
 from typing import Any
 
 from confide.core.trace import EnvEvent, MessageDelivered
@@ -76,12 +75,11 @@ def _rescale(item: Slot, scale: Mapping[int, int]) -> Slot:
     return None if item is None else replace(item, cost=scale.get(item.cost, item.cost))
 
 
-@lru_cache(maxsize=4096)
 def oracle_per_agent(
     calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]
 ) -> tuple[int, ...] | None:
-    """Per-agent cost of the canonical CP-SAT oracle for `meetings` (None if infeasible).
-    Cached: the oracle is deterministic and the same subsets recur across lineups."""
+    """Per-agent cost of the canonical CP-SAT oracle for `meetings` (None if infeasible;
+    solved once per run and problem: `solve_oracle` is memoized)."""
     solution = solve_oracle(calendars, meetings)
     return None if solution is None else solution.per_agent_cost
 

@@ -1,7 +1,7 @@
 """Replaying recorded model calls from a trace, for exact re-runs.
 
-`replay/<path>` reads the `model_call` events of a trace JSONL file (other lines are
-ignored, as are calls that ended in an error) and answers each request with the
+`replay/<path>` reads the `model_call` events of a trace file, gzipped or plain (other
+lines are ignored, as are calls that ended in an error) and answers each request with the
 recorded completion of the same request: messages and config, hashed like the cache
 does. Identical requests recorded several times are answered in recorded order. When a
 request was not recorded (a prompt changed, say), the next unused recorded call in file
@@ -23,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from confide.core.trace import TraceError, trace_text
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
@@ -43,7 +44,9 @@ class RecordedCall(BaseModel):
 def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCall]:
     """The successful model calls of a trace file, in file order."""
     try:
-        lines = path.read_text("utf-8").splitlines()
+        lines = trace_text(path).splitlines()
+    except TraceError as exc:
+        raise ModelSpecError(f"cannot read replay trace {exc}") from None
     except OSError as exc:
         raise ModelSpecError(f"cannot read replay trace {path}: {exc}") from None
     calls = []

@@ -11,8 +11,9 @@ finished them in.
 from __future__ import annotations
 
 import csv
-from collections.abc import Mapping, Sequence
-from dataclasses import astuple, fields, is_dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -63,13 +64,16 @@ def trace_vps(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameVps:
 
 
 def write_privacy_outputs(
-    run_dir: Path, traces: Sequence[Trace], scenarios_by_id: Mapping[str, Scenario]
+    run_dir: Path, traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]
 ) -> None:
-    """Write the four F.5 tables for `traces` into `run_dir`."""
-    games = sorted(
-        (trace_vps(t, scenarios_by_id) for t in traces),
-        key=lambda g: (g.game.game_id, g.game.trace_path),
-    )
+    """Write the four F.5 tables for `traces` into `run_dir` (one trace in memory at a
+    time)."""
+    write_privacy_tables(run_dir, [trace_vps(t, scenarios_by_id) for t in traces])
+
+
+def write_privacy_tables(run_dir: Path, vps: Iterable[GameVps]) -> None:
+    """Write the four F.5 tables of the games' VPS rows into `run_dir`."""
+    games = sorted(vps, key=lambda g: (g.game.game_id, g.game.trace_path))
     rows: dict[str, list[Row]] = {
         "belief_evidence.csv": [r for g in games for r in g.evidence],
         "pair_round_vps.csv": [r for g in games for r in g.pairs],
@@ -95,9 +99,12 @@ def write_table(path: Path, row_type: type[Any], rows: Sequence[Any]) -> Path:
     """Write dataclass rows of `row_type` (header = its field names); returns the path."""
     if not is_dataclass(row_type):
         raise TypeError(f"write_table: {row_type!r} is not a dataclass")
+    names = [f.name for f in fields(row_type)]
+    # attrgetter, not dataclasses.astuple: astuple deep-copies every value (6 s of a
+    # 1,080-game run) and the rows hold only scalars
+    values = attrgetter(*names) if len(names) > 1 else lambda row: (getattr(row, names[0]),)
     with path.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow([f.name for f in fields(row_type)])
-        for row in rows:
-            writer.writerow([_cell(v) for v in astuple(row)])
+        writer.writerow(names)
+        writer.writerows([_cell(v) for v in values(row)] for row in rows)
     return path
