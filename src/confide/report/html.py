@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import csv
+import gzip
+import itertools
 from pathlib import Path
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -47,21 +49,26 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
 
 
 def _csv_order(run_dir: Path) -> list[Path]:
-    files = sorted(run_dir.glob("*.csv"))
+    files = sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
     first = [p for p in files if p.name == "summary.csv"]
     last = [p for p in files if p.name == "results.csv"]
     return first + [p for p in files if p not in first + last] + last
 
 
 def _table(path: Path, run_dir: Path) -> dict[str, object]:
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.reader(handle))
-    header, body = (rows[0], rows[1:]) if rows else ([], [])
+    # streamed: a table can hold hundreds of thousands of rows and only the first
+    # MAX_RESULT_ROWS are shown
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        body = list(itertools.islice(reader, MAX_RESULT_ROWS))
+        hidden = sum(1 for _ in reader)
     return {
         "name": path.name,
         "header": header,
-        "rows": [[_fmt(c) for c in r] for r in body[:MAX_RESULT_ROWS]],
-        "truncated": max(0, len(body) - MAX_RESULT_ROWS),
+        "rows": [[_fmt(c) for c in r] for r in body],
+        "truncated": hidden,
         "href": path.relative_to(run_dir).as_posix(),
     }
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,7 @@ from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record, run_scenarios
 from confide.envs.calbench.privacy import agreement, judge_vps, reflection
 from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
-from confide.envs.calbench.privacy.outputs import write_privacy_tables, write_table
+from confide.envs.calbench.privacy.outputs import PrivacyTables, write_table
 from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
 
@@ -46,7 +46,8 @@ class GameTables:
 
     tally: GameTally
     trace_path: str
-    vps: GameVps
+    judged_vps: GameVps | None
+    """The protocol VPS rows of a judged game (the judge is compared with them)."""
     leaks: list[semantic.LeakRow]
     disclosures: list[own_slot.DisclosureRow]
     units: list[analyses.SpeakerUnit]
@@ -70,16 +71,22 @@ def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
     ]
 
 
-def game_tables(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameTables:
-    """Every table row of one game (errors name the trace)."""
+def game_tables(
+    trace: Trace, scenarios_by_id: Mapping[str, Scenario], privacy: PrivacyTables | None = None
+) -> GameTables:
+    """Every table row of one game (errors name the trace); its F.5 rows go to `privacy`."""
     game = game_record(trace, scenarios_by_id)
     events = game.events
     path, gid = trace.path, game.game_id
     judged = answered(events, judge_vps.EVENT)
+    vps = vps_rows(game.scenario, events, trace_path=path, game_id=gid,
+                   keep_evidence=privacy is not None)
+    if privacy is not None:
+        privacy.add(vps)
     return GameTables(
         tally=game.tally(),
         trace_path=path,
-        vps=vps_rows(game.scenario, events, trace_path=path, game_id=gid),
+        judged_vps=replace(vps, evidence=[]) if judged else None,
         leaks=semantic.game_leaks(game),
         disclosures=own_slot.game_disclosures(game),
         units=analyses.speaker_units(game),
@@ -92,10 +99,13 @@ def game_tables(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameTa
 
 
 def collect(
-    traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]
+    traces: Iterable[Trace],
+    scenarios_by_id: Mapping[str, Scenario],
+    privacy: PrivacyTables | None = None,
 ) -> list[GameTables]:
     """The tables of every game, one trace at a time, in (game id, trace path) order."""
-    return sorted((game_tables(t, scenarios_by_id) for t in traces), key=lambda g: g.key)
+    games = (game_tables(t, scenarios_by_id, privacy) for t in traces)
+    return sorted(games, key=lambda g: g.key)
 
 
 def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list[Path]:
@@ -121,7 +131,7 @@ def _vps_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
         json.dumps([c for g in judged_games for c in g.judge_cases], indent=1) + "\n",
         encoding="utf-8",
     )
-    protocol = [g.vps for g in judged_games]
+    protocol = [g.judged_vps for g in judged_games if g.judged_vps is not None]
     precision = agreement.precision_rows(judged, reflected)
     cells = agreement.cell_agreement([c for g in judged for c in g.cells],
                                      [c for g in reflected for c in g.cells])
@@ -187,8 +197,8 @@ def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None
     """The CalBench `write_outputs` hook: protocol-semantic VPS tables (F.5) and the
     tables of `write_audit_outputs`, from one pass over the traces."""
     root = Path(run_dir)
-    games = collect(traces, run_scenarios(root))
-    root.mkdir(parents=True, exist_ok=True)
-    write_privacy_tables(root, [g.vps for g in games])
+    scenarios = run_scenarios(root)
+    with PrivacyTables(root) as privacy:
+        games = collect(traces, scenarios, privacy)
     _audit_outputs(root, games)
     _vps_outputs(root, games)
