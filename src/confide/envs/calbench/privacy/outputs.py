@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from confide.core.trace import COMPRESS_LEVEL, Trace
 from confide.envs.calbench.privacy.vps import (
@@ -99,9 +99,9 @@ class PrivacyTables:
 
     def add(self, vps: GameVps) -> None:
         key = game_key(vps)
-        for table, rows in zip(self._tables, (vps.evidence, vps.pairs, [vps.game], vps.targets),
-                               strict=True):
-            table.add(key, rows)
+        rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
+        for table, game_rows in zip(self._tables, rows, strict=True):
+            table.add(key, game_rows)
 
     def __enter__(self) -> PrivacyTables:
         return self
@@ -144,7 +144,7 @@ class SpooledTable:
 
 
 @contextmanager
-def _open_table(path: Path) -> Iterator[IO[bytes]]:
+def _open_table(path: Path) -> Iterator[io.BufferedIOBase]:
     """A table file for writing; `.gz` names are gzipped (no name or time in the header,
     so equal tables give equal bytes)."""
     with path.open("wb") as raw:
@@ -184,10 +184,7 @@ def _cell(value: object) -> str:
 def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
     """Write dataclass rows of `row_type` (header = its field names; gzipped when the
     name ends in `.gz`); returns the path."""
-    names = _field_names(row_type)
-    values = _getter(names)
-    with _open_table(path) as raw, io.TextIOWrapper(raw, encoding="utf-8", newline="") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(names)
-        writer.writerows([_cell(v) for v in values(row)] for row in rows)
+    table = SpooledTable(path, row_type)
+    table.add(("", ""), rows)
+    table.close()
     return path
