@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from confide.report import build_report
-
 
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (holds results.csv).")],
@@ -17,4 +15,6 @@ def report(
     ] = None,
 ) -> None:
     """Render tables, figures and trace links of a run into one HTML file."""
+    from confide.report import build_report  # imported here: `confide --help` stays fast
+
     typer.echo(f"wrote {build_report(run_dir, out)}")

@@ -10,10 +10,8 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
-from confide.core.trace import TRACE_SUFFIX
 from confide.errors import ConfideError
-from confide.registry import benchmark_ids, get_benchmark
-from confide.runner import build_experiment, load_experiment, run_experiment
+from confide.registry import CATALOG, get_benchmark
 
 
 def run(
@@ -59,6 +57,9 @@ def run(
 
     Re-running into the same --out directory resumes: finished episodes are kept.
     """
+    from confide.core.trace import TRACE_SUFFIX  # imported here: `--help` stays fast
+    from confide.runner import build_experiment, load_experiment, run_experiment
+
     overrides: dict[str, Any] = {
         "suite": suite,
         "tasks": str(tasks) if tasks else None,
@@ -98,16 +99,16 @@ def run(
 
 def benchmarks() -> None:
     """List the registered benchmarks with their suites, reference participants and conditions."""
-    rows = []
-    for bid in benchmark_ids():
-        spec = get_benchmark(bid)
-        rows.append({
-            "id": bid,
-            "suites": ", ".join(spec.suites),
-            "references": ", ".join(spec.references),
-            "conditions": ", ".join(c for c in spec.conditions if c) or "-",
-            "description": spec.description,
-        })
+    rows = [
+        {
+            "id": entry.id,
+            "suites": ", ".join(entry.suites),
+            "references": ", ".join(entry.references),
+            "conditions": ", ".join(c for c in entry.conditions if c) or "-",
+            "description": entry.description,
+        }
+        for entry in CATALOG
+    ]
     Console().print(render_table(rows, title="benchmarks"))
 
 

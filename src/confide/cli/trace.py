@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from confide.core.trace import read_trace
-from confide.core.trace_view import render_trace
-
 app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True)
 
 
@@ -22,4 +19,7 @@ def show(
     prompts: Annotated[bool, typer.Option(help="Include full model prompts.")] = False,
 ) -> None:
     """Print the episode event by event."""
+    from confide.core.trace import read_trace  # imported here: `confide --help` stays fast
+    from confide.core.trace_view import render_trace
+
     typer.echo(render_trace(read_trace(file), as_agent, show_prompts=prompts))
