@@ -208,6 +208,7 @@ class TraceWriter(TraceRecorder):
         self._file = gzip.GzipFile(
             filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
         )
+        self._pending: list[bytes] = []
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
@@ -216,18 +217,26 @@ class TraceWriter(TraceRecorder):
         return trace
 
     def _write(self, event: TraceEvent) -> None:
-        self._file.write(event.model_dump_json().encode() + b"\n")
-        now = time.monotonic()
-        if now - self._flushed >= FLUSH_INTERVAL_S:
-            self._file.flush()
-            self._flushed = now
+        # lines are compressed in batches: one deflate call per event costs more than the
+        # compression itself
+        self._pending.append(event.model_dump_json().encode())
+        if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+            self.flush()
+
+    def _drain(self) -> None:
+        if self._pending:
+            self._pending.append(b"")
+            self._file.write(b"\n".join(self._pending))
+            self._pending.clear()
 
     def flush(self) -> None:
         """Push buffered lines to the partial file now."""
+        self._drain()
         self._file.flush()
         self._flushed = time.monotonic()
 
     def _seal(self) -> None:
+        self._drain()
         self._file.close()  # writes the gzip trailer; the raw file stays open
         self._raw.flush()
         os.fsync(self._raw.fileno())
@@ -237,6 +246,7 @@ class TraceWriter(TraceRecorder):
     def abandon(self) -> None:
         """Close without completing; the partial file stays for inspection."""
         self.finished = True
+        self._drain()
         self._file.close()
         self._raw.close()
 
