@@ -11,6 +11,14 @@ Compression pays: reference-protocol traces repeat each agent's rendered calenda
 events, and gzip at level 3 shrinks them about 8x for under 2 ms per game. The reader also
 takes plain JSONL (traces from earlier versions, hand-written test traces).
 
+A model's prompt repeats the whole conversation so far, so full prompts would make a trace
+grow with the square of its length. On disk a `model_call` line therefore stores only what
+is new since the previous call of the same seat and purpose: `"prompt_prefix": [line,
+count]` says its messages start with the first `count` messages of the call on line `line`
+(1-based) of the same file, and `messages` holds the rest. `parse_events` (and so
+`read_trace`, `trace show`, the replay provider and every reader built on them) restores
+the full prompt; in memory a `ModelCall` always holds it.
+
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
 compare equal.
@@ -38,6 +46,9 @@ FLUSH_INTERVAL_S = 0.5
 episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
 VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
 TRACE_SUFFIX = ".jsonl.gz"
+PROMPT_PREFIX = "prompt_prefix"
+_MODEL_CALL = '"model_call"'
+"""Lines holding this are decoded with json first (their prompt may be a reference)."""
 COMPRESS_LEVEL = 3
 _GZIP_MAGIC = b"\x1f\x8b"
 
@@ -209,6 +220,8 @@ class TraceWriter(TraceRecorder):
             filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
         )
         self._pending: list[bytes] = []
+        self._lines = 0
+        self._prompts: dict[tuple[str | None, str], tuple[int, list[dict[str, Any]]]] = {}
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
@@ -219,9 +232,32 @@ class TraceWriter(TraceRecorder):
     def _write(self, event: TraceEvent) -> None:
         # lines are compressed in batches: one deflate call per event costs more than the
         # compression itself
-        self._pending.append(event.model_dump_json().encode())
+        self._lines += 1
+        line = self._model_call_line(event) if isinstance(event, ModelCall) else None
+        self._pending.append((line or event.model_dump_json()).encode())
         if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
             self.flush()
+
+    def _model_call_line(self, call: ModelCall) -> str | None:
+        """The call's line with its prompt prefix by reference (module docstring), or None
+        when it shares no prefix with the seat's previous call for the same purpose."""
+        key = (call.seat, call.purpose)
+        previous = self._prompts.get(key)
+        self._prompts[key] = (self._lines, call.messages)
+        if previous is None:
+            return None
+        line, before = previous
+        count = 0
+        for old, new in zip(before, call.messages, strict=False):
+            if old != new:
+                break
+            count += 1
+        if count == 0:
+            return None
+        data = call.model_dump(mode="json")
+        data["messages"] = data["messages"][count:]
+        data[PROMPT_PREFIX] = [line, count]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
     def _drain(self) -> None:
         if self._pending:
@@ -251,19 +287,64 @@ class TraceWriter(TraceRecorder):
         self._raw.close()
 
 
+def restore_prompt(
+    raw: dict[str, Any], number: int, prompts: dict[int, list[Any]], source: str
+) -> dict[str, Any]:
+    """A decoded `model_call` line (line `number`) with its full prompt: its
+    `prompt_prefix` reference resolved against `prompts` (line -> full prompt of the
+    earlier calls, which this adds to). Errors name the file and line."""
+    messages = raw.get("messages")
+    reference = raw.pop(PROMPT_PREFIX, None)
+    if reference is not None:
+        if not (
+            isinstance(reference, list) and len(reference) == 2
+            and all(type(v) is int for v in reference) and isinstance(messages, list)
+        ):
+            raise TraceError(f"{source}:{number}: field {PROMPT_PREFIX}: expected [line, count]")
+        line, count = reference
+        base = prompts.get(line)
+        if base is None or not 0 < count <= len(base):
+            raise TraceError(
+                f"{source}:{number}: field {PROMPT_PREFIX}: no earlier model call on line "
+                f"{line} with {count} messages"
+            )
+        messages = raw["messages"] = base[:count] + messages
+    if isinstance(messages, list):
+        prompts[number] = messages
+    return raw
+
+
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
-    """Parse JSONL lines into events; errors name the file and line."""
+    """Parse JSONL lines into events (full prompts restored); errors name the file and
+    line."""
     events: list[TraceEvent] = []
+    prompts: dict[int, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            events.append(_EVENT_ADAPTER.validate_json(line))
+            if _MODEL_CALL in line:
+                raw = _decode(line, number, source)
+                if raw.get("kind") == "model_call":
+                    raw = restore_prompt(raw, number, prompts, source)
+                events.append(_EVENT_ADAPTER.validate_python(raw))
+            else:
+                events.append(_EVENT_ADAPTER.validate_json(line))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "<line>"
             raise TraceError(f"{source}:{number}: field {field}: {first['msg']}") from None
     return events
+
+
+def _decode(line: str, number: int, source: str) -> dict[str, Any]:
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise TraceError(f"{source}:{number}: invalid JSON ({exc.msg})") from None
+    if not isinstance(raw, dict):
+        raise TraceError(f"{source}:{number}: an event must be a JSON object")
+    return raw
 
 
 def trace_text(path: Path | str) -> str:

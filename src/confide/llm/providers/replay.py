@@ -23,7 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from confide.core.trace import TraceError, trace_text
+from confide.core.trace import TraceError, restore_prompt, trace_text
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
@@ -50,6 +50,7 @@ def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCal
     except OSError as exc:
         raise ModelSpecError(f"cannot read replay trace {path}: {exc}") from None
     calls = []
+    prompts: dict[int, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -59,6 +60,10 @@ def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCal
             raise ModelSpecError(f"{path}:{number}: invalid JSON ({exc.msg})") from None
         if not isinstance(event, dict) or event.get("kind") != "model_call":
             continue
+        try:
+            event = restore_prompt(event, number, prompts, str(path))
+        except TraceError as exc:
+            raise ModelSpecError(str(exc)) from None
         if event.get("completion") is None:
             continue
         try:
