@@ -31,7 +31,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from confide.core.trace import ModelCall, Trace, read_trace
+from confide.core.trace import ModelCall, Trace, read_trace, trace_files
 from confide.registry import get_benchmark
 from confide.runner import build_experiment, run_experiment
 
@@ -97,7 +97,7 @@ def timed_run(args: argparse.Namespace, latency: float) -> tuple[float, list[Gam
         summary = run_experiment(experiment, show_progress=False)
         wall = time.perf_counter() - start
         assert not summary.failed, summary.failed
-        traces = sorted((run_dir / "traces").glob("*.jsonl"))
+        traces = trace_files(run_dir / "traces")
         return wall, [game_stats(read_trace(p)) for p in traces]
 
 

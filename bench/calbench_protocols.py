@@ -1,25 +1,23 @@
-"""CalBench reference-protocol speed (issue 3): milliseconds per game for each reference
-protocol over the public fixture tasks (../shared/anchors/calbench/tasks/*.jsonl, loaded
-with the domain loader), and the ratio to the published harness (~60 ms per IMAP game,
-~120 ms per DSM game on these CPUs).
+"""CalBench reference-protocol speed against the published engine (issue 15, target 1).
 
-A game is what the harness does per task: the full A.3-A.5 engine (every sweep, postbox
-delivery, observation, batch validation and Table 5 trace event, recorded in memory) with
-one protocol in every seat. Metrics are timed separately (with the oracle cache warm; a
-cold fixture task needs one CP-SAT solve, which is the oracle's cost, not the protocol's).
-Times are CPU milliseconds of this process. Each game is timed on its own in every one of
-`--repeat` passes and the reported figure is the mean over tasks of each task's fastest
-pass: on a shared virtual machine a neighbour's burst slows whichever games it overlaps
-by up to 2x, and a per-game minimum discards those bursts without discarding any task.
-The headline `ms/game` is measured the way `confide run` plays games: after
-`gc.freeze()`, which the runner calls once its tasks are loaded (the 216 scenarios are
-large, long-lived object graphs that every full collection would otherwise rescan).
-`no-freeze` repeats the timing without it (after a `gc.collect()`, so every protocol
-starts from the same heap), and `pass` is the whole-pass mean of the best pass of the
-headline timing, for comparison. The speed-up is the published time over `ms/game`
-(`no-freeze` gives the other). Skips cleanly when the fixtures are absent.
+Plays the 216 public fixture tasks (../shared/anchors/calbench/tasks/*.jsonl) with each
+reference protocol in every seat, once with the published engine (the unmodified harness
+under ../shared/anchors/calbench/peer/, through its `peer_game.play(task, protocol,
+max_turns)`) and once with confide, interleaved task by task in this one process, and
+prints the ratio of the published engine's time to ours per protocol.
 
-    PYTHONPATH=src python bench/calbench_protocols.py [--repeat 3]
+Both sides are timed as a user gets them: a game plus its metrics. The published harness
+times `CalendarGame(config).run()` itself (game and metrics; it reads the fixture's
+precomputed optimum). confide's side is `SPEC.run_episode`, exactly what `confide run`
+awaits per episode: the engine, the section 4.2 metrics (the scheduled-only oracle is
+solved once per problem per process, as in a run) and the leaderboard audit columns,
+recorded into an in-memory trace, after `gc.freeze()` as the runner does. Both use the
+task's own turn limit and the DM condition. Each game is played `--repeat` times per side
+and its fastest wall time kept (a neighbour's burst on a shared machine slows whichever
+game it overlaps); the figure per protocol is the mean over tasks of those per-game times,
+and the ratio is published / confide. Skips cleanly when ../shared is absent.
+
+    PYTHONPATH=src python bench/calbench_protocols.py [--repeat 3] [--limit N]
 """
 
 from __future__ import annotations
@@ -27,93 +25,81 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import importlib
+import json
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
-from confide.envs.calbench.actions import seat_of
-from confide.envs.calbench.engine import Game, GameOutcome
-from confide.envs.calbench.metrics import evaluate
-from confide.envs.calbench.participants import make_reference
+from confide.envs.calbench.env import game_limits, parse_options
 from confide.envs.calbench.scenario import Scenario
 
-PUBLISHED_MS = {"imap": 60.0, "dsm-welfare": 120.0, "dsm-private": 120.0}
-"""Published harness time per game on these CPUs (issue 3); no figure exists for SD-MAP."""
+PEER_NAMES = {
+    "imap": "imap", "sdmap": "sd", "dsm-welfare": "paper_dsm_welfare",
+    "dsm-private": "private_dsm",
+}
+"""Our protocol name -> the published harness's (peer_game.py)."""
 
 
-def fixture_dir() -> Path:
-    return Path(os.environ.get("CONFIDE_SHARED", "/work/shared")) / "anchors/calbench/tasks"
+def anchors() -> Path:
+    return Path(os.environ.get("CONFIDE_SHARED", "/work/shared")) / "anchors/calbench"
 
 
-async def play(task: Scenario, protocol: str) -> tuple[GameOutcome, TraceRecorder]:
-    """One game with `protocol` in every seat, traced in memory."""
-    seats = [seat_of(a) for a in range(task.num_agents)]
-    players = {seat: make_reference(seat, protocol, {}) for seat in seats}
-    trace = TraceRecorder()
-    outcome = await Game(task, players, trace).play()
-    return outcome, trace
+def ours(loop: asyncio.AbstractEventLoop, task: Scenario, protocol: str) -> float:
+    """Wall seconds of one episode as `confide run` plays it (module docstring)."""
+    ctx = EpisodeContext(
+        episode_id=task.task_id, task=task, lineup=parse_lineup(protocol), seed=0,
+        trace=TraceRecorder(task.task_id), model_factory=_no_models, condition="dm",
+    )
+    start = time.perf_counter()
+    loop.run_until_complete(SPEC.run_episode(ctx))
+    return time.perf_counter() - start
 
 
-async def game_times(tasks: list[Scenario], protocol: str) -> list[float]:
-    """CPU ms of each game in one pass (each game's trace is dropped after it, as in a run)."""
-    times = []
-    for task in tasks:
-        start = time.process_time()
-        await play(task, protocol)
-        times.append((time.process_time() - start) * 1000)
-    return times
-
-
-def per_game_best(tasks: list[Scenario], protocol: str, repeat: int) -> tuple[float, float]:
-    """(mean over tasks of each game's fastest pass, mean of the fastest whole pass)."""
-    passes = [asyncio.run(game_times(tasks, protocol)) for _ in range(repeat)]
-    best_games = [min(times) for times in zip(*passes, strict=True)]
-    return sum(best_games) / len(tasks), min(sum(p) for p in passes) / len(tasks)
-
-
-async def metrics_ms(tasks: list[Scenario], protocol: str) -> float:
-    """CPU ms per game to score games, with the oracle cache already warm."""
-    games = [(task, *await play(task, protocol)) for task in tasks]
-    for task, outcome, trace in games:
-        evaluate(task, trace.events, outcome)
-    start = time.process_time()
-    for task, outcome, trace in games:
-        evaluate(task, trace.events, outcome)
-    return (time.process_time() - start) * 1000 / len(tasks)
+def _no_models(spec: str, **_: Any) -> Any:
+    raise AssertionError(f"reference protocols call no model ({spec})")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=5, help="passes; each game's fastest is kept")
+    parser.add_argument("--repeat", type=int, default=3, help="plays per game and side")
+    parser.add_argument("--limit", type=int, default=None, help="first N tasks only")
     args = parser.parse_args()
-    files = sorted(fixture_dir().glob("*.jsonl"))
-    if not files:
-        print(f"skipped: no public CalBench fixtures under {fixture_dir()}")
+    files = sorted((anchors() / "tasks").glob("*.jsonl"))
+    if not files or not (anchors() / "peer" / "peer_game.py").exists():
+        print(f"skipped: no fixtures or published engine under {anchors()}")
         return 0
+    sys.path.insert(0, str(anchors() / "peer"))
+    peer = importlib.import_module("peer_game")
+    raw = [json.loads(line) for f in files for line in f.read_text().splitlines() if line]
     tasks = [t for f in files for t in SPEC.load_tasks(None, str(f))]
-    print(f"{len(tasks)} fixture tasks from {', '.join(f.name for f in files)}")
-    print(
-        f"{'protocol':<11} {'ms/game':>8} {'no-freeze':>9} {'pass':>7} {'metrics':>8} "
-        f"{'published':>10} {'speed-up':>9} {'no-freeze':>9}"
-    )
-    for protocol in SPEC.references:
-        gc.collect()
-        unfrozen, _ = per_game_best(tasks, protocol, args.repeat)
-        gc.freeze()  # as the runner does once its tasks are loaded
-        frozen, whole = per_game_best(tasks, protocol, args.repeat)
-        gc.unfreeze()
-        scoring = asyncio.run(metrics_ms(tasks, protocol))
-        published = PUBLISHED_MS.get(protocol)
-        shown = f"{published:.0f} ms" if published else "n/a"
-        ratio = f"{published / frozen:.1f}x" if published else "n/a"
-        ratio_unfrozen = f"{published / unfrozen:.1f}x" if published else "n/a"
-        print(
-            f"{protocol:<11} {frozen:>8.2f} {unfrozen:>9.2f} {whole:>7.2f} {scoring:>8.2f} "
-            f"{shown:>10} {ratio:>9} {ratio_unfrozen:>9}"
-        )
+    pairs = list(zip(raw, tasks, strict=True))[: args.limit]
+    turns = [game_limits(parse_options({}), t).max_turns_per_round for _, t in pairs]
+    print(f"{len(pairs)} fixture tasks, best of {args.repeat} per game and side")
+    print(f"{'protocol':<12} {'published':>10} {'confide':>9} {'ratio':>7}")
+    gc.freeze()  # as the runner does once its tasks are loaded
+    loop = asyncio.new_event_loop()  # one loop for every episode, as in a run
+    ratios = []
+    for protocol, peer_name in PEER_NAMES.items():
+        theirs, mine = [], []
+        for (fixture, task), max_turns in zip(pairs, turns, strict=True):
+            best_theirs = best_mine = float("inf")
+            for _ in range(args.repeat):  # interleaved: a slow spell hits both sides
+                best_theirs = min(best_theirs, peer.play(fixture, peer_name, max_turns)[1])
+                best_mine = min(best_mine, ours(loop, task, protocol))
+            theirs.append(best_theirs)
+            mine.append(best_mine)
+        published_ms = 1000 * sum(theirs) / len(theirs)
+        confide_ms = 1000 * sum(mine) / len(mine)
+        ratios.append(published_ms / confide_ms)
+        print(f"{protocol:<12} {published_ms:>7.1f} ms {confide_ms:>6.1f} ms "
+              f"{ratios[-1]:>6.1f}x")
+    print(" ".join(f"{p} {r:.1f}x" for p, r in zip(PEER_NAMES, ratios, strict=True)))
     return 0
 
 

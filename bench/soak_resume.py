@@ -20,6 +20,7 @@ baseline's; and no `.partial`, temporary, lock or 0-byte file is left anywhere.
 from __future__ import annotations
 
 import argparse
+import gzip
 import os
 import random
 import signal
@@ -60,10 +61,15 @@ def count(run_dir: Path) -> int:
 
 
 def outputs(run_dir: Path) -> dict[str, bytes]:
-    """Every derived table (top-level CSV files), with the run directory's own path (some
-    tables name trace files) replaced by a placeholder."""
+    """Every derived table (top-level CSV files, gzipped ones inflated), with the run
+    directory's own path (some tables name trace files) replaced by a placeholder."""
     here = str(run_dir).encode()
-    return {p.name: p.read_bytes().replace(here, b"<run>") for p in sorted(run_dir.glob("*.csv"))}
+    tables = sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+    return {
+        p.name: (gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
+        .replace(here, b"<run>")
+        for p in tables
+    }
 
 
 def leftovers(run_dir: Path) -> list[str]:

@@ -7,6 +7,7 @@ scenario lists, failed demo episodes)."""
 from __future__ import annotations
 
 import errno
+import gzip
 import json
 import math
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from confide.cli.main import app
-from confide.core.trace import TraceError, TraceWriter, read_trace
+from confide.core.trace import TraceError, TraceWriter, read_trace, trace_text
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.scenario import load_scenarios
 from confide.errors import ConfideError
@@ -128,13 +129,13 @@ def test_a_full_disk_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.Monk
 def test_trace_schema_version_is_checked(tmp_path: Path) -> None:
     CliRunner().invoke(app, ["run", "demo", "--limit", "1", "--out", str(tmp_path / "run"),
                              "--no-progress"])
-    [path] = (tmp_path / "run" / "traces").glob("*.jsonl")
+    [path] = (tmp_path / "run" / "traces").glob("*.jsonl.gz")
     read_trace(path)
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = trace_text(path).splitlines()
     header = json.loads(lines[0])
     header["schema_version"] = 99
-    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n", encoding="utf-8")
-    with pytest.raises(TraceError, match=r"jsonl:1: field schema_version: unsupported value 99"):
+    path.write_bytes(gzip.compress(("\n".join([json.dumps(header), *lines[1:]]) + "\n").encode()))
+    with pytest.raises(TraceError, match=r"jsonl.gz:1: field schema_version: unsupported value 99"):
         read_trace(path)
 
 

@@ -17,7 +17,7 @@ from test_cal_reflect_vps import _hook, _models
 from confide.core.trace import EnvEvent, EpisodeStart, TraceRecorder
 from confide.envs.calbench.audits import analyses
 from confide.envs.calbench.audits.analyses import SpeakerUnit, _displaced
-from confide.envs.calbench.audits.common import GameRecord, game_record
+from confide.envs.calbench.audits.common import GameRecord, game_record, prior_meetings_moved
 from confide.envs.calbench.calendar import Calendar, Errand, MeetingItem
 
 # -- G.2 on synthetic units ------------------------------------------------------------------
@@ -122,7 +122,8 @@ def scripted(hooked: bool = False) -> GameRecord:
 
 
 def test_g1_completion_regret() -> None:
-    rows = {(r.participant, r.cost_setting): r for r in analyses.completion_regret([scripted()])}
+    regret = analyses.completion_regret([scripted().tally()])
+    rows = {(r.participant, r.cost_setting): r for r in regret}
     pooled_row = rows["all", "all"]
     assert (pooled_row.seats, pooled_row.full_completion_seats) == (3, 3)
     assert pooled_row.nonzero_regret_share == pytest.approx(2 / 3)
@@ -141,7 +142,7 @@ def test_g2_units_of_the_scripted_game() -> None:
 
 
 def test_g3_messages_by_meeting_and_role() -> None:
-    by_meeting, by_role = analyses.messages_by_meeting([scripted()])
+    by_meeting, by_role = analyses.messages_by_meeting([scripted().tally()])
     pooled_rows = [(r.meeting_index, r.seat_games, r.mean_messages) for r in by_meeting
                    if (r.participant, r.cost_setting) == ("all", "all")]
     assert [(m, n) for m, n, _ in pooled_rows] == [(0, 3), (1, 3)]
@@ -161,8 +162,8 @@ def test_g4_prior_meeting_reschedules() -> None:
                        "cost": 1}, {"kind": "errand", "item_id": 3, "from_slot": 2,
                                     "to_slot": 3, "cost": 1}]}))
     game = game_record(rec.as_trace(), {"reflect": task()})
-    assert analyses.prior_meetings_moved(game) == {0: 2, 1: 1, 2: 0}
-    rows = {(r.participant, r.cost_setting): r for r in analyses.prior_reschedules([game])}
+    assert prior_meetings_moved(game) == {0: 2, 1: 1, 2: 0}
+    rows = {(r.participant, r.cost_setting): r for r in analyses.prior_reschedules([game.tally()])}
     assert rows["all", "all"].mean_prior_meetings_rescheduled == pytest.approx(1.0)
     assert rows["all", "all"].share_with_any == pytest.approx(2 / 3)
     assert rows["imap", "uniform"].mean_prior_meetings_rescheduled == pytest.approx(0.5)

@@ -61,7 +61,7 @@ def test_rows_and_rates() -> None:
         (0, 0, True, False, False), (1, 0, False, False, True), (2, 1, False, True, False),
         (3, 2, False, False, False),
     ]
-    summary = {(r.participant, r.cost_setting): r for r in disclosure_summary([game], rows)}
+    summary = {(r.participant, r.cost_setting): r for r in disclosure_summary([game.tally()], rows)}
     model = summary["mock/m", "uniform"]  # agents 0 and 2: three text messages
     assert (model.seat_games, model.text_messages) == (2, 3)
     assert model.proposal_message_rate == pytest.approx(1 / 3)

@@ -128,7 +128,7 @@ def test_summary_per_tier() -> None:
         (1, [0], "Slot 0 is the lease signing."),
     ])
     game = game_record(trace, {sc.task_id: sc})
-    summary = {(r.participant, r.tier): r for r in leak_summary([game], game_leaks(game))}
+    summary = {(r.participant, r.tier): r for r in leak_summary([game.tally()], game_leaks(game))}
     model = summary["mock/m", "sensitive"]  # agents 0 and 2 hold e0 and e4, sensitive: e0
     assert (model.leak_rows, model.leaking_messages, model.labels_held) == (3, 2, 1)
     assert model.labels_leaked == 1 and model.leaked_label_share == 1.0

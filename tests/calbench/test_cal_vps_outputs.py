@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import gzip
 from pathlib import Path
 
 import pytest
@@ -23,11 +24,11 @@ from confide.envs.calbench.privacy import VpsError, write_privacy_outputs
 from confide.envs.calbench.scenario import Scenario
 
 F5_COLUMNS = {
-    "belief_evidence.csv": [
+    "belief_evidence.csv.gz": [
         "trace_path", "game_id", "event_index", "round", "target_agent", "observer_agent",
         "slot", "source", "evidence", "strength", "belief_before", "belief_after",
     ],
-    "pair_round_vps.csv": [
+    "pair_round_vps.csv.gz": [
         "trace_path", "game_id", "round", "target_agent", "observer_agent",
         "target_is_participant", "observer_is_participant", "num_agents", "num_slots",
         "observations", "prior_distance_to_ideal", "posterior_distance_to_ideal", "vps_loss",
@@ -70,9 +71,17 @@ def _trace(task: Scenario, preset: DsmPreset, episode: str) -> Trace:
     return trace
 
 
+def _lines(path: Path) -> list[str]:
+    """A table's lines; the per-update and per-pair tables are gzipped."""
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        assert data[:2] == b"\x1f\x8b" and data[3:8] == b"\0\0\0\0\0"  # no name, no mtime
+        data = gzip.decompress(data)
+    return data.decode("utf-8").splitlines()
+
+
 def _read(path: Path) -> list[dict[str, str]]:
-    with path.open(encoding="utf-8") as fh:
-        return list(csv.DictReader(fh))
+    return list(csv.DictReader(_lines(path)))
 
 
 def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
@@ -80,8 +89,7 @@ def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
     traces = [_trace(task, DSM_WELFARE, "w"), _trace(task, DSM_PRIVATE, "p")]
     write_privacy_outputs(tmp_path, traces, {task.task_id: task})
     for name, columns in F5_COLUMNS.items():
-        with (tmp_path / name).open(encoding="utf-8") as fh:
-            assert next(csv.reader(fh)) == columns
+        assert next(csv.reader(_lines(tmp_path / name))) == columns
     games = _read(tmp_path / "game_summary.csv")
     assert [g["game_id"] for g in games] == ["p", "w"]  # sorted, whatever the input order
     welfare = games[1]
@@ -95,10 +103,10 @@ def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
         ("w", "0", "3.000000", "0.000000"), ("w", "1", "2.636364", "0.000000"),
     ]
     assert {t["vps_floor"] for t in targets} == {"5.000000"}
-    pairs = _read(tmp_path / "pair_round_vps.csv")
+    pairs = _read(tmp_path / "pair_round_vps.csv.gz")
     assert len(pairs) == 8
     assert {p["target_is_participant"] for p in pairs} == {"true"}
-    evidence = _read(tmp_path / "belief_evidence.csv")
+    evidence = _read(tmp_path / "belief_evidence.csv.gz")
     assert {e["source"] for e in evidence} == {"dsm_proposal", "dsm_score", "dsm_decision"}
 
 

@@ -54,7 +54,7 @@ def test_as_matches_case_insensitively_and_unknown_names_fail_listing_valid(
     assert "view of: Ann Lee" in render_trace(trace, "ANN LEE")
     with pytest.raises(ConfideError, match=r"'carol'.*valid names: 'Ann Lee', 'bob'"):
         render_trace(trace, "carol")
-    result = _cli("trace", "show", str(tmp_path / "ep.jsonl"), "--as", "carol")
+    result = _cli("trace", "show", str(tmp_path / "ep.jsonl.gz"), "--as", "carol")
     assert result.returncode == 2 and "'Ann Lee', 'bob'" in result.stderr
 
 

@@ -1,7 +1,9 @@
 """Trace writer, reader, canonical form and the per-agent printer."""
 
+import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -10,6 +12,7 @@ from confide.core import (
     EnvEvent,
     EpisodeEnd,
     EpisodeStart,
+    ModelCall,
     Postbox,
     TraceError,
     TraceWriter,
@@ -17,6 +20,7 @@ from confide.core import (
     read_trace,
 )
 from confide.core.seeding import derive_seed, np_rng, py_rng
+from confide.core.trace import TraceFiles, trace_text
 from confide.core.trace_view import render_trace
 
 
@@ -69,16 +73,42 @@ def test_agent_view_hides_what_it_did_not_see(tmp_path: Path) -> None:
 
 def test_malformed_trace_names_file_line_and_field(tmp_path: Path) -> None:
     writer = _episode(tmp_path)
-    lines = writer.final_path.read_text().splitlines()
+    lines = trace_text(writer.final_path).splitlines()
     bad = json.loads(lines[1])
     bad["message"]["sender"] = 42
     lines[1] = json.dumps(bad)
-    writer.final_path.write_text("\n".join(lines))
-    with pytest.raises(TraceError, match=r"ep1.jsonl:2: field message.message.sender"):
+    writer.final_path.write_text("\n".join(lines))  # plain JSONL reads too
+    with pytest.raises(TraceError, match=r"ep1.jsonl.gz:2: field message.message.sender"):
         read_trace(writer.final_path)
     (tmp_path / "x.jsonl").write_text(lines[2] + "\n")
     with pytest.raises(TraceError, match="must start with an episode_start"):
         read_trace(tmp_path / "x.jsonl")
+
+
+def test_traces_are_gzipped_deterministic_and_stream_from_disk(tmp_path: Path) -> None:
+    first = _episode(tmp_path / "a").final_path
+    second = _episode(tmp_path / "b").final_path
+    assert first.name == "ep1.jsonl.gz" and first.read_bytes()[:2] == b"\x1f\x8b"
+    header = first.read_bytes()[:10]
+    assert header[3] == 0 and header[4:8] == b"\0\0\0\0"  # no file name, no mtime
+    canon = [canonical_events(read_trace(p).events) for p in (first, second)]
+    assert canon[0] == canon[1]
+    assert gzip.decompress(first.read_bytes()).decode() == trace_text(first)
+    files = TraceFiles([first, second])
+    assert len(files) == 2 and files[1].path == str(second)
+    assert [t.header.episode_id for t in files] == ["ep1", "ep1"]
+    assert [t.path for t in files[:1]] == [str(first)]
+
+
+def test_corrupt_or_binary_trace_names_the_file(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(b"\x1f\x8b\x09\x00garbage-garbage")  # method 9: not deflate
+    with pytest.raises(TraceError, match=r"broken\.jsonl\.gz: corrupt gzip data"):
+        read_trace(broken)
+    binary = tmp_path / "binary.jsonl"
+    binary.write_bytes(b"\xff\xfe\x00")
+    with pytest.raises(TraceError, match=r"binary\.jsonl: line 1: not UTF-8 text"):
+        read_trace(binary)
 
 
 def test_seeds_are_stable_and_distinct() -> None:
@@ -88,3 +118,61 @@ def test_seeds_are_stable_and_distinct() -> None:
     assert derive_seed(0) == 0x5FECEB66FFC86F38 >> 1  # sha256("0")[:8], top 63 bits
     assert py_rng(5, "a").random() == py_rng(5, "a").random()
     assert np_rng(5, "a").integers(1 << 30) == np_rng(5, "a").integers(1 << 30)
+
+
+def _conversation(directory: Path, turns: int, reply: str) -> TraceWriter:
+    """A seat whose every prompt repeats the whole conversation so far."""
+    writer = TraceWriter(directory, "chat")
+    writer.emit(EpisodeStart(episode_id="chat", benchmark="demo", scenario_id="s", seed=0))
+    history: list[dict[str, Any]] = [{"role": "system", "content": "be brief"}]
+    for turn in range(turns):
+        history = [*history, {"role": "user", "content": f"turn {turn}"}]
+        writer.emit(ModelCall(seat="ann", model="mock/echo", messages=history,
+                              completion={"model": "mock/echo", "text": reply}))
+        writer.emit(ModelCall(seat="ann", purpose="judge", model="mock/echo",
+                              messages=[{"role": "user", "content": f"judge {turn}"}]))
+        history = [*history, {"role": "assistant", "content": reply}]
+    writer.finish(EpisodeEnd())
+    return writer
+
+
+def test_prompts_store_their_repeated_prefix_once(tmp_path: Path) -> None:
+    reply = "x" * 20_000
+    writer = _conversation(tmp_path, 12, reply)
+    lines = trace_text(writer.final_path).splitlines()
+    calls = [json.loads(line) for line in lines if '"model_call"' in line]
+    act = [c for c in calls if c["purpose"] == "act"]
+    # first call in full; each later one: the previous prompt by reference, plus 2 messages
+    assert "prompt_prefix" not in act[0] and len(act[0]["messages"]) == 2
+    assert all(len(c["messages"]) == 2 for c in act[1:])
+    assert act[1]["prompt_prefix"] == [2, 2] and act[2]["prompt_prefix"] == [4, 4]
+    # judge prompts share nothing with each other: stored in full
+    assert all("prompt_prefix" not in c for c in calls if c["purpose"] == "judge")
+    # linear, not quadratic: each reply is stored twice (completion, then in the next
+    # prompt), not once per later prompt (12 * 13 / 2 = 78 times)
+    assert sum(len(line) for line in lines) < 2 * 12 * len(reply) + 10_000
+    restored = read_trace(writer.final_path).model_calls()
+    assert [c.messages for c in restored] == [c.messages for c in writer.as_trace().model_calls()]
+    assert len(restored[-2].messages) == 1 + 12 + 11
+
+
+def test_a_dangling_prompt_reference_names_file_and_line(tmp_path: Path) -> None:
+    lines = trace_text(_conversation(tmp_path, 2, "hi").final_path).splitlines()
+    bad = json.loads(lines[3])
+    bad["prompt_prefix"] = [1, 2]  # line 1 is the header, not a model call
+    lines[3] = json.dumps(bad)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines) + "\n")
+    with pytest.raises(TraceError, match=r"broken\.jsonl:4: field prompt_prefix: no earlier"):
+        read_trace(broken)
+
+
+def test_replay_reads_full_prompts_from_a_gzipped_trace(tmp_path: Path) -> None:
+    from confide.llm.providers.replay import load_recorded_calls
+
+    writer = _conversation(tmp_path, 3, "ok")
+    recorded = load_recorded_calls(writer.final_path, seat="ann")
+    expected = [c for c in writer.as_trace().model_calls() if c.completion is not None]
+    assert [[m.model_dump(exclude_none=True) for m in c.messages] for c in recorded] == [
+        c.messages for c in expected
+    ]

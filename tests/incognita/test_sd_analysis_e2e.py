@@ -70,7 +70,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     summary = run_experiment(experiment, show_progress=False)
     assert summary.failed == []
     if spec.write_outputs is None:  # until the SPEC names the hook, call it as it would
-        traces = [read_trace(p) for p in sorted((out / "traces").glob("*.jsonl"))]
+        traces = [read_trace(p) for p in sorted((out / "traces").glob("*.jsonl.gz"))]
         write_incognita_outputs(out, traces)
         build_report(out)
     return out

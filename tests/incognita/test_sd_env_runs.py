@@ -40,7 +40,7 @@ def test_cli_reference_succeeds_on_all_18_cards_in_every_condition(reference_run
 
 
 def test_social_run_shows_discovery_messages(reference_run: Path) -> None:
-    paths = sorted((reference_run / "traces").glob("sd-16-*social*.jsonl"))
+    paths = sorted((reference_run / "traces").glob("sd-16-*social*.jsonl.gz"))
     trace = read_trace(paths[0])
     queries = [m for m in trace.messages() if (m.payload or {}).get("type") == "capability_query"]
     answers = [m for m in trace.messages() if (m.payload or {}).get("type") == "capability_answer"]
@@ -61,7 +61,7 @@ def test_social_run_shows_discovery_messages(reference_run: Path) -> None:
 
 def test_direct_and_indirect_need_no_discovery(reference_run: Path) -> None:
     for condition in ("direct", "indirect"):
-        for path in sorted((reference_run / "traces").glob(f"*__{condition}__*.jsonl")):
+        for path in sorted((reference_run / "traces").glob(f"*__{condition}__*.jsonl.gz")):
             kinds = {(m.payload or {}).get("type") for m in read_trace(path).messages()}
             assert "capability_query" not in kinds
 

@@ -235,17 +235,18 @@ async def sigkill_mid_call_in_a_run(
     assert summary.episodes == episodes and len(summary.failed) == 1
     cause = f"local model worker died with SIGKILL during the call (pid {killed})"
     rows = {r["episode_id"]: r for r in read_csv(run_dir / "results.csv")}
-    for path in sorted((run_dir / "traces").glob("*.jsonl")):
+    for path in sorted((run_dir / "traces").glob("*.jsonl.gz")):
         trace = read_trace(path)
+        episode = trace.header.episode_id
         calls = [e for e in trace.events if isinstance(e, ModelCall)]
         assert trace.footer is not None
-        if path.stem in summary.failed:
-            assert trace.footer.status == "error" and rows[path.stem]["status"] == "error"
-            for error in (trace.footer.error, rows[path.stem]["error"]):
+        if episode in summary.failed:
+            assert trace.footer.status == "error" and rows[episode]["status"] == "error"
+            for error in (trace.footer.error, rows[episode]["error"]):
                 assert error is not None and "ModelCrashError" in error and cause in error
             assert len(calls) == 1 and calls[0].error is not None and cause in calls[0].error
         else:
-            assert trace.footer.status == "ok" and rows[path.stem]["status"] == "ok"
+            assert trace.footer.status == "ok" and rows[episode]["status"] == "ok"
             assert len(calls) == 2 and all(c.completion is not None for c in calls)
 
 

@@ -25,7 +25,7 @@ def _interrupt(args: list[str], run_dir: Path, signum: int) -> subprocess.Comple
     proc = subprocess.Popen(cmd, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True)
     deadline = time.monotonic() + 120
-    while len(list((run_dir / "traces").glob("*.jsonl"))) < 3:
+    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 3:
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline
         time.sleep(0.02)
@@ -37,7 +37,7 @@ def _interrupt(args: list[str], run_dir: Path, signum: int) -> subprocess.Comple
 def _check_stopped_cleanly(done: subprocess.CompletedProcess[str], run_dir: Path,
                            total: int) -> int:
     assert done.returncode == 130, (done.returncode, done.stderr)
-    finals = sorted((run_dir / "traces").glob("*.jsonl"))
+    finals = sorted((run_dir / "traces").glob("*.jsonl.gz"))
     assert 3 <= len(finals) < total
     assert not list(run_dir.rglob("*.partial")), "in-flight episodes were left behind"
     assert not (run_dir / ".confide.lock").exists()
@@ -45,7 +45,7 @@ def _check_stopped_cleanly(done: subprocess.CompletedProcess[str], run_dir: Path
         footer = read_trace(path).footer
         assert footer is not None and footer.status == "ok", path  # a signal fails nothing
     rows = read_csv(run_dir / "results.csv")
-    assert {r["episode_id"] for r in rows} == {p.name.removesuffix(".jsonl") for p in finals}
+    assert {r["episode_id"] for r in rows} == {p.name.removesuffix(".jsonl.gz") for p in finals}
     assert (run_dir / "summary.csv").stat().st_size > 0
     assert (run_dir / "report.html").stat().st_size > 0
     text = " ".join((done.stdout + done.stderr).split())
@@ -59,7 +59,7 @@ def test_sigint_stops_a_calbench_run_after_cp_sat_solves(tmp_path: Path) -> None
     args = ["calbench", "--suite", "tiny", "--lineup", "imap", "--condition", "dm",
             "--repetitions", "6"]
     finished = _check_stopped_cleanly(_interrupt(args, run_dir, signal.SIGINT), run_dir, 36)
-    assert (run_dir / "belief_evidence.csv").stat().st_size > 0  # the benchmark's tables too
+    assert (run_dir / "belief_evidence.csv.gz").stat().st_size > 0  # the benchmark's tables too
     resumed = subprocess.run(
         [sys.executable, "-m", "confide", "run", *args, "--out", str(run_dir), "--no-progress"],
         env=ENV, capture_output=True, text=True, timeout=300,

@@ -94,7 +94,7 @@ def test_odd_reply_is_invalid_output_not_an_episode_error(
     })
     summary = run_experiment(experiment, show_progress=False)
     assert summary.failed == [] and {r["status"] for r in summary.rows} == {"ok"}
-    for path in sorted((tmp_path / "run" / "traces").glob("*.jsonl")):
+    for path in sorted((tmp_path / "run" / "traces").glob("*.jsonl.gz")):
         trace = read_trace(path)
         assert trace.footer is not None and trace.footer.status == "ok"
         calls = trace.model_calls()

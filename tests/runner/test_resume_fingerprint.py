@@ -3,6 +3,7 @@ item 1): anything else is refused before a single episode runs, naming what diff
 
 from __future__ import annotations
 
+import gzip
 import json
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from confide.core import read_trace
+from confide.core.trace import trace_text
 from confide.errors import ConfideError
 from confide.runner import build_experiment, run_experiment
 from confide.runner.results import read_csv
@@ -43,7 +45,7 @@ def test_issue_example_refused_then_fresh_starts_over(tmp_path: Path) -> None:
                              fresh=True)
     assert (summary.skipped, summary.finished) == (0, 6)
     rows = read_csv(out / "results.csv")
-    for path in (out / "traces").glob("*.jsonl"):
+    for path in (out / "traces").glob("*.jsonl.gz"):
         header = read_trace(path).header
         assert header.config["options"] == {"max_turns_per_round": 20}
         assert header.fingerprint["seed"] == "2"
@@ -106,7 +108,7 @@ def test_credentials_and_run_settings_do_not_block_resume(tmp_path: Path) -> Non
     second = _demo(out, tasks, model_options={"openai-api": {"api_key": "sk-two-0987654321"}},
                    concurrency=1, cache_dir=str(tmp_path / "cache"))
     assert run_experiment(build_experiment(second), show_progress=False).skipped == 1
-    header = read_trace(next((out / "traces").glob("*.jsonl"))).header
+    header = read_trace(next((out / "traces").glob("*.jsonl.gz"))).header
     assert "sk-one" not in json.dumps(header.fingerprint)
 
 
@@ -116,10 +118,10 @@ def test_traces_without_a_fingerprint_are_not_reused(tmp_path: Path) -> None:
     out = tmp_path / "run"
     exp = build_experiment(_demo(out, tasks))
     run_experiment(exp, show_progress=False)
-    path = next((out / "traces").glob("*.jsonl"))
-    lines = path.read_text().splitlines()
+    path = next((out / "traces").glob("*.jsonl.gz"))
+    lines = trace_text(path).splitlines()
     header = json.loads(lines[0])
     del header["fingerprint"]
-    path.write_text("\n".join([json.dumps(header), *lines[1:]]) + "\n")
+    path.write_bytes(gzip.compress(("\n".join([json.dumps(header), *lines[1:]]) + "\n").encode()))
     with pytest.raises(ConfideError, match=r"fingerprint: none \(written by confide "):
         run_experiment(exp, show_progress=False)

@@ -18,7 +18,7 @@ SRC = str(Path(__file__).resolve().parents[2] / "src")
 def _traces(run_dir: Path) -> dict[str, list[object]]:
     return {
         p.name: canonical_events([t.header, *t.events])
-        for p in sorted((run_dir / "traces").glob("*.jsonl"))
+        for p in sorted((run_dir / "traces").glob("*.jsonl.gz"))
         for t in [read_trace(p)]
     }
 
@@ -94,20 +94,20 @@ def test_sigkill_mid_run_then_resume_runs_each_episode_once(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while len(list((run_dir / "traces").glob("*.jsonl"))) < 6:
+    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 6:
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl")}
+    done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
     assert 6 <= len(done_before) < 24
     assert list((run_dir / "traces").glob("*.partial")), "episodes were in flight"
 
     resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert f"({len(done_before)} resumed, 0 failed)" in resumed.stdout.replace("\n", " ")
-    finals = sorted((run_dir / "traces").glob("*.jsonl"))
+    finals = sorted((run_dir / "traces").glob("*.jsonl.gz"))
     assert len(finals) == 24
     for name, content in done_before.items():  # finished episodes were not rerun
         assert (run_dir / "traces" / name).read_bytes() == content
@@ -115,5 +115,6 @@ def test_sigkill_mid_run_then_resume_runs_each_episode_once(tmp_path: Path) -> N
         trace = read_trace(path)
         assert trace.footer is not None and trace.footer.status == "ok"
     rows = read_csv(run_dir / "results.csv")
-    assert sorted({r["episode_id"] for r in rows}) == sorted(p.stem for p in finals)
+    ids = sorted(p.name.removesuffix(".jsonl.gz") for p in finals)
+    assert sorted({r["episode_id"] for r in rows}) == ids
     assert len(rows) == 24 * 2

@@ -46,7 +46,7 @@ def test_second_run_exits_at_once_naming_the_holder_and_stale_lock_is_taken_over
     )
     try:
         deadline = time.monotonic() + 60
-        while not list((run_dir / "traces").glob("*.jsonl")):
+        while not list((run_dir / "traces").glob("*.jsonl.gz")):
             assert holder.poll() is None and time.monotonic() < deadline
             time.sleep(0.02)
         started = time.monotonic()
@@ -76,7 +76,7 @@ def test_planted_symlinks_are_replaced_never_written_through(tmp_path: Path) -> 
     run_dir = tmp_path / "run"
     exp = build_experiment({"benchmark": "demo", "output_dir": str(run_dir)})
     run_experiment(exp, show_progress=False)
-    traces = sorted((run_dir / "traces").glob("*.jsonl"))
+    traces = sorted((run_dir / "traces").glob("*.jsonl.gz"))
     victims = tmp_path / "victims"
     victims.mkdir()
 

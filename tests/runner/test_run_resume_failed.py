@@ -86,12 +86,12 @@ def test_failed_episode_reruns_and_results_describe_the_repaired_run(
     assert read_csv(run_dir / "summary.csv") == [
         {"participant": "mock/flaky-seat", "seats": "2", "messages": "4", "invalid": "0"}
     ]
-    good_trace = next((run_dir / "traces").glob("good__*.jsonl")).read_bytes()
+    good_trace = next((run_dir / "traces").glob("good__*.jsonl.gz")).read_bytes()
 
     flaky_seat.clear()
     second = run_experiment(exp, show_progress=False)
     assert (second.episodes, second.skipped, second.failed) == (2, 1, [])
-    assert next((run_dir / "traces").glob("good__*.jsonl")).read_bytes() == good_trace
+    assert next((run_dir / "traces").glob("good__*.jsonl.gz")).read_bytes() == good_trace
     rows = read_csv(run_dir / "results.csv")
     assert len(rows) == 2 + 2
     assert _status(rows) == {"good": {"ok"}, "bad": {"ok"}}

@@ -99,7 +99,7 @@ def test_summary_and_trace_of_the_run(reference_run: Path) -> None:
         "1.0",
         "0.0",
     )
-    trace_file = next((reference_run / "traces").glob("finance-sme-loan*.jsonl"))
+    trace_file = next((reference_run / "traces").glob("finance-sme-loan*.jsonl.gz"))
     trace = read_trace(trace_file)
     verdicts = trace.env_events("judge_verdict")
     assert [e.data["metric"] for e in verdicts] == ["da", "ia", "cpv", "eff"]
@@ -146,7 +146,7 @@ def test_same_seed_same_trace() -> None:
 
 def test_metrics_are_recomputed_from_the_trace_alone(reference_run: Path) -> None:
     for name in ("finance-sme-loan", "technology-data-migration"):
-        trace = read_trace(next((reference_run / "traces").glob(f"{name}*.jsonl")))
+        trace = read_trace(next((reference_run / "traces").glob(f"{name}*.jsonl.gz")))
         scores = score_trace(load_scenario_by_id("core", name), trace)
         assert trace.footer is not None
         for key in ("da", "ia", "eff", "cpv", "infomgmt"):

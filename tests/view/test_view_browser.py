@@ -7,6 +7,7 @@ build/screenshots/ (override with CONFIDE_SCREENSHOTS), which CI keeps as artifa
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from confide.core.trace import trace_text
 from confide.report import build_report
 from confide.view import Site, serve_in_thread, write_bundle
 
@@ -191,19 +193,19 @@ def test_viewer_shows_planted_markup_as_text(
     run = tmp_path / "demo"
     shutil.copytree(tiny_runs["demo"], run)
     payload = '<img src=x onerror=alert(1)><script>alert(2)</script>'
-    trace = next((run / "traces").glob("*.jsonl"))
-    lines = trace.read_text("utf-8").splitlines()
+    trace = next((run / "traces").glob("*.jsonl.gz"))
+    lines = trace_text(trace).splitlines()
     for i, line in enumerate(lines):
         event = json.loads(line)
         if event["kind"] == "message":
             event["message"]["text"] = payload
             lines[i] = json.dumps(event)
             break
-    trace.write_text("\n".join(lines) + "\n", "utf-8")
+    trace.write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
     server, url = serve_in_thread([run])
     try:
         page = browser.page
-        page.goto(url + f"index.html#/episode/0/{trace.stem}")
+        page.goto(url + f"index.html#/episode/0/{trace.name.removesuffix('.jsonl.gz')}")
         page.wait_for_selector(".event.message")
         assert page.locator(".event.message .text").first.inner_text() == payload
         assert page.locator("main img").count() == 0 and browser.dialogs == []

@@ -32,7 +32,7 @@ def first_episode(site: Site, run: int = 0) -> dict[str, Any]:
 def test_seen_is_the_delivery_rule_of_trace_show_as(tiny_runs: dict[str, Path]) -> None:
     site = Site([tiny_runs["calbench"]])
     episode = first_episode(site)
-    trace = read_trace(tiny_runs["calbench"] / "traces" / f"{episode['id']}.jsonl")
+    trace = read_trace(tiny_runs["calbench"] / "traces" / f"{episode['id']}.jsonl.gz")
     for event, shown in zip(trace.events, episode["events"], strict=True):
         assert shown["seen"] == [p for p in episode["participants"] if visible(event, p)]
     dms = [e for e in trace.events

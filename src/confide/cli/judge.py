@@ -18,13 +18,15 @@ correlation; `--json` prints the full report instead.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
 
 from confide.cli.term import HELP_MARKUP, console, print_table
-from confide.envs.sotopia_tom.agreement import AgreementReport, Correlation, agreement
+
+if TYPE_CHECKING:
+    from confide.envs.sotopia_tom.agreement import AgreementReport, Correlation
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -71,6 +73,8 @@ def agree(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
 ) -> None:
     """Per-metric Pearson/Spearman and condition-level rank correlation of two judges."""
+    from confide.envs.sotopia_tom.agreement import agreement  # keeps `--help` fast
+
     report = agreement(run_a, run_b)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

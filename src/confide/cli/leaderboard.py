@@ -11,26 +11,20 @@ receive the tables. `--ratings FILE` names the ratings file explicitly.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from confide.cli.term import print_table
 from confide.errors import ConfideError
-from confide.rating import (
-    LeaderboardState,
-    apply_results,
-    leaderboard_tables,
-    load_state,
-    read_results_csv,
-    save_state,
-    write_model_csv,
-    write_reference_csv,
-)
-from confide.rating.results import SeatResult
+
+if TYPE_CHECKING:
+    from confide.rating.results import SeatResult
 
 
 def _collect(run_dirs: list[Path]) -> list[SeatResult]:
+    from confide.rating import read_results_csv
+
     rows: list[SeatResult] = []
     for run_dir in run_dirs:
         rows.extend(read_results_csv(run_dir / "results.csv", run_id=run_dir.resolve().name))
@@ -51,6 +45,16 @@ def leaderboard(
     ] = None,
 ) -> None:
     """Rate models with OpenSkill score-margin updates; list reference protocols by raw metrics."""
+    from confide.rating import (  # imported here: `confide --help` stays fast
+        LeaderboardState,
+        apply_results,
+        leaderboard_tables,
+        load_state,
+        save_state,
+        write_model_csv,
+        write_reference_csv,
+    )
+
     state_path = ratings if ratings is not None else (out / "ratings.json" if out else None)
     try:
         rows = _collect(run_dirs)

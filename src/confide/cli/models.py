@@ -18,16 +18,6 @@ from typing import Annotated, Any
 import typer
 
 from confide.cli.term import HELP_MARKUP
-from confide.llm import (
-    ChatMessage,
-    GenerateConfig,
-    ModelSpecError,
-    get_model,
-    mock_names,
-)
-from confide.llm.factory import shipped_prices
-from confide.llm.providers.local import LOCAL_MODELS
-from confide.llm.spec import PROVIDERS
 from confide.untrusted import InputError, load_json, parse_json
 
 SCHEMA_LIMIT = 2**20
@@ -37,6 +27,8 @@ app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=Tr
 
 
 def _load_schema(path: Path) -> dict[str, Any]:
+    from confide.llm import ModelSpecError
+
     try:
         schema = load_json(path, "schema file", limit=SCHEMA_LIMIT)
     except InputError as exc:
@@ -66,6 +58,8 @@ def try_model(
     system: Annotated[str | None, typer.Option(help="Optional system message.")] = None,
 ) -> None:
     """Send PROMPT to MODEL and print the reply."""
+    from confide.llm import ChatMessage, GenerateConfig, get_model  # keeps `--help` fast
+
     config = GenerateConfig(
         temperature=temperature,
         max_tokens=max_tokens,
@@ -97,6 +91,11 @@ def try_model(
 @app.command("list")
 def list_models() -> None:
     """Show providers, named mock models and the price table in use."""
+    from confide.llm import mock_names  # imported here: `confide --help` stays fast
+    from confide.llm.factory import shipped_prices
+    from confide.llm.providers.local import LOCAL_MODELS
+    from confide.llm.spec import PROVIDERS
+
     prices = shipped_prices()
     local_names = ", ".join("local/" + name for name in LOCAL_MODELS)
     typer.echo(f"providers: {', '.join(PROVIDERS)}")

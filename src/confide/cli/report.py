@@ -7,9 +7,6 @@ from typing import Annotated
 
 import typer
 
-from confide.report import build_report
-from confide.view import write_bundle
-
 
 def report(
     run_dir: Annotated[Path, typer.Argument(help="A run directory (holds results.csv).")],
@@ -24,6 +21,10 @@ def report(
 ) -> None:
     """Render the headline table, figures, experiment, notable episodes and tables of a run
     into one HTML file."""
+    from confide.report import build_report  # imported here: `confide --help` stays fast
+
     if viewer:
+        from confide.view import write_bundle
+
         write_bundle([run_dir], run_dir / "view")
     typer.echo(f"wrote {build_report(run_dir, out)}")

@@ -12,9 +12,7 @@ from rich.table import Table
 
 from confide.cli.term import console, print_table
 from confide.errors import ConfideError
-from confide.registry import benchmark_ids, get_benchmark
-from confide.runner import build_experiment, load_experiment, run_experiment
-from confide.runner.interrupt import EXIT_CODE
+from confide.registry import CATALOG, get_benchmark
 from confide.untrusted import parse_yaml
 
 
@@ -67,6 +65,10 @@ def run(
     they were made under the same configuration (otherwise the run refuses; see --fresh).
     Ctrl-C or SIGTERM stops it cleanly with exit status 130.
     """
+    from confide.core.trace import TRACE_SUFFIX  # imported here: `--help` stays fast
+    from confide.runner import build_experiment, load_experiment, run_experiment
+    from confide.runner.interrupt import EXIT_CODE
+
     overrides: dict[str, Any] = {
         "suite": suite,
         "tasks": str(tasks) if tasks else None,
@@ -105,7 +107,8 @@ def run(
         f"results in {summary.run_dir}/results.csv"
     )
     for episode in summary.failed:
-        term.print(f"[red]failed[/red] {episode}: see {summary.run_dir}/traces/{episode}.jsonl")
+        trace = f"{summary.run_dir}/traces/{episode}{TRACE_SUFFIX}"
+        term.print(f"[red]failed[/red] {episode}: see {trace}")
     if summary.interrupted:
         command = shlex.join(["confide", *(a for a in sys.argv[1:] if a != "--fresh")])
         term.print(
@@ -121,16 +124,16 @@ def run(
 
 def benchmarks() -> None:
     """List the registered benchmarks with their suites, reference participants and conditions."""
-    rows = []
-    for bid in benchmark_ids():
-        spec = get_benchmark(bid)
-        rows.append({
-            "id": bid,
-            "suites": ", ".join(spec.suites),
-            "references": ", ".join(spec.references),
-            "conditions": ", ".join(c for c in spec.conditions if c) or "-",
-            "description": spec.description,
-        })
+    rows = [
+        {
+            "id": entry.id,
+            "suites": ", ".join(entry.suites),
+            "references": ", ".join(entry.references),
+            "conditions": ", ".join(c for c in entry.conditions if c) or "-",
+            "description": entry.description,
+        }
+        for entry in CATALOG
+    ]
     print_table(render_table(rows, title="benchmarks"))
 
 

@@ -30,9 +30,6 @@ from typing import Annotated
 import typer
 
 from confide.cli.term import HELP_MARKUP
-from confide.envs.sotopia_tom.generation import generate_with_specs, plan_requests, sector_named
-from confide.envs.sotopia_tom.scenario import Sector
-from confide.envs.sotopia_tom.validation import validate_files
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -49,6 +46,8 @@ def validate(
     ],
 ) -> None:
     """Report every rule violation with scenario id, agent and item."""
+    from confide.envs.sotopia_tom.validation import validate_files  # keeps `--help` fast
+
     reports = validate_files(files)
     scenarios = violations = unreadable = 0
     for report in reports:
@@ -94,6 +93,13 @@ def generate(
     ] = None,
 ) -> None:
     """Generate, judge, correct and validate new scenarios."""
+    from confide.envs.sotopia_tom.generation import (  # imported here: `--help` stays fast
+        generate_with_specs,
+        plan_requests,
+        sector_named,
+    )
+    from confide.envs.sotopia_tom.scenario import Sector
+
     sectors = [sector_named(name) for name in sector] if sector else list(Sector)
     requests = plan_requests(sectors, per_sector, tuple(agents or (3, 4, 5)), prefix=prefix)
     options = {"cache_dir": cache} if cache is not None else {}

@@ -9,9 +9,6 @@ import typer
 from rich.table import Table
 
 from confide.cli.term import HELP_MARKUP, print_table
-from confide.core.trace import read_trace
-from confide.core.trace_view import render_trace
-from confide.view.episodes import Where, read_episodes, select
 
 app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True,
                   rich_markup_mode=HELP_MARKUP)
@@ -19,7 +16,7 @@ app = typer.Typer(help="Inspect episode traces.", no_args_is_help=True,
 
 @app.command("show")
 def show(
-    file: Annotated[Path, typer.Argument(help="A trace .jsonl (or .jsonl.partial) file.")],
+    file: Annotated[Path, typer.Argument(help="A trace .jsonl.gz or .jsonl (or .partial) file.")],
     as_agent: Annotated[
         str | None,
         typer.Option("--as", help="Show only what this participant observed (any case)."),
@@ -30,6 +27,9 @@ def show(
     ] = False,
 ) -> None:
     """Print the episode event by event."""
+    from confide.core.trace import read_trace  # imported here: `confide --help` stays fast
+    from confide.core.trace_view import render_trace
+
     typer.echo(render_trace(read_trace(file), as_agent, show_prompts=prompts, full=full))
 
 
@@ -44,6 +44,9 @@ def list_episodes(
     ] = None,
 ) -> None:
     """List a run's episodes with their trace files."""
+    from confide.core.trace import TRACE_SUFFIX  # imported here: `confide --help` stays fast
+    from confide.view.episodes import Where, read_episodes, select
+
     wheres = [Where.parse(w) for w in where or []]
     chosen = select(read_episodes(run_dir), wheres, failed=failed)
     table = Table(title=f"{len(chosen)} episodes")
@@ -55,4 +58,4 @@ def list_episodes(
         table.add_row(episode.episode_id, episode.task_id, episode.lineup, episode.condition,
                       episode.status, *shown)
     print_table(table)
-    typer.echo(f"traces: {run_dir / 'traces'}/<episode>.jsonl", err=True)
+    typer.echo(f"traces: {run_dir / 'traces'}/<episode>{TRACE_SUFFIX}", err=True)

@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from confide.view import serve, write_bundle
-
 
 def view(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories.")],
@@ -20,6 +18,8 @@ def view(
     port: Annotated[int, typer.Option(help="Port on 127.0.0.1 (0: any free port).")] = 0,
 ) -> None:
     """Browse runs: headline tables, episodes, one episode as any participant saw it."""
+    from confide.view import serve, write_bundle  # imported here: `confide --help` stays fast
+
     if bundle is not None:
         count = write_bundle(run_dirs, bundle)
         typer.echo(f"wrote {count} files; open {bundle / 'index.html'}")

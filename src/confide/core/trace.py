@@ -1,10 +1,23 @@
 """Episode traces: typed events, an append-only JSONL writer, a reader.
 
-A trace is one JSONL file per episode: an `episode_start` header (config, seeds, versions,
-scenario id), then events, then an `episode_end` footer (status, final state, metrics and
-the result rows). The writer appends to `<id>.jsonl.partial` (flushed at least twice a second) and
-renames to `<id>.jsonl` only when the footer is written (after an fsync), so a killed run
+A trace is one gzipped JSONL file per episode (`<id>.jsonl.gz`, read it with `zcat` or
+`confide trace show`): an `episode_start` header (config, seeds, versions, scenario id),
+then events, then an `episode_end` footer (status, final state, metrics and the result
+rows). The writer appends to `<id>.jsonl.gz.partial` (flushed at least twice a second, each
+flush a complete deflate block, so a partial file reads up to its last flush) and renames
+it to `<id>.jsonl.gz` only when the footer is written (after an fsync), so a killed run
 leaves at most one partial file per episode in flight and a complete file is always whole.
+Compression pays: reference-protocol traces repeat each agent's rendered calendar in many
+events, and gzip at level 3 shrinks them about 8x for under 2 ms per game. The reader also
+takes plain JSONL (traces from earlier versions, hand-written test traces).
+
+A model's prompt repeats the whole conversation so far, so full prompts would make a trace
+grow with the square of its length. On disk a `model_call` line therefore stores only what
+is new since the previous call of the same seat and purpose: `"prompt_prefix": [line,
+count]` says its messages start with the first `count` messages of the call on line `line`
+(1-based) of the same file, and `messages` holds the rest. `parse_events` (and so
+`read_trace`, `trace show`, the replay provider and every reader built on them) restores
+the full prompt; in memory a `ModelCall` always holds it.
 
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
@@ -13,26 +26,55 @@ compare equal.
 
 from __future__ import annotations
 
-import io
+import gzip
 import json
 import os
 import time
-from collections.abc import Iterable
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
-from confide.untrusted import InputError, read_text
+from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
 
 SCHEMA_VERSION = 1
 FLUSH_INTERVAL_S = 0.5
 """A partial trace reaches the disk at least this often (it is for watching a live
 episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
 VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
+TRACE_SUFFIX = ".jsonl.gz"
+PROMPT_PREFIX = "prompt_prefix"
+_MODEL_CALL = '"model_call"'
+"""Lines holding this are decoded with json first (their prompt may be a reference)."""
+COMPRESS_LEVEL = 3
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+LEGACY_SUFFIX = ".jsonl"
+"""Plain traces, as runs of earlier versions wrote them."""
+
+
+def trace_file(directory: Path, episode_id: str) -> Path:
+    """Where the complete trace of `episode_id` lives in a run's trace directory."""
+    return directory / f"{episode_id}{TRACE_SUFFIX}"
+
+
+def find_trace(directory: Path, episode_id: str) -> Path:
+    """The complete trace of `episode_id` as found in a run's trace directory: gzipped, or
+    plain from a run of an earlier version; `trace_file` when there is neither."""
+    path = trace_file(directory, episode_id)
+    legacy = directory / f"{episode_id}{LEGACY_SUFFIX}"
+    return legacy if not path.exists() and legacy.exists() else path
+
+
+def trace_files(directory: Path) -> list[Path]:
+    """Every complete trace in a run's trace directory (gzipped or plain), sorted."""
+    return sorted([*directory.glob(f"*{TRACE_SUFFIX}"), *directory.glob(f"*{LEGACY_SUFFIX}")])
 
 
 class TraceError(ConfideError):
@@ -185,17 +227,24 @@ class TraceRecorder:
 
 
 class TraceWriter(TraceRecorder):
-    """Appends events to `<dir>/<episode_id>.jsonl.partial` (one line each, flushed at
-    least every FLUSH_INTERVAL_S);
-    `finish` fsyncs and atomically renames it to `<episode_id>.jsonl`."""
+    """Appends gzipped events to `<dir>/<episode_id>.jsonl.gz.partial` (one line each,
+    flushed at least every FLUSH_INTERVAL_S);
+    `finish` fsyncs and atomically renames it to `<episode_id>.jsonl.gz`."""
 
     def __init__(self, directory: Path, episode_id: str) -> None:
         super().__init__(episode_id)
         directory.mkdir(parents=True, exist_ok=True)
-        self.final_path = directory / f"{episode_id}.jsonl"
-        self.partial_path = directory / f"{episode_id}.jsonl.partial"
+        self.final_path = trace_file(directory, episode_id)
+        self.partial_path = self.final_path.with_name(self.final_path.name + ".partial")
         # a stale partial or a planted symlink is replaced, never written through
-        self._file = io.TextIOWrapper(create_exclusive(self.partial_path), encoding="utf-8")
+        self._raw = create_exclusive(self.partial_path)
+        # no file name and mtime 0 in the header: the same events give the same bytes
+        self._file = gzip.GzipFile(
+            filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
+        )
+        self._pending: list[bytes] = []
+        self._lines = 0
+        self._prompts: dict[tuple[str | None, str], tuple[int, list[dict[str, Any]]]] = {}
         self._flushed = time.monotonic()
 
     def as_trace(self) -> Trace:
@@ -204,26 +253,61 @@ class TraceWriter(TraceRecorder):
         return trace
 
     def _write(self, event: TraceEvent) -> None:
-        self._file.write(event.model_dump_json() + "\n")
-        now = time.monotonic()
-        if now - self._flushed >= FLUSH_INTERVAL_S:
-            self._file.flush()
-            self._flushed = now
+        # lines are compressed in batches: one deflate call per event costs more than the
+        # compression itself
+        self._lines += 1
+        line = self._model_call_line(event) if isinstance(event, ModelCall) else None
+        self._pending.append((line or event.model_dump_json()).encode())
+        if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+            self.flush()
+
+    def _model_call_line(self, call: ModelCall) -> str | None:
+        """The call's line with its prompt prefix by reference (module docstring), or None
+        when it shares no prefix with the seat's previous call for the same purpose."""
+        key = (call.seat, call.purpose)
+        previous = self._prompts.get(key)
+        self._prompts[key] = (self._lines, call.messages)
+        if previous is None:
+            return None
+        line, before = previous
+        count = 0
+        for old, new in zip(before, call.messages, strict=False):
+            if old != new:
+                break
+            count += 1
+        if count == 0:
+            return None
+        data = call.model_dump(mode="json")
+        data["messages"] = data["messages"][count:]
+        data[PROMPT_PREFIX] = [line, count]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+    def _drain(self) -> None:
+        if self._pending:
+            self._pending.append(b"")
+            self._file.write(b"\n".join(self._pending))
+            self._pending.clear()
 
     def flush(self) -> None:
         """Push buffered lines to the partial file now."""
+        self._drain()
         self._file.flush()
         self._flushed = time.monotonic()
 
     def _seal(self) -> None:
-        os.fsync(self._file.fileno())
-        self._file.close()
+        self._drain()
+        self._file.close()  # writes the gzip trailer; the raw file stays open
+        self._raw.flush()
+        os.fsync(self._raw.fileno())
+        self._raw.close()
         os.replace(self.partial_path, self.final_path)
 
     def abandon(self) -> None:
         """Close without completing; the partial file stays for inspection."""
         self.finished = True
+        self._drain()
         self._file.close()
+        self._raw.close()
 
     def discard(self) -> None:
         """Close and remove the partial file (a cancelled episode: a resumed run reruns it)."""
@@ -231,14 +315,49 @@ class TraceWriter(TraceRecorder):
         self.partial_path.unlink(missing_ok=True)
 
 
+def restore_prompt(
+    raw: dict[str, Any], number: int, prompts: dict[int, list[Any]], source: str
+) -> dict[str, Any]:
+    """A decoded `model_call` line (line `number`) with its full prompt: its
+    `prompt_prefix` reference resolved against `prompts` (line -> full prompt of the
+    earlier calls, which this adds to). Errors name the file and line."""
+    messages = raw.get("messages")
+    reference = raw.pop(PROMPT_PREFIX, None)
+    if reference is not None:
+        if not (
+            isinstance(reference, list) and len(reference) == 2
+            and all(type(v) is int for v in reference) and isinstance(messages, list)
+        ):
+            raise TraceError(f"{source}:{number}: field {PROMPT_PREFIX}: expected [line, count]")
+        line, count = reference
+        base = prompts.get(line)
+        if base is None or not 0 < count <= len(base):
+            raise TraceError(
+                f"{source}:{number}: field {PROMPT_PREFIX}: no earlier model call on line "
+                f"{line} with {count} messages"
+            )
+        messages = raw["messages"] = base[:count] + messages
+    if isinstance(messages, list):
+        prompts[number] = messages
+    return raw
+
+
 def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
-    """Parse JSONL lines into events; errors name the file, line, field and value."""
+    """Parse JSONL lines into events (full prompts restored); errors name the file, line,
+    field and value."""
     events: list[TraceEvent] = []
+    prompts: dict[int, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            events.append(_EVENT_ADAPTER.validate_json(line))
+            if _MODEL_CALL in line:
+                raw = _decode(line, number, source)
+                if raw.get("kind") == "model_call":
+                    raw = restore_prompt(raw, number, prompts, source)
+                events.append(_EVENT_ADAPTER.validate_python(raw))
+            else:
+                events.append(_EVENT_ADAPTER.validate_json(line))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "<line>"
@@ -250,11 +369,40 @@ def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
     return events
 
 
+def _decode(line: str, number: int, source: str) -> dict[str, Any]:
+    try:
+        raw = parse_json(line, source, line=number)
+    except InputError as exc:
+        raise TraceError(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise TraceError(f"{source}:{number}: an event must be a JSON object")
+    return raw
+
+
+def trace_text(path: Path | str, what: str = "trace") -> str:
+    """The JSONL text of a trace file: gzipped (complete, or a `.partial` cut after its
+    last flush) or plain, read through the untrusted-input rules (size limit on the file
+    and on what it inflates to, UTF-8). InputError says what is wrong and where."""
+    path = Path(path)
+    data = read_bytes(path, what)
+    if data.startswith(_GZIP_MAGIC):
+        # a decompressobj, not gzip.decompress: a partial file has no trailer yet
+        inflater = zlib.decompressobj(wbits=31)
+        try:
+            data = inflater.decompress(data, MAX_BYTES + 1)
+        except zlib.error as exc:
+            raise InputError(f"{path}: corrupt gzip data ({exc})") from None
+        if len(data) > MAX_BYTES:
+            raise InputError(f"{what} {path} inflates to more than the limit of {MAX_BYTES} bytes")
+    return decode(data, str(path))
+
+
 def read_trace(path: Path | str) -> Trace:
-    """Read a trace file (complete or `.partial`) written with this SCHEMA_VERSION."""
+    """Read a trace file (complete or `.partial`, gzipped or plain) written with this
+    SCHEMA_VERSION."""
     path = Path(path)
     try:
-        text = read_text(path, "trace")
+        text = trace_text(path)
     except InputError as exc:
         raise TraceError(str(exc)) from None
     events = parse_events(text.splitlines(), str(path))
@@ -268,6 +416,31 @@ def read_trace(path: Path | str) -> Trace:
     footer = events[-1] if isinstance(events[-1], EpisodeEnd) else None
     body = events[1:-1] if footer is not None else events[1:]
     return Trace(path=str(path), header=events[0], events=body, footer=footer)
+
+
+class TraceFiles(Sequence[Trace]):
+    """Trace files read one at a time on access: a whole run's traces as a sequence that
+    never holds more than the one being looked at (a run of 10,000 episodes stays flat)."""
+
+    def __init__(self, paths: Sequence[Path]) -> None:
+        self.paths = list(paths)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+    @overload
+    def __getitem__(self, index: int) -> Trace: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> TraceFiles: ...
+
+    def __getitem__(self, index: int | slice) -> Trace | TraceFiles:
+        if isinstance(index, slice):
+            return TraceFiles(self.paths[index])
+        return read_trace(self.paths[index])
+
+    def __iter__(self) -> Iterator[Trace]:
+        return (read_trace(p) for p in self.paths)
 
 
 def canonical_events(events: Iterable[BaseModel]) -> list[Any]:

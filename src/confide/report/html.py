@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import base64
 import csv
+import gzip
+import itertools
 import os
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ import yaml
 from jinja2 import Environment, PackageLoader
 
 from confide import atomic
+from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.report.figures import headline_figures
 from confide.view.data import RunData
@@ -54,7 +57,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     # extension and so never applied to `report.html.j2` (issue 12, item 2)
     env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
     base = Path(os.path.relpath(run_dir.resolve(), where.resolve()))
-    link = _Linker(base, viewer=(run_dir / "view" / "index.html").is_file())
+    link = _Linker(base, run_dir / "traces", viewer=(run_dir / "view" / "index.html").is_file())
     experiment_path = run_dir / "experiment.yaml"
     experiment_text = experiment_path.read_text("utf-8") if experiment_path.exists() else ""
     experiment = _mapping(experiment_text)
@@ -81,7 +84,7 @@ def render_report(run_dir: Path, where: Path) -> str:
         episodes=_notable(episodes, _leak_counts(run_dir), link),
         episode_count=len(episodes),
         viewer=link.viewer,
-        tables=[_table(_read(p), p.name, link, terms) for p in _csv_order(run_dir)],
+        tables=[_preview(p, link, terms) for p in _csv_order(run_dir)],
         traces_href=link.file("traces") + "/",
     )
 
@@ -89,8 +92,9 @@ def render_report(run_dir: Path, where: Path) -> str:
 class _Linker:
     """Hrefs relative to the report: run files, and episodes (viewer or trace)."""
 
-    def __init__(self, base: Path, *, viewer: bool) -> None:
+    def __init__(self, base: Path, traces: Path, *, viewer: bool) -> None:
         self.base = base
+        self.traces = traces
         self.viewer = viewer
 
     def file(self, name: str) -> str:
@@ -99,12 +103,23 @@ class _Linker:
     def episode(self, episode_id: str) -> str:
         if self.viewer:
             return self.file("view/index.html") + "#/episode/0/" + quote(episode_id, safe="")
-        return self.file(f"traces/{episode_id}.jsonl")
+        return self.file(f"traces/{find_trace(self.traces, episode_id).name}")
 
 
 def _read(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
+
+
+def _preview(path: Path, link: _Linker, terms: dict[str, Any]) -> dict[str, Any]:
+    """A table of the report, streamed: a run's tables (gzipped when large) can hold
+    hundreds of thousands of rows, and only the first few are shown."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", newline="", encoding="utf-8") as handle:
+        reader = csv.reader(handle)
+        grid = list(itertools.islice(reader, LARGE[0] + 1))
+        hidden = sum(1 for _ in reader)
+    return _table(grid, path.name, link, terms, total=max(len(grid) - 1, 0) + hidden)
 
 
 def _dicts(grid: list[list[str]]) -> list[dict[str, str]]:
@@ -120,18 +135,28 @@ def _mapping(text: str) -> dict[str, Any]:
 
 
 def _csv_order(run_dir: Path) -> list[Path]:
-    """Every CSV but the headline, results.csv last."""
-    files = [p for p in sorted(run_dir.glob("*.csv")) if p.name != "summary.csv"]
+    """Every CSV (plain or gzipped) but the headline, results.csv last."""
+    files = sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+    files = [p for p in files if p.name != "summary.csv"]
     return [p for p in files if p.name != "results.csv"] + [
         p for p in files if p.name == "results.csv"
     ]
 
 
 def _table(
-    grid: list[list[str]], name: str, link: _Linker, terms: dict[str, Any], *, whole: bool = False
+    grid: list[list[str]],
+    name: str,
+    link: _Linker,
+    terms: dict[str, Any],
+    *,
+    total: int | None = None,
+    whole: bool = False,
 ) -> dict[str, Any]:
+    """`grid` is the header and the first body rows; `total` counts all body rows (the
+    whole grid when None)."""
     header, body = (grid[0], grid[1:]) if grid else ([], [])
-    large = not whole and (len(body) > LARGE[0] or len(header) > LARGE[1])
+    total = len(body) if total is None else total
+    large = not whole and (total > LARGE[0] or len(header) > LARGE[1])
     shown = body[:SHOWN_ROWS] if large else body
     numeric = [bool(shown) and all(number(r[i]) is not None or r[i] == "" for r in shown
                                    if i < len(r)) for i in range(len(header))]
@@ -142,7 +167,7 @@ def _table(
                    for h, n in zip(header, numeric, strict=True)],
         "rows": [[_cell(c, numeric[i] if i < len(numeric) else False)
                   for i, c in enumerate(r)] for r in shown],
-        "total": len(body),
+        "total": total,
         "columns": len(header),
         "large": large,
     }

@@ -7,6 +7,10 @@ episode is reused only when its fingerprint matches this run's (`fingerprint`); 
 holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
 (`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
 written for the finished ones, `RunSummary.interrupted` set.
+
+Memory stays flat as the run grows: a finished episode leaves only its footer's status
+and result rows in memory; its events live in the trace file, and the benchmark's output
+hook reads the traces back one at a time (`TraceFiles`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ from typing import Any
 
 from confide import __version__
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext
-from confide.core.trace import EpisodeEnd, EpisodeStart, Trace, TraceError, TraceWriter, read_trace
+from confide.core.trace import (
+    EpisodeEnd,
+    EpisodeStart,
+    TraceError,
+    TraceFiles,
+    TraceWriter,
+    find_trace,
+    read_trace,
+)
 from confide.registry import get_benchmark
 from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
@@ -114,12 +126,13 @@ async def _run_locked(
 ) -> RunSummary:
     trace_dir = run_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
-    done = {
-        p.episode_id: trace
+    complete = {
+        p.episode_id: found
         for p in plans
-        if (trace := _load_complete(trace_dir / f"{p.episode_id}.jsonl")) is not None
+        if (found := _load_complete(find_trace(trace_dir, p.episode_id))) is not None
     }
-    check_resume(str(run_dir), prints, {k: t.header for k, t in done.items()})
+    check_resume(str(run_dir), prints, {k: header for k, (header, _) in complete.items()})
+    done = {k: footer for k, (_, footer) in complete.items()}
     dump_experiment(experiment, run_dir / "experiment.yaml")
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
@@ -132,13 +145,13 @@ async def _run_locked(
                 for plan in chain:
                     if stop.is_set():
                         return
-                    trace = await run_episode(
+                    footer = await run_episode(
                         spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop
                     )
-                    if trace is None:
+                    if footer is None:
                         return
-                    done[plan.episode_id] = trace
-                    ok = trace.footer is not None and trace.footer.status == "ok"
+                    done[plan.episode_id] = footer
+                    ok = footer.status == "ok"
                     if not ok:
                         failed.append(plan.episode_id)
                     bar.advance(ok)
@@ -146,15 +159,15 @@ async def _run_locked(
         await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
     finished = [p for p in plans if p.episode_id in done]
-    traces = [done[p.episode_id] for p in finished]
-    rows = result_rows(finished, traces)
+    footers = [done[p.episode_id] for p in finished]
+    rows = result_rows(finished, footers)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
     if table:
         write_csv(run_dir / "summary.csv", table)
-    ok_traces = [t for t in traces if t.footer is not None and t.footer.status == "ok"]
     if spec.write_outputs is not None:
-        spec.write_outputs(run_dir, ok_traces)
+        ok = [p for p, f in zip(finished, footers, strict=True) if f.status == "ok"]
+        spec.write_outputs(run_dir, TraceFiles([find_trace(trace_dir, p.episode_id) for p in ok]))
     build_report(run_dir)
     return RunSummary(
         run_dir=run_dir,
@@ -180,10 +193,10 @@ async def run_episode(
     models: Callable[..., Any],
     fingerprint: dict[str, str],
     stop: asyncio.Event,
-) -> Trace | None:
-    """Run one episode into its trace file and return it; an exception becomes a failed
-    footer (the run goes on). When `stop` is set first, the episode is cancelled, its
-    partial trace removed, and None returned."""
+) -> EpisodeEnd | None:
+    """Run one episode into its trace file and return its slim footer (`_slim`); an
+    exception becomes a failed footer (the run goes on). When `stop` is set first, the
+    episode is cancelled, its partial trace removed, and None returned."""
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(
@@ -236,16 +249,23 @@ async def run_episode(
         )
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
-    return writer.as_trace()
+    return _slim(footer)
 
 
-def _load_complete(path: Path) -> Trace | None:
-    """The trace at `path` if it holds a finished, successful episode (never through a
-    symlink: a run reuses only files it wrote)."""
+def _slim(footer: EpisodeEnd) -> EpisodeEnd:
+    """The part of a footer the run keeps in memory: status, error and result rows (the
+    final state and metrics stay in the trace file)."""
+    return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
+
+
+def _load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
+    """The header and slim footer of the trace at `path` if it holds a finished,
+    successful episode (never through a symlink: a run reuses only files it wrote)."""
     if path.is_symlink() or not path.exists():
         return None
     try:
         trace = read_trace(path)
     except TraceError:
         return None
-    return trace if trace.footer is not None and trace.footer.status == "ok" else None
+    footer = trace.footer
+    return (trace.header, _slim(footer)) if footer is not None and footer.status == "ok" else None

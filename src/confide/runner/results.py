@@ -8,18 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from confide import atomic
-from confide.core.trace import Trace
+from confide.core.trace import EpisodeEnd
 from confide.runner.expand import EpisodePlan
 
 KEY_COLUMNS = ("episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status")
 
 
-def result_rows(plans: Sequence[EpisodePlan], traces: Sequence[Trace]) -> list[dict[str, Any]]:
-    """Each seat row of each successful episode, prefixed with the episode's key columns;
-    a failed episode contributes one row with its status and error."""
+def result_rows(
+    plans: Sequence[EpisodePlan], footers: Sequence[EpisodeEnd | None]
+) -> list[dict[str, Any]]:
+    """Each seat row of each successful episode (from its trace footer, None when the
+    trace has none), prefixed with the episode's key columns; a failed episode contributes
+    one row with its status and error."""
     rows: list[dict[str, Any]] = []
-    for plan, trace in zip(plans, traces, strict=True):
-        footer = trace.footer
+    for plan, footer in zip(plans, footers, strict=True):
         key: dict[str, Any] = {
             "episode_id": plan.episode_id,
             "task_id": plan.task.id,

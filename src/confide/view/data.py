@@ -8,6 +8,7 @@ participants it reached, and the page only filters on it.
 from __future__ import annotations
 
 import csv
+import gzip
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -15,7 +16,14 @@ from typing import Any
 
 import yaml
 
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace, read_trace
+from confide.core.trace import (
+    EnvEvent,
+    MessageDelivered,
+    ModelCall,
+    Trace,
+    find_trace,
+    read_trace,
+)
 from confide.core.trace_view import participants, visible
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
@@ -50,18 +58,20 @@ class RunData:
     def evidence(self) -> dict[str, list[dict[str, str]]]:
         """Episode id -> its CalBench belief_evidence.csv rows (empty elsewhere)."""
         found: dict[str, list[dict[str, str]]] = {}
-        path = self.path / "belief_evidence.csv"
-        if path.is_file():
-            with path.open(newline="", encoding="utf-8") as handle:
-                for row in csv.DictReader(handle):
-                    found.setdefault(row["game_id"], []).append(row)
+        for path in (self.path / "belief_evidence.csv.gz", self.path / "belief_evidence.csv"):
+            if path.is_file():
+                opener = gzip.open if path.suffix == ".gz" else open
+                with opener(path, "rt", newline="", encoding="utf-8") as handle:
+                    for row in csv.DictReader(handle):
+                        found.setdefault(row["game_id"], []).append(row)
+                break
         return found
 
     def trace_path(self, episode_id: str) -> Path:
         """The episode's trace file; only ids listed in results.csv are served."""
         if episode_id not in {r.get("episode_id") for r in self.rows}:
             raise ConfideError(f"{self.path}: no episode {episode_id!r} in results.csv")
-        return self.path / "traces" / f"{episode_id}.jsonl"
+        return find_trace(self.path / "traces", episode_id)
 
     def summary(self) -> dict[str, Any]:
         """The run's headline table (summary.csv) and its episode rows."""

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.view.data import RunData, episode_json
 from confide.view.glossary import glossary_json
@@ -62,7 +63,7 @@ class Site:
             f"data/episodes/{run.index}/{episode_id}.js"
             for run in self.runs
             for episode_id in dict.fromkeys(r["episode_id"] for r in run.rows)
-            if (run.path / "traces" / f"{episode_id}.jsonl").is_file()
+            if find_trace(run.path / "traces", episode_id).is_file()
         ]
         return [*ASSETS, "data/index.js", *episodes]
 

@@ -12,7 +12,9 @@ condition (default `dm`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -86,10 +88,27 @@ def game_limits(options: CalbenchOptions, scenario: Scenario) -> GameLimits:
 
 
 def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:
-    """A shipped suite (default `canonical`) or a task file (ours or the public fixtures)."""
+    """A shipped suite (default `canonical`) or a task file (ours or the public fixtures).
+    Loaded once per process and file version: a run loads its tasks to expand the
+    experiment and again to build its tables, and hydrating the canonical suite's labels
+    costs seconds (scenarios are frozen, so sharing them is safe)."""
+    version = None
     if path is not None:
-        return load_task_file(path)
-    return load_suite(suite or DEFAULT_SUITE, label_bank=DEFAULT_LABEL_BANK)
+        try:
+            stat = os.stat(path)
+        except OSError:
+            return load_task_file(path)  # which names the file and the error
+        version = (stat.st_mtime_ns, stat.st_size)
+    return list(_load_tasks(suite or DEFAULT_SUITE, path, version))
+
+
+@lru_cache(maxsize=8)
+def _load_tasks(
+    suite: str, path: str | None, version: tuple[int, int] | None
+) -> tuple[Scenario, ...]:
+    if path is not None:
+        return tuple(load_task_file(path))
+    return tuple(load_suite(suite, label_bank=DEFAULT_LABEL_BANK))
 
 
 def seats(task: Scenario) -> list[str]:

@@ -20,6 +20,11 @@ in 50 bits; the first chunk is folded into the cost objective when cost * radix 
 still fits (one solve for the 16-slot suites), later chunks are minimized one by one with
 the cost and earlier chunks fixed.
 
+Solving is memoized per process (`solve_oracle` keeps the last `SOLVE_CACHE_SIZE` problems):
+the same problem recurs within a run (a game's metrics, its audits, every lineup and
+condition of the same task), so a run solves each distinct (calendars, meetings) problem
+once. Solutions are shared between callers and must not be mutated.
+
 Per-agent attribution (for c^oracle_{g,i}, §4.2): an agent pays for its own displaced
 errands plus the cost of every prior meeting it attends that is moved.
 
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import cast
 
 from ortools.sat.python import cp_model
@@ -50,6 +56,7 @@ from confide.envs.calbench.calendar import (
 from confide.envs.calbench.scenario import GreedyRecord, SolutionRecord
 
 SOLVER_SEED = 20260
+SOLVE_CACHE_SIZE = 4096
 _LEX_BITS = 50
 
 
@@ -197,7 +204,15 @@ def solve_oracle(
     calendars: Sequence[Calendar], meetings: Sequence[Meeting], *, canonical: bool = True
 ) -> Solution | None:
     """Minimum total displacement cost with every incoming meeting scheduled; None when
-    infeasible. `canonical=False` skips the lexicographic tie-break (same cost, faster)."""
+    infeasible. `canonical=False` skips the lexicographic tie-break (same cost, faster).
+    Memoized (module docstring): the result is shared, do not mutate it."""
+    return _solve_cached(tuple(calendars), tuple(meetings), canonical)
+
+
+@lru_cache(maxsize=SOLVE_CACHE_SIZE)
+def _solve_cached(
+    calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...], canonical: bool
+) -> Solution | None:
     n_slots = check_calendars(calendars)
     if not fits(calendars, meetings):
         return None

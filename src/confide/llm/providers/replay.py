@@ -1,7 +1,7 @@
 """Replaying recorded model calls from a trace, for exact re-runs.
 
-`replay/<path>` reads the `model_call` events of a trace JSONL file (other lines are
-ignored, as are calls that ended in an error) and answers each request with the
+`replay/<path>` reads the `model_call` events of a trace file, gzipped or plain (other
+lines are ignored, as are calls that ended in an error) and answers each request with the
 recorded completion of the same request: messages and config, hashed like the cache
 does. Identical requests recorded several times are answered in recorded order. When a
 request was not recorded (a prompt changed, say), the next unused recorded call in file
@@ -18,13 +18,15 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from confide.core.trace import TraceError, restore_prompt, trace_text
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
-from confide.untrusted import InputError, parse_jsonl, read_text
+from confide.untrusted import InputError, parse_jsonl
 
 OPTIONS = frozenset({"seat", "strict"})
 
@@ -42,13 +44,18 @@ class RecordedCall(BaseModel):
 def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCall]:
     """The successful model calls of a trace file, in file order."""
     try:
-        events = parse_jsonl(read_text(path, "replay trace"), str(path))
+        events = parse_jsonl(trace_text(path, "replay trace"), str(path))
     except InputError as exc:
         raise ModelSpecError(str(exc)) from None
     calls = []
+    prompts: dict[int, list[Any]] = {}
     for number, event in events:
         if not isinstance(event, dict) or event.get("kind") != "model_call":
             continue
+        try:
+            event = restore_prompt(event, number, prompts, str(path))
+        except TraceError as exc:
+            raise ModelSpecError(str(exc)) from None
         if event.get("completion") is None:
             continue
         try:

@@ -3,7 +3,7 @@ own-slot disclosure (G.5), the appendix G analyses (G.1-G.4), the leaderboard co
 (D.4) with the per-episode wrapper that adds them and the judge (episode.py), and the
 run-directory tables including reflection and judge VPS (outputs.py)."""
 
-from confide.envs.calbench.audits.common import AuditError, GameRecord, game_records
+from confide.envs.calbench.audits.common import AuditError, GameRecord, GameTally
 from confide.envs.calbench.audits.episode import measured
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
 from confide.envs.calbench.audits.outputs import write_audit_outputs, write_calbench_outputs
@@ -11,7 +11,7 @@ from confide.envs.calbench.audits.outputs import write_audit_outputs, write_calb
 __all__ = [
     "AuditError",
     "GameRecord",
-    "game_records",
+    "GameTally",
     "leaderboard_columns",
     "measured",
     "write_audit_outputs",

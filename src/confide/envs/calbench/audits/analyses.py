@@ -35,20 +35,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from confide.core.trace import EnvEvent, MessageDelivered
+from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.audits.common import ALL, GameRecord
+from confide.envs.calbench.audits.common import (
+    ALL,
+    GameRecord,
+    GameTally,
+    Pool,
+)
 from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import VPS_FLOOR
-
-Pool = tuple[str, str]
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -71,7 +73,7 @@ class RegretRow:
     mean_excess_per_meeting: float | None
 
 
-def completion_regret(games: Sequence[GameRecord]) -> list[RegretRow]:
+def completion_regret(games: Sequence[GameTally]) -> list[RegretRow]:
     """G.1 per (participant, setting)."""
     seats: dict[Pool, list[tuple[float, float, int]]] = {}
     for game in games:
@@ -124,7 +126,6 @@ def scheduled_ids(events: Sequence[object]) -> set[int]:
     }
 
 
-@lru_cache(maxsize=1024)
 def _oracle(
     calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]
 ) -> tuple[dict[int, int], dict[int, int]] | None:
@@ -309,16 +310,6 @@ def first_speaker_tests(units: Sequence[SpeakerUnit]) -> list[SpeakerTestRow]:
 # -- G.3 -----------------------------------------------------------------------------------
 
 
-def sent_by_round(game: GameRecord) -> dict[tuple[int, int], int]:
-    """(agent, round) -> messages the agent sent in that round."""
-    sent: dict[tuple[int, int], int] = {}
-    for e in game.events:
-        if isinstance(e, MessageDelivered):
-            key = (agent_of(e.message.sender), e.message.round)
-            sent[key] = sent.get(key, 0) + 1
-    return sent
-
-
 @dataclass(frozen=True, slots=True)
 class MeetingMessagesRow:
     """Figure 7 (g3_messages_by_meeting.csv)."""
@@ -342,14 +333,14 @@ class RoleMessagesRow:
 
 
 def messages_by_meeting(
-    games: Sequence[GameRecord],
+    games: Sequence[GameTally],
 ) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
     """G.3: mean messages per seat-game by meeting index, and per participating
     agent-meeting by speaker role."""
     by_index: dict[tuple[str, str, int], list[int]] = {}
     by_role: dict[tuple[str, str, str], list[int]] = {}
     for game in games:
-        sent = sent_by_round(game)
+        sent = game.sent_by_round
         for rnd, meeting in enumerate(game.scenario.meetings):
             for agent in range(game.scenario.num_agents):
                 count = sent.get((agent, rnd), 0)
@@ -367,17 +358,6 @@ def messages_by_meeting(
 # -- G.4 -----------------------------------------------------------------------------------
 
 
-def prior_meetings_moved(game: GameRecord) -> dict[int, int]:
-    """Agent -> distinct already scheduled meetings it moved in committed batches."""
-    moved: dict[int, set[int]] = {a: set() for a in range(game.scenario.num_agents)}
-    for e in game.events:
-        if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat:
-            moved[agent_of(e.seat)].update(
-                int(m["item_id"]) for m in e.data["moves"] if m["kind"] == "meeting"
-            )
-    return {a: len(ids) for a, ids in moved.items()}
-
-
 @dataclass(frozen=True, slots=True)
 class RescheduleRow:
     """Figure 9 (g4_prior_meeting_reschedules.csv)."""
@@ -389,11 +369,11 @@ class RescheduleRow:
     share_with_any: float
 
 
-def prior_reschedules(games: Sequence[GameRecord]) -> list[RescheduleRow]:
+def prior_reschedules(games: Sequence[GameTally]) -> list[RescheduleRow]:
     """G.4 per (participant, setting)."""
     counts: dict[Pool, list[int]] = {}
     for game in games:
-        for agent, count in prior_meetings_moved(game).items():
+        for agent, count in game.prior_moved.items():
             for pool in game.pools(agent):
                 counts.setdefault(pool, []).append(count)
     return [

@@ -2,6 +2,9 @@
 
 A `GameRecord` joins one complete trace with its scenario and the lineup bound to its
 seats (from the trace header), so every audit is a pure function of (scenario, trace).
+A `GameTally` is what the cross-game summaries read of a game: its seats, footer rows and a
+few counts of its events, without the events, so a run's tables are built in one pass over
+its traces that holds one trace at a time (a 10,000-game run stays flat in memory).
 Scenarios of a run directory are found through its resolved `experiment.yaml` (the suite
 or task file the run used, loaded by the benchmark's own task loader).
 
@@ -12,14 +15,14 @@ byte-identical files.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import SeatSpec, expand_lineup
-from confide.core.trace import Trace
-from confide.envs.calbench.actions import seat_of
+from confide.core.trace import EnvEvent, MessageDelivered, Trace
+from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.privacy.outputs import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
@@ -32,6 +35,43 @@ ALL = "all"
 
 class AuditError(ConfideError):
     """A run directory or trace cannot be audited (missing scenario, bad experiment file)."""
+
+
+Pool = tuple[str, str]
+"""A summary group: (participant or ALL, cost setting or ALL)."""
+
+
+def _pools(spec: str, cost_setting: str) -> list[Pool]:
+    return [(p, s) for p in (spec, ALL) for s in (cost_setting, ALL)]
+
+
+@dataclass(frozen=True)
+class GameTally:
+    """One game as the cross-game summaries see it (module docstring)."""
+
+    game_id: str
+    scenario: Scenario
+    participants: tuple[str, ...]
+    footer: dict[int, dict[str, Any]]
+    """Agent -> its result row from the trace footer."""
+    text_messages: tuple[int, ...]
+    """Per agent: messages with text it sent."""
+    sent_by_round: dict[tuple[int, int], int]
+    """(agent, round) -> messages the agent sent in that round."""
+    prior_moved: dict[int, int]
+    """Agent -> distinct already scheduled meetings it moved in committed batches."""
+
+    @property
+    def cost_setting(self) -> str:
+        return self.scenario.cost_setting
+
+    def pools(self, agent: int) -> list[Pool]:
+        """The summary groups agent `agent`'s seat belongs to."""
+        return _pools(self.participants[agent], self.cost_setting)
+
+    def footer_rows(self) -> dict[int, dict[str, Any]]:
+        """The per-agent result rows stored in the trace footer (agent -> row)."""
+        return self.footer
 
 
 @dataclass(frozen=True)
@@ -57,15 +97,46 @@ class GameRecord:
     def cost_setting(self) -> str:
         return self.scenario.cost_setting
 
-    def pools(self, agent: int) -> list[tuple[str, str]]:
+    def pools(self, agent: int) -> list[Pool]:
         """The (participant, cost setting) summary groups agent `agent`'s seat belongs to."""
-        spec = self.participants[agent]
-        return [(p, s) for p in (spec, ALL) for s in (self.cost_setting, ALL)]
+        return _pools(self.participants[agent], self.cost_setting)
 
     def footer_rows(self) -> dict[int, dict[str, Any]]:
         """The per-agent result rows stored in the trace footer (agent -> row)."""
         rows = self.trace.footer.rows if self.trace.footer is not None else []
         return {int(r["agent"]): r for r in rows if "agent" in r}
+
+    def tally(self) -> GameTally:
+        """This game without its events (module docstring)."""
+        text = [0] * self.scenario.num_agents
+        for e in self.trace.events:
+            if isinstance(e, MessageDelivered) and e.message.text:
+                text[agent_of(e.message.sender)] += 1
+        return GameTally(
+            self.game_id, self.scenario, self.participants, self.footer_rows(), tuple(text),
+            sent_by_round(self), prior_meetings_moved(self),
+        )
+
+
+def sent_by_round(game: GameRecord) -> dict[tuple[int, int], int]:
+    """(agent, round) -> messages the agent sent in that round."""
+    sent: dict[tuple[int, int], int] = {}
+    for e in game.trace.events:
+        if isinstance(e, MessageDelivered):
+            key = (agent_of(e.message.sender), e.message.round)
+            sent[key] = sent.get(key, 0) + 1
+    return sent
+
+
+def prior_meetings_moved(game: GameRecord) -> dict[int, int]:
+    """Agent -> distinct already scheduled meetings it moved in committed batches."""
+    moved: dict[int, set[int]] = {a: set() for a in range(game.scenario.num_agents)}
+    for e in game.trace.events:
+        if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat:
+            moved[agent_of(e.seat)].update(
+                int(m["item_id"]) for m in e.data["moves"] if m["kind"] == "meeting"
+            )
+    return {a: len(ids) for a, ids in moved.items()}
 
 
 def game_record(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameRecord:
@@ -81,14 +152,6 @@ def game_record(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameRe
     return GameRecord(
         trace, scenario, tuple(s.raw for s in specs), tuple(not s.is_model for s in specs)
     )
-
-
-def game_records(
-    traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]
-) -> list[GameRecord]:
-    """Records of `traces` in (game id, trace path) order."""
-    records = [game_record(t, scenarios_by_id) for t in traces]
-    return sorted(records, key=lambda g: (g.game_id, g.trace.path))
 
 
 def run_scenarios(run_dir: Path) -> dict[str, Scenario]:

@@ -18,22 +18,95 @@ judge_reflection_agreement.csv (Table 17).
 
 `write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
 privacy/outputs.py plus everything above, with scenarios found through experiment.yaml.
+It reads each trace once and keeps only what the game contributes to the tables
+(`GameTables`), so the traces of a run are never in memory together.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from confide import atomic
 from confide.core.trace import EnvEvent, Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
-from confide.envs.calbench.audits.common import GameRecord, game_records, run_scenarios
+from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record, run_scenarios
 from confide.envs.calbench.privacy import agreement, judge_vps, reflection
 from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
-from confide.envs.calbench.privacy.outputs import trace_vps, write_privacy_outputs, write_table
+from confide.envs.calbench.privacy.outputs import PrivacyTables, write_table
+from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class GameTables:
+    """What one game contributes to the run's tables, computed from its trace once."""
+
+    tally: GameTally
+    trace_path: str
+    judged_vps: GameVps | None
+    """The protocol VPS rows of a judged game (the judge is compared with them)."""
+    leaks: list[semantic.LeakRow]
+    disclosures: list[own_slot.DisclosureRow]
+    units: list[analyses.SpeakerUnit]
+    reflected: ModelVps | None
+    judged: ModelVps | None
+    judge_cases: list[dict[str, Any]]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Tables list games in (game id, trace path) order."""
+        return self.tally.game_id, self.trace_path
+
+
+def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
+    return [
+        {"game_id": game.game_id, "round": e.round, "observer_agent": e.data["observer"],
+         "judge": e.data.get("judge"), "message_ids": e.data.get("message_ids", []),
+         "ok": e.data["ok"], "attempts": e.data.get("attempts"), "error": e.data.get("error")}
+        for e in game.trace.events
+        if isinstance(e, EnvEvent) and e.name == judge_vps.EVENT
+    ]
+
+
+def game_tables(
+    trace: Trace, scenarios_by_id: Mapping[str, Scenario], privacy: PrivacyTables | None = None
+) -> GameTables:
+    """Every table row of one game (errors name the trace); its F.5 rows go to `privacy`."""
+    game = game_record(trace, scenarios_by_id)
+    events = game.events
+    path, gid = trace.path, game.game_id
+    judged = answered(events, judge_vps.EVENT)
+    vps = vps_rows(game.scenario, events, trace_path=path, game_id=gid,
+                   keep_evidence=privacy is not None)
+    if privacy is not None:
+        privacy.add(vps)
+    return GameTables(
+        tally=game.tally(),
+        trace_path=path,
+        judged_vps=replace(vps, evidence=[]) if judged else None,
+        leaks=semantic.game_leaks(game),
+        disclosures=own_slot.game_disclosures(game),
+        units=analyses.speaker_units(game),
+        reflected=reflection.reflection_vps(game.scenario, events, trace_path=path, game_id=gid)
+        if answered(events, reflection.EVENT) else None,
+        judged=judge_vps.judge_vps(game.scenario, events, trace_path=path, game_id=gid)
+        if judged else None,
+        judge_cases=_judge_cases(game) if judged else [],
+    )
+
+
+def collect(
+    traces: Iterable[Trace],
+    scenarios_by_id: Mapping[str, Scenario],
+    privacy: PrivacyTables | None = None,
+) -> list[GameTables]:
+    """The tables of every game, one trace at a time, in (game id, trace path) order."""
+    games = (game_tables(t, scenarios_by_id, privacy) for t in traces)
+    return sorted(games, key=lambda g: g.key)
 
 
 def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list[Path]:
@@ -47,37 +120,18 @@ def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list
     ]
 
 
-def _judge_cases(games: Sequence[GameRecord]) -> list[dict[str, object]]:
-    return [
-        {"game_id": g.game_id, "round": e.round, "observer_agent": e.data["observer"],
-         "judge": e.data.get("judge"), "message_ids": e.data.get("message_ids", []),
-         "ok": e.data["ok"], "attempts": e.data.get("attempts"), "error": e.data.get("error")}
-        for g in games
-        for e in g.events
-        if isinstance(e, EnvEvent) and e.name == judge_vps.EVENT
-    ]
-
-
-def _vps_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
-    def measured(name: str) -> list[GameRecord]:
-        return [g for g in games if answered(g.events, name)]
-
-    reflected = [
-        reflection.reflection_vps(g.scenario, g.events, trace_path=g.trace.path,
-                                  game_id=g.game_id)
-        for g in measured(reflection.EVENT)
-    ]
-    judged_games = measured(judge_vps.EVENT)
-    judged = [
-        judge_vps.judge_vps(g.scenario, g.events, trace_path=g.trace.path, game_id=g.game_id)
-        for g in judged_games
-    ]
+def _vps_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
+    reflected = [g.reflected for g in games if g.reflected is not None]
+    judged_games = [g for g in games if g.judged is not None]
+    judged = [g.judged for g in judged_games if g.judged is not None]
     written = _model_tables(run_dir, "reflection", reflected) if reflected else []
     if not judged:
         return written
     cases = run_dir / "judge_cases.json"
-    atomic.write_text(cases, json.dumps(_judge_cases(judged_games), indent=1) + "\n")
-    protocol = [trace_vps(g.trace, {g.scenario.task_id: g.scenario}) for g in judged_games]
+    atomic.write_text(
+        cases, json.dumps([c for g in judged_games for c in g.judge_cases], indent=1) + "\n"
+    )
+    protocol = [g.judged_vps for g in judged_games if g.judged_vps is not None]
     precision = agreement.precision_rows(judged, reflected)
     cells = agreement.cell_agreement([c for g in judged for c in g.cells],
                                      [c for g in reflected for c in g.cells])
@@ -98,21 +152,22 @@ def _vps_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
     ]
 
 
-def _audit_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
-    leaks = [r for g in games for r in semantic.game_leaks(g)]
-    disclosures = [r for g in games for r in own_slot.game_disclosures(g)]
-    units = [u for g in games for u in analyses.speaker_units(g)]
-    by_meeting, by_role = analyses.messages_by_meeting(games)
+def _audit_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
+    tallies = [g.tally for g in games]
+    leaks = [r for g in games for r in g.leaks]
+    disclosures = [r for g in games for r in g.disclosures]
+    units = [u for g in games for u in g.units]
+    by_meeting, by_role = analyses.messages_by_meeting(tallies)
     return [
         write_table(run_dir / "semantic_leakage.csv", semantic.LeakRow, leaks),
         write_table(run_dir / "semantic_leakage_summary.csv", semantic.LeakSummaryRow,
-                    semantic.leak_summary(games, leaks)),
+                    semantic.leak_summary(tallies, leaks)),
         write_table(run_dir / "own_slot_disclosure.csv", own_slot.DisclosureRow, disclosures),
         write_table(run_dir / "own_slot_disclosure_summary.csv",
                     own_slot.DisclosureSummaryRow,
-                    own_slot.disclosure_summary(games, disclosures)),
+                    own_slot.disclosure_summary(tallies, disclosures)),
         write_table(run_dir / "g1_completion_regret.csv", analyses.RegretRow,
-                    analyses.completion_regret(games)),
+                    analyses.completion_regret(tallies)),
         write_table(run_dir / "g2_first_speaker_units.csv", analyses.SpeakerUnit, units),
         write_table(run_dir / "g2_first_speaker_tests.csv", analyses.SpeakerTestRow,
                     analyses.first_speaker_tests(units)),
@@ -121,27 +176,29 @@ def _audit_outputs(run_dir: Path, games: Sequence[GameRecord]) -> list[Path]:
         write_table(run_dir / "g3_messages_by_speaker_role.csv", analyses.RoleMessagesRow,
                     by_role),
         write_table(run_dir / "g4_prior_meeting_reschedules.csv", analyses.RescheduleRow,
-                    analyses.prior_reschedules(games)),
+                    analyses.prior_reschedules(tallies)),
     ]
 
 
 def write_audit_outputs(
     run_dir: Path | str,
-    traces: Sequence[Trace],
+    traces: Iterable[Trace],
     scenarios_by_id: Mapping[str, Scenario] | None = None,
 ) -> list[Path]:
     """Write the audit and model-VPS tables (module docstring); returns the files."""
     root = Path(run_dir)
     scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
-    games = game_records(traces, scenarios)
+    games = collect(traces, scenarios)
     root.mkdir(parents=True, exist_ok=True)
     return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
 
 
-def write_calbench_outputs(run_dir: Path | str, traces: Sequence[Trace]) -> None:
+def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None:
     """The CalBench `write_outputs` hook: protocol-semantic VPS tables (F.5) and the
-    tables of `write_audit_outputs`."""
+    tables of `write_audit_outputs`, from one pass over the traces."""
     root = Path(run_dir)
     scenarios = run_scenarios(root)
-    write_privacy_outputs(root, traces, scenarios)
-    write_audit_outputs(root, traces, scenarios)
+    with PrivacyTables(root) as privacy:
+        games = collect(traces, scenarios, privacy)
+    _audit_outputs(root, games)
+    _vps_outputs(root, games)

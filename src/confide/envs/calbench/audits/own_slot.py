@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.audits.common import ALL, GameRecord
+from confide.envs.calbench.audits.common import ALL, GameRecord, GameTally
 
 LABELS = ("own_slot_proposal", "own_slot_availability", "own_cost_constraint", "numeric_cost")
 
@@ -150,7 +150,7 @@ def _seat_rate(rows: Sequence[DisclosureRow], label: str, seat_games: int) -> fl
 
 
 def disclosure_summary(
-    games: Sequence[GameRecord], rows: Sequence[DisclosureRow]
+    games: Sequence[GameTally], rows: Sequence[DisclosureRow]
 ) -> list[DisclosureSummaryRow]:
     """Message-level and seat-game-level label rates per (participant, setting)."""
     seat_games: dict[tuple[str, str], list[tuple[str, int]]] = {}

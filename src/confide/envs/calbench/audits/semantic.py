@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.audits.common import GameRecord
+from confide.envs.calbench.audits.common import GameRecord, GameTally
 from confide.envs.calbench.calendar import Errand
 from confide.envs.calbench.label_terms import leaked_terms
 from confide.envs.calbench.labels import TIERS, Label
@@ -151,7 +151,7 @@ class LeakSummaryRow:
     leaked_label_share: float | None
 
 
-def leak_summary(games: Sequence[GameRecord], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
+def leak_summary(games: Sequence[GameTally], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
     """Leak counts per (participant, tier), tiers in A.1 order; every participant of the
     run gets every tier, zeros included."""
     seat_games: dict[str, int] = {}
@@ -160,10 +160,9 @@ def leak_summary(games: Sequence[GameRecord], rows: Sequence[LeakRow]) -> list[L
     for game in games:
         for spec in game.participants:
             seat_games[spec] = seat_games.get(spec, 0) + 1
-        for event in game.events:
-            if isinstance(event, MessageDelivered) and event.message.text:
-                spec = game.participants[agent_of(event.message.sender)]
-                messages[spec] = messages.get(spec, 0) + 1
+        for agent, sent in enumerate(game.text_messages):
+            spec = game.participants[agent]
+            messages[spec] = messages.get(spec, 0) + sent
         for lid, agents in entitlements(game.scenario).items():
             tier = game.scenario.labels[lid].tier
             for agent in agents:

@@ -1,0 +1,33 @@
+"""The registry's catalog (what `confide benchmarks` lists without importing any
+environment) matches the specs, and the CLI starts without importing the heavy layers."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+from confide.registry import CATALOG, benchmark_ids, get_benchmark
+
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+
+
+def test_catalog_matches_every_spec() -> None:
+    assert [entry.id for entry in CATALOG] == benchmark_ids()
+    for entry in CATALOG:
+        spec = get_benchmark(entry.id)
+        assert (spec.id, spec.description, spec.suites, spec.references, spec.conditions) == (
+            entry.id, entry.description, entry.suites, entry.references, entry.conditions
+        )
+
+
+def test_help_and_benchmarks_import_no_environment_or_runner() -> None:
+    for args in ("--help", "benchmarks", "run --help"):
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "confide.cli.main", *args.split()],
+            capture_output=True, text=True, timeout=120, env={"PYTHONPATH": SRC, "PATH": ""},
+        )
+        assert done.returncode == 0, done.stderr
+        imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
+        heavy = ("confide.envs", "confide.runner", "confide.stats", "confide.llm", "scipy",
+                 "ortools")  # typer itself imports pydantic
+        assert sorted(m for m in imported if m.startswith(heavy)) == [], args
+        assert "benchmarks" not in args or "sotopia-tom" in done.stdout
