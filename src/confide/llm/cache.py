@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from confide.llm.request import request_key, request_payload
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+from confide.redaction import scrub_json_line
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -52,7 +53,8 @@ class ResponseCache:
             return None
 
     def put(self, key: str, request: dict[str, Any], completion: Completion) -> None:
-        """Store `completion` atomically."""
+        """Store `completion` atomically (the stored request without secrets; the key is a
+        hash, so it reveals none)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
@@ -64,7 +66,7 @@ class ResponseCache:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}.", suffix=".tmp")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(entry, handle, ensure_ascii=False)
+                handle.write(scrub_json_line(json.dumps(entry, ensure_ascii=False)))
             os.replace(tmp, path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from confide.errors import ConfideError
+from confide.redaction import scrub
 
 MAX_RESULT_ROWS = 500
 
@@ -41,7 +42,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
         traces=traces,
     )
     target = Path(output) if output is not None else run_dir / "report.html"
-    target.write_text(html, encoding="utf-8")
+    target.write_text(scrub(html), encoding="utf-8")
     return target
 
 

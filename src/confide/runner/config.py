@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from confide.core.benchmark import parse_lineup
 from confide.errors import ConfideError
+from confide.redaction import scrub_data
 
 
 class ConfigError(ConfideError):
@@ -107,5 +108,6 @@ def build_experiment(data: dict[str, Any], source: str = "command line") -> Expe
 
 
 def dump_experiment(experiment: Experiment, path: Path) -> None:
-    """Write the resolved experiment next to its results."""
-    path.write_text(yaml.safe_dump(experiment.model_dump(), sort_keys=False), encoding="utf-8")
+    """Write the resolved experiment next to its results, without secrets."""
+    data = scrub_data(experiment.model_dump())
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

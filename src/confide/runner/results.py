@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from confide.core.trace import Trace
+from confide.redaction import scrub_data
 from confide.runner.expand import EpisodePlan
 
 KEY_COLUMNS = ("episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status")
@@ -36,14 +37,14 @@ def result_rows(plans: Sequence[EpisodePlan], traces: Sequence[Trace]) -> list[d
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """CSV with the union of columns, in first-seen order."""
+    """CSV with the union of columns, in first-seen order, without secrets."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), restval="")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(scrub_data(list(rows)))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
