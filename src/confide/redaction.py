@@ -93,7 +93,7 @@ def scrub_json_line(line: str) -> str:
     """One JSON document (a trace line, a cache entry) without secrets. Scrubbing works
     on the parsed data, never on the escaped text, so the result is always valid JSON;
     lines with nothing to remove (nearly all) are returned as they are."""
-    escaped = [json.dumps(s, ensure_ascii=False)[1:-1] for s in _known()]
+    escaped = {json.dumps(s, ensure_ascii=a)[1:-1] for s in _known() for a in (False, True)}
     has_url = "@" in line and "://" in line and _URL_USERINFO.search(line) is not None
     if not has_url and not any(s in line for s in escaped):
         return line

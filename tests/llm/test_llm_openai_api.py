@@ -305,7 +305,10 @@ async def test_forced_structured_output_modes(serve: Any) -> None:
         assert provider_of(model).structured_output == mode
     formats = [body.get("response_format") for _, body in server.requests]
     assert formats == [
-        {"type": "json_schema", "json_schema": {"name": "Answer", "schema": SCHEMA, "strict": False}},
+        {
+            "type": "json_schema",
+            "json_schema": {"name": "Answer", "schema": SCHEMA, "strict": False},
+        },
         {"type": "json_object", "schema": SCHEMA},
         None,
     ]
