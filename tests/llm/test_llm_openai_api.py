@@ -4,6 +4,7 @@ keys never leaking into errors or reprs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -462,3 +463,10 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after({"retry-after": "soon"}) is None
     future = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 < (parse_retry_after({"retry-after": future}) or 0) <= 30
+
+
+async def test_concurrent_negotiations_probe_once(serve: Any) -> None:
+    server = serve(err(500, LLAMA_CPP_REFUSAL), ok("{}"), ok("never"))
+    model, _ = model_for(server)
+    modes = await asyncio.gather(*(provider_of(model).negotiate() for _ in range(4)))
+    assert modes == ["json_object"] * 4 and len(server.requests) == 2

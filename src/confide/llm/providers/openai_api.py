@@ -264,9 +264,12 @@ class OpenAIChatModel:
             return completion
 
     async def negotiate(self) -> StructuredOutput:
-        """The structured-output mode, learned now with one small request if needed."""
+        """The structured-output mode, learned now with one small request if needed (one
+        for all concurrent callers). The probe is not metered: it is no model output."""
         if self.structured_output is None:
-            await self.generate(PROBE_MESSAGES, config=PROBE_CONFIG)
+            async with self._lock():
+                if self.structured_output is None:
+                    await self._stepping_down(PROBE_MESSAGES, PROBE_CONFIG)
         mode = self.structured_output
         assert mode is not None  # a successful schema call always settles it
         return mode
