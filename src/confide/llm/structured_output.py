@@ -30,6 +30,7 @@ from confide.llm.types import ChatMessage, ChatModel, GenerateConfig
 
 StructuredOutput = Literal["json_schema", "json_object", "text"]
 MODES: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "text")
+PROVIDERS_WITH_MODES = frozenset({"openai", "openai-api"})
 _ABOUT_FORMAT = re.compile(r"(?i)response_format|json_schema|json_object|guided|grammar|schema")
 
 PROBE_MESSAGES = (ChatMessage(role="user", content='Reply with {"ok": true}.'),)

@@ -17,7 +17,7 @@ from confide.core.trace import ModelCall, TraceRecorder
 from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
 from confide.llm.spec import PROVIDERS, parse_spec
-from confide.llm.structured_output import structured_output_mode
+from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
 
 
 class RunModels:
@@ -49,7 +49,10 @@ class RunModels:
         (negotiated now if no call has yet), for the trace header. A model that cannot be
         built is left out: the episode's own call reports that error."""
         modes: dict[str, str] = {}
-        for spec in dict.fromkeys(seat.model for seat in seats if seat.model is not None):
+        specs = (seat.model for seat in seats if seat.model is not None)
+        for spec in dict.fromkeys(specs):
+            if spec.partition("/")[0] not in PROVIDERS_WITH_MODES:
+                continue  # not built before its episode needs it
             try:
                 mode = await structured_output_mode(self.base(spec))
             except ConfideError:
