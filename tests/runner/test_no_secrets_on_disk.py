@@ -10,7 +10,7 @@ import logging
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from confide.llm import ChatMessage, GenerateConfig, get_model
@@ -96,6 +96,7 @@ def test_short_values_are_not_secrets() -> None:
     assert scrub_json_line(line) == line
 
 
+@settings(deadline=None)
 @given(st.text(min_size=8, max_size=12), st.lists(st.text(max_size=20), max_size=4))
 def test_scrubbed_json_stays_valid_and_clean(secret: str, parts: list[str]) -> None:
     register_secret(secret)
