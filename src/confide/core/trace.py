@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
+from confide.redaction import scrub_json_line
 from confide.untrusted import InputError, read_text
 
 SCHEMA_VERSION = 1
@@ -71,7 +72,8 @@ class MessageDelivered(_Event):
 
 
 class ModelCall(_Event):
-    """One prompt sent to a chat model and what came back (or the error)."""
+    """One prompt sent to a chat model and what came back (or the error, with its class:
+    transient, validation, capability or permanent)."""
 
     kind: Literal["model_call"] = "model_call"
     seat: str | None = None
@@ -81,6 +83,7 @@ class ModelCall(_Event):
     config: dict[str, Any] = Field(default_factory=dict)
     completion: dict[str, Any] | None = None
     error: str | None = None
+    error_class: str | None = None
     latency_s: float = 0.0
     cached: bool = False
 
@@ -204,7 +207,7 @@ class TraceWriter(TraceRecorder):
         return trace
 
     def _write(self, event: TraceEvent) -> None:
-        self._file.write(event.model_dump_json() + "\n")
+        self._file.write(scrub_json_line(event.model_dump_json()) + "\n")
         now = time.monotonic()
         if now - self._flushed >= FLUSH_INTERVAL_S:
             self._file.flush()
