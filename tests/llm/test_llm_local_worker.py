@@ -123,7 +123,7 @@ def test_native_crash_fails_the_call_and_the_next_call_gets_a_new_worker(
         assert (error.cause, error.kind, error.transient) == (cause, "crash", False)
         assert str(error) == (
             f"local/stand-in: local model worker died with {cause} during the call "
-            f"(pid {pid}); the next call starts a new one"
+            f"(pid {pid}); the next call starts a new one (permanent error)"
         )
         assert not alive(pid) and worker.pid is None
         restarted = worker.complete(say("hi"), CONFIG)["pid"]

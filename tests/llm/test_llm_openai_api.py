@@ -4,6 +4,7 @@ keys never leaking into errors or reprs."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -289,22 +290,120 @@ async def test_openai_provider_prices_and_reasoning_params(serve: Any) -> None:
     assert set(mini.meter.snapshot()) == {"openai/gpt-4o-mini", "openai/gpt-5-mini"}
 
 
-async def test_response_schema_modes(serve: Any) -> None:
-    schema = {"title": "Answer", "type": "object", "properties": {"x": {"type": "integer"}}}
+SCHEMA = {"title": "Answer", "type": "object", "properties": {"x": {"type": "integer"}}}
+LLAMA_CPP_REFUSAL = (
+    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]"
+)
+
+
+async def test_forced_structured_output_modes(serve: Any) -> None:
     server = serve(ok("{}"), ok("{}"), ok("{}"))
-    config = GenerateConfig(response_schema=schema)
-    for mode in ("json_schema", "json_object", "none"):
-        model, _ = model_for(server, schema_mode=mode)
+    config = GenerateConfig(response_schema=SCHEMA)
+    for mode in ("json_schema", "json_object", "text"):
+        model, _ = model_for(server, structured_output=mode)
         await model.generate(HI, config=config)
+        assert provider_of(model).structured_output == mode
     formats = [body.get("response_format") for _, body in server.requests]
     assert formats == [
         {
             "type": "json_schema",
-            "json_schema": {"name": "Answer", "schema": schema, "strict": False},
+            "json_schema": {"name": "Answer", "schema": SCHEMA, "strict": False},
         },
-        {"type": "json_object"},
+        {"type": "json_object", "schema": SCHEMA},
         None,
     ]
+    prompts = [body["messages"][-1]["content"] for _, body in server.requests]
+    assert prompts[:2] == ["hello", "hello"]
+    assert prompts[2].startswith("hello\n\nReply with one JSON object")
+    assert prompts[2].endswith(json.dumps(SCHEMA))
+
+
+async def test_negotiation_steps_down_once_per_model(serve: Any) -> None:
+    server = serve(err(500, LLAMA_CPP_REFUSAL), ok("{}"), ok("{}"), ok("plain"))
+    model, sleeps = model_for(server)
+    config = GenerateConfig(response_schema=SCHEMA)
+    assert provider_of(model).structured_output is None
+    await model.generate(HI, config=config)
+    await model.generate(HI, config=config)
+    await model.generate(HI, config=GenerateConfig())  # no schema: no response format
+    types = [body.get("response_format", {}).get("type") for _, body in server.requests]
+    assert types == ["json_schema", "json_object", "json_object", None]
+    assert provider_of(model).structured_output == "json_object"
+    assert sleeps.waits == [] and model.meter.total().retries == 0
+
+
+async def test_negotiation_falls_back_to_schema_in_prompt(serve: Any) -> None:
+    server = serve(
+        err(400, "response_format type json_schema is not supported"),
+        err(422, "unsupported response_format: json_object"),
+        ok('{"x": 1}'),
+    )
+    model, _ = model_for(server)
+    mode = await provider_of(model).negotiate()
+    assert mode == "text" and len(server.requests) == 3
+    assert "response_format" not in server.requests[2][1]
+    assert '"required": ["ok"]' in server.requests[2][1]["messages"][-1]["content"]
+
+
+async def test_forced_mode_refused_is_a_capability_error(serve: Any) -> None:
+    server = serve(err(500, LLAMA_CPP_REFUSAL), ok("never"))
+    model, sleeps = model_for(server, structured_output="json_schema")
+    with pytest.raises(ModelError) as caught:
+        await model.generate(HI, config=GenerateConfig(response_schema=SCHEMA))
+    assert caught.value.kind == "capability" and caught.value.error_class == "capability"
+    assert len(server.requests) == 1 and sleeps.waits == []
+    assert "(capability error)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "error_class"),
+    [
+        (500, "1 validation error for Request: field required", "validation"),
+        (400, "This model's maximum context length is 2048 tokens", "validation"),
+        (422, "Unprocessable Entity: messages", "validation"),
+    ],
+)
+async def test_validation_errors_are_sent_once(
+    serve: Any, status: int, message: str, error_class: str
+) -> None:
+    server = serve(err(status, message), ok("never"))
+    model, sleeps = model_for(server)
+    with pytest.raises(ModelError) as caught:
+        await model.generate(HI, config=GenerateConfig(response_schema=SCHEMA))
+    assert caught.value.error_class == error_class and not caught.value.transient
+    assert len(server.requests) == 1 and sleeps.waits == []
+    assert provider_of(model).structured_output is None  # not mistaken for a capability
+
+
+async def test_transient_errors_during_negotiation_are_retried(serve: Any) -> None:
+    server = serve(err(503, "loading model"), ok("{}"))
+    model, sleeps = model_for(server)
+    await model.generate(HI, config=GenerateConfig(response_schema=SCHEMA))
+    assert sleeps.waits == [0.5] and len(server.requests) == 2
+    assert provider_of(model).structured_output == "json_schema"
+
+
+async def test_unknown_structured_output_is_rejected(serve: Any) -> None:
+    from confide.llm import ModelSpecError
+
+    with pytest.raises(ModelSpecError, match="structured_output must be one of"):
+        model_for(serve(), structured_output="grammar")
+
+
+async def test_short_key_is_not_redacted_and_warned_once(
+    serve: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    text = "expected 'x' in the text"
+    server = serve(err(400, text), err(400, text))
+    with caplog.at_level("WARNING", logger="confide"):
+        for _ in range(2):
+            model = get_model("openai-api/tiny", base_url=server.base_url, api_key="x")
+            with pytest.raises(ModelError) as caught:
+                await model.generate(HI, config=GenerateConfig())
+            assert caught.value.message == f"HTTP 400: {text}"
+    warnings = [r.getMessage() for r in caplog.records if "API key" in r.getMessage()]
+    assert len(warnings) == 1 and "1 character(s) long" in warnings[0]
 
 
 async def test_connection_refused_is_transient_connection_error() -> None:
@@ -318,6 +417,18 @@ async def test_connection_refused_is_transient_connection_error() -> None:
         await model.generate(HI, config=GenerateConfig())
     assert caught.value.kind == "connection" and caught.value.attempts == 2
     assert KEY not in str(caught.value)
+
+
+async def test_url_credentials_never_reach_errors() -> None:
+    model = get_model(
+        "openai-api/x",
+        base_url="http://user:pw@127.0.0.1:9/v1",
+        retry=RetryPolicy(max_attempts=1),
+    )
+    with pytest.raises(ModelError) as caught:
+        await model.generate(HI, config=GenerateConfig())
+    assert "http://***@127.0.0.1:9/v1" in str(caught.value)
+    assert "pw" not in str(caught.value).replace("http", "")
 
 
 def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -352,3 +463,10 @@ def test_parse_retry_after() -> None:
     assert parse_retry_after({"retry-after": "soon"}) is None
     future = format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
     assert 25 < (parse_retry_after({"retry-after": future}) or 0) <= 30
+
+
+async def test_concurrent_negotiations_probe_once(serve: Any) -> None:
+    server = serve(err(500, LLAMA_CPP_REFUSAL), ok("{}"), ok("never"))
+    model, _ = model_for(server)
+    modes = await asyncio.gather(*(provider_of(model).negotiate() for _ in range(4)))
+    assert modes == ["json_object"] * 4 and len(server.requests) == 2

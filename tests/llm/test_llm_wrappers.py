@@ -285,7 +285,7 @@ def test_parse_spec() -> None:
 
 
 def test_redaction() -> None:
-    from confide.llm.redact import Secret, redact, redact_url
+    from confide.redaction import Secret, redact, redact_url
 
     key = "abcdefghijklmnopqrstuvwxyz012345"
     text = f"key {key}, prefix {key[:8]}, suffix {key[-8:]}, Bearer tok123, sk-proj-AbC12345xyz"

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
+from confide.redaction import scrub_json_line
 from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
 
 SCHEMA_VERSION = 1
@@ -113,7 +114,8 @@ class MessageDelivered(_Event):
 
 
 class ModelCall(_Event):
-    """One prompt sent to a chat model and what came back (or the error)."""
+    """One prompt sent to a chat model and what came back (or the error, with its class:
+    transient, validation, capability or permanent)."""
 
     kind: Literal["model_call"] = "model_call"
     seat: str | None = None
@@ -123,6 +125,7 @@ class ModelCall(_Event):
     config: dict[str, Any] = Field(default_factory=dict)
     completion: dict[str, Any] | None = None
     error: str | None = None
+    error_class: str | None = None
     latency_s: float = 0.0
     cached: bool = False
 
@@ -254,10 +257,10 @@ class TraceWriter(TraceRecorder):
 
     def _write(self, event: TraceEvent) -> None:
         # lines are compressed in batches: one deflate call per event costs more than the
-        # compression itself
+        # compression itself; each line is scrubbed of secrets before it is kept
         self._lines += 1
         line = self._model_call_line(event) if isinstance(event, ModelCall) else None
-        self._pending.append((line or event.model_dump_json()).encode())
+        self._pending.append(scrub_json_line(line or event.model_dump_json()).encode())
         if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
             self.flush()
 

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from confide import atomic
 from confide.llm.request import request_key, request_payload
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+from confide.redaction import scrub_json_line
 
 CACHE_SCHEMA_VERSION = 1
 
@@ -51,7 +52,8 @@ class ResponseCache:
             return None
 
     def put(self, key: str, request: dict[str, Any], completion: Completion) -> None:
-        """Store `completion` atomically."""
+        """Store `completion` atomically (the stored request without secrets; the key is a
+        hash, so it reveals none)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {
@@ -61,7 +63,7 @@ class ResponseCache:
             "completion": completion.model_dump(mode="json"),
         }
         with atomic.atomic_text(path) as handle:
-            json.dump(entry, handle, ensure_ascii=False)
+            handle.write(scrub_json_line(json.dumps(entry, ensure_ascii=False)))
 
 
 class CachedModel:

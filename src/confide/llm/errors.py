@@ -2,7 +2,12 @@
 
 `ModelError` is raised when no usable reply could be obtained from a provider (network,
 HTTP status, timeout, malformed response body, missing configuration). `transient` tells
-the retry wrapper whether trying again can help. Messages never contain API keys: every
+the retry wrapper whether trying again can help, and `error_class` names the class every
+trace records (issue 20): `transient` (429, 5xx, timeouts, resets, malformed bodies: retried
+with backoff), `validation` (the request itself is wrong: retrying sends the same wrong
+request), `capability` (the endpoint cannot do what was asked, e.g. a response format it
+does not know: the caller steps down, it never retries) and `permanent` (configuration,
+credentials, a replay miss). Messages never contain API keys: every
 provider passes its secrets through `redact` before building one, and errors are raised
 `from None` so a chained provider exception cannot carry an echoed key into a log.
 """
@@ -21,6 +26,7 @@ ErrorKind = Literal[
     "server_error",
     "bad_response",
     "bad_request",
+    "capability",
     "auth",
     "config",
     "missing_extra",
@@ -32,6 +38,8 @@ ErrorKind = Literal[
 TRANSIENT_KINDS: frozenset[str] = frozenset(
     {"timeout", "connection", "rate_limit", "server_error", "bad_response"}
 )
+ErrorClass = Literal["transient", "validation", "capability", "permanent"]
+_CLASS_OF_KIND: dict[str, ErrorClass] = {"bad_request": "validation", "capability": "capability"}
 
 
 class ModelError(ConfideError):
@@ -63,14 +71,21 @@ class ModelError(ConfideError):
         self.retry_after_s = retry_after_s
         self.attempts = attempts
 
+    @property
+    def error_class(self) -> ErrorClass:
+        """`transient`, `validation`, `capability` or `permanent` (see the module doc)."""
+        if self.transient:
+            return "transient"
+        return _CLASS_OF_KIND.get(self.kind, "permanent")
+
     def __str__(self) -> str:
-        suffix = f" (gave up after {self.attempts} attempts)" if self.attempts > 1 else ""
-        return f"{self.model}: {self.message}{suffix}"
+        tries = f", gave up after {self.attempts} attempts" if self.attempts > 1 else ""
+        return f"{self.model}: {self.message} ({self.error_class} error{tries})"
 
     def __repr__(self) -> str:
         return (
             f"{type(self).__name__}(model={self.model!r}, kind={self.kind!r}, "
-            f"transient={self.transient}, status_code={self.status_code}, "
+            f"class={self.error_class}, status_code={self.status_code}, "
             f"attempts={self.attempts}, message={self.message!r})"
         )
 

@@ -6,7 +6,8 @@ the episode trace (`trace_fields()` gives the fields of the core trace's `model_
 event). `attempt` is the repair attempt within `generate_structured` (1 for plain
 calls): the structured helper sets it through a context variable, so a recorder
 anywhere below it sees which attempt a call belongs to without extra arguments.
-Errors are recorded by their (already redacted) message, so no key reaches a trace.
+Errors are recorded by their (already redacted) message and their class, so no key
+reaches a trace and every error says whether it was transient.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class ModelCallRecord(BaseModel):
     completion: Completion | None = None
     error: str | None = None
     error_kind: str | None = None
+    error_class: str | None = None
     attempt: int = Field(default=1, ge=1)
 
     def trace_fields(self) -> dict[str, Any]:
@@ -55,6 +57,7 @@ class ModelCallRecord(BaseModel):
             "config": self.config.model_dump(mode="json"),
             "completion": None if completion is None else completion.model_dump(mode="json"),
             "error": self.error,
+            "error_class": self.error_class,
             "latency_s": 0.0 if completion is None else completion.latency_s,
             "cached": False if completion is None else completion.cached,
         }
@@ -83,7 +86,8 @@ class RecordingModel:
         try:
             completion = await self.inner.generate(messages, config=config)
         except ModelError as exc:
-            self.sink(record.model_copy(update={"error": str(exc), "error_kind": exc.kind}))
+            failed = {"error": str(exc), "error_kind": exc.kind, "error_class": exc.error_class}
+            self.sink(record.model_copy(update=failed))
             raise
         self.sink(record.model_copy(update={"completion": completion}))
         return completion

@@ -26,6 +26,7 @@ from jinja2 import Environment, PackageLoader
 from confide import atomic
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
+from confide.redaction import scrub
 from confide.report.figures import headline_figures
 from confide.view.data import RunData
 from confide.view.episodes import Episode, number, read_episodes
@@ -48,7 +49,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
     target = Path(output) if output is not None else run_dir / "report.html"
     target.parent.mkdir(parents=True, exist_ok=True)
     html = render_report(run_dir, target.parent)
-    return atomic.write_text(target, html)
+    return atomic.write_text(target, scrub(html))
 
 
 def render_report(run_dir: Path, where: Path) -> str:

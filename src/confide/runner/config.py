@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from confide import atomic
 from confide.core.benchmark import parse_lineup
 from confide.errors import ConfideError
+from confide.redaction import scrub_data
 from confide.untrusted import InputError, load_yaml
 
 
@@ -107,5 +108,6 @@ def build_experiment(data: dict[str, Any], source: str = "command line") -> Expe
 
 
 def dump_experiment(experiment: Experiment, path: Path) -> None:
-    """Write the resolved experiment next to its results."""
-    atomic.write_text(path, yaml.safe_dump(experiment.model_dump(), sort_keys=False))
+    """Write the resolved experiment next to its results, without secrets."""
+    data = scrub_data(experiment.model_dump())
+    atomic.write_text(path, yaml.safe_dump(data, sort_keys=False))

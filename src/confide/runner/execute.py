@@ -19,13 +19,13 @@ import asyncio
 import contextlib
 import gc
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from confide import __version__
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
 from confide.core.trace import (
     EpisodeEnd,
     EpisodeStart,
@@ -190,13 +190,16 @@ async def run_episode(
     plan: EpisodePlan,
     experiment: Experiment,
     trace_dir: Path,
-    models: Callable[..., Any],
+    models: RunModels,
     fingerprint: dict[str, str],
     stop: asyncio.Event,
 ) -> EpisodeEnd | None:
     """Run one episode into its trace file and return its slim footer (`_slim`); an
     exception becomes a failed footer (the run goes on). When `stop` is set first, the
-    episode is cancelled, its partial trace removed, and None returned."""
+    episode is cancelled, its partial trace removed, and None returned. The header records
+    each model's structured-output mode."""
+    roles = [SeatSpec(spec) for spec in experiment.roles.values()]
+    modes = await models.structured_output([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(
@@ -211,6 +214,7 @@ async def run_episode(
                 "repetition": plan.repetition,
                 "roles": experiment.roles,
                 "options": experiment.options,
+                **({"structured_output": modes} if modes else {}),
             },
             versions={"confide": __version__},
             fingerprint=fingerprint,

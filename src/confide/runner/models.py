@@ -9,11 +9,15 @@ seats of a mixed lineup."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from confide.core.benchmark import SeatSpec
 from confide.core.trace import ModelCall, TraceRecorder
+from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
 from confide.llm.spec import PROVIDERS, parse_spec
+from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
 
 
 class RunModels:
@@ -40,6 +44,23 @@ class RunModels:
             self._models[spec] = get_model(spec, meter=self.meter, **options)
         return self._models[spec]
 
+    async def structured_output(self, seats: Iterable[SeatSpec]) -> dict[str, str]:
+        """The structured-output mode of each model among `seats` that negotiates one
+        (negotiated now if no call has yet), for the trace header. A model that cannot be
+        built is left out: the episode's own call reports that error."""
+        modes: dict[str, str] = {}
+        specs = (seat.model for seat in seats if seat.model is not None)
+        for spec in dict.fromkeys(specs):
+            if spec.partition("/")[0] not in PROVIDERS_WITH_MODES:
+                continue  # not built before its episode needs it
+            try:
+                mode = await structured_output_mode(self.base(spec))
+            except ConfideError:
+                continue
+            if mode is not None:
+                modes[spec] = mode
+        return modes
+
     def __call__(
         self, spec: str, *, seat: str | None, purpose: str, trace: TraceRecorder
     ) -> ChatModel:
@@ -60,6 +81,7 @@ def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str)
         config=record.config.model_dump(),
         completion=completion.model_dump() if completion is not None else None,
         error=record.error,
+        error_class=record.error_class,
         latency_s=completion.latency_s if completion is not None else 0.0,
         cached=completion.cached if completion is not None else False,
     )

@@ -9,6 +9,7 @@ from typing import Any
 
 from confide import atomic
 from confide.core.trace import EpisodeEnd
+from confide.redaction import scrub_data
 from confide.runner.expand import EpisodePlan
 
 KEY_COLUMNS = ("episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status")
@@ -39,14 +40,14 @@ def result_rows(
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """CSV with the union of columns, in first-seen order."""
+    """CSV with the union of columns, in first-seen order, without secrets."""
     columns: dict[str, None] = {}
     for row in rows:
         columns.update(dict.fromkeys(row))
     with atomic.atomic_text(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), restval="")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows(scrub_data(list(rows)))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

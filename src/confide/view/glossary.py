@@ -78,6 +78,8 @@ GLOSSARY: tuple[Term, ...] = (
          "one violation.", "6.1"),
         ("stale", "Stale episodes", "Share of episodes with EFF = 0 (nothing acquired).",
          "6.3"),
+        ("failed_verdicts", "Failed verdicts", "Episodes with a judge verdict that failed; "
+         "each such metric is left out of its mean, never counted as 0.", "A.7"),
         ("private_share", "Private share", "Share of sent messages that went to a private "
          "channel (DM or group) rather than the public one.", "6.3"),
     ]),

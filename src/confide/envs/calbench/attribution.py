@@ -31,15 +31,9 @@ from functools import lru_cache
 from ortools.sat.python import cp_model
 
 from confide.envs.calbench.calendar import Calendar, Errand, Meeting
-from confide.envs.calbench.oracle import _groups, check_calendars, fits
+from confide.envs.calbench.oracle import _groups, check_calendars, cp_solver, fits
 
 Attribution = tuple[int, ...]
-
-
-def _solver() -> cp_model.CpSolver:
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    return solver
 
 
 @lru_cache(maxsize=4096)
@@ -80,7 +74,7 @@ def optimal_attributions(
     paid = [cp_model.LinearExpr.sum(t) for t in terms]
     total = cp_model.LinearExpr.sum(paid)
     model.minimize(total)
-    solver = _solver()
+    solver = cp_solver()
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return None

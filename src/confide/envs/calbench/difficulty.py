@@ -43,7 +43,7 @@ from ortools.sat.python import cp_model
 
 from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.errors import CalendarDataError
-from confide.envs.calbench.oracle import SOLVER_SEED, check_calendars, fits
+from confide.envs.calbench.oracle import check_calendars, cp_solver, fits
 from confide.envs.calbench.scenario import Bucket, DifficultyRecord
 
 MAX_FRONTIER = 22
@@ -239,9 +239,7 @@ def count_feasible_cpsat(calendars: Sequence[Calendar], meetings: Sequence[Meeti
         model.add_exactly_one(options)
     for vars_at_slot in by_slot.values():
         model.add_at_most_one(vars_at_slot)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = SOLVER_SEED
+    solver = cp_solver()
     solver.parameters.enumerate_all_solutions = True
     counter = _Counter()
     solver.solve(model, counter)

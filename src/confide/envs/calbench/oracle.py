@@ -176,7 +176,9 @@ def _groups(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> list[
     return groups
 
 
-def _solver() -> cp_model.CpSolver:
+def cp_solver() -> cp_model.CpSolver:
+    """A CP-SAT solver configured as every solve in confide needs it: one worker, a fixed
+    seed, and the process's SIGINT left alone."""
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SOLVER_SEED
@@ -259,7 +261,7 @@ def _solve_cached(
     radix = n_slots**n_fold
     chunks = _lex_chunks(n_fold, len(groups), n_slots) if canonical else []
     model.minimize(cost * radix + lex(folded) if folded is not None else cost)
-    solver = _solver()
+    solver = cp_solver()
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return None

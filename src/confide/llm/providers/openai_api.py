@@ -11,15 +11,20 @@ a fallback for other endpoints, so it is never sent to a third party by accident
 The client is built with `max_retries=0`: confide's retry wrapper is the one retry
 policy. `timeout_s` (default 60) bounds each request. Response bodies are parsed and
 checked here rather than trusted to the SDK's lenient parsing, so a malformed body is a
-clear transient `bad_response` error. A response schema is sent as a `json_schema`
-response format (non-strict, since pydantic schemas do not meet strict mode's rules);
-`schema_mode="json_object"` or `"none"` serves endpoints that do not support it.
+clear transient `bad_response` error. Errors are classified (issue 20): 4xx bodies, and
+5xx bodies that are plainly request validation (llama.cpp's server answers a pydantic
+validation failure with HTTP 500), are `validation` errors and never retried; a refusal
+that names the response format is a `capability` error. A response schema is sent in the
+strongest structured-output mode the endpoint accepts, learned once per model instance
+(one per spec per run) or forced with the `structured_output` option; see
+`confide.llm.structured_output`. OpenAI itself is known to take `json_schema`.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
 temperature, so none is sent to them; OpenAI takes `max_completion_tokens`, while
 compatible servers get the older, more widely supported `max_tokens`.
 
-Keys are held in a `Secret`, and every error message is redacted, so a key never shows
-up in a repr, a log or a trace even when a server echoes it.
+Keys are held in a `Secret` and registered with `confide.redaction`, and every error
+message is redacted, so a key never shows up in a repr, a log or a trace even when a
+server echoes it. A key too short to redact safely is not redacted, with a warning.
 """
 
 from __future__ import annotations
@@ -27,23 +32,40 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import json
+import logging
 import os
+import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
 from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
-from confide.llm.redact import Secret, redact, redact_url
 from confide.llm.spec import ModelSpec
+from confide.llm.structured_output import (
+    MODES,
+    PROBE_CONFIG,
+    PROBE_MESSAGES,
+    StructuredOutput,
+    about_response_format,
+    response_format,
+    schema_in_prompt,
+)
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.redaction import MIN_SECRET_CHARS, Secret, redact, redact_url, register_secret
 
-SchemaMode = Literal["json_schema", "json_object", "none"]
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPTIONS = frozenset({"base_url", "api_key", "timeout_s", "schema_mode"})
+OPTIONS = frozenset({"base_url", "api_key", "timeout_s", "structured_output"})
+_VALIDATION = re.compile(
+    r"(?i)validation error|input should be|field required|extra inputs are not permitted"
+    r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
+)
+_log = logging.getLogger("confide")
+_warned: set[str] = set()
 _FIXED_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 _SHOWN_BODY = 120
 
@@ -98,16 +120,18 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _status_kind(status: int) -> ErrorKind:
+def _status_kind(status: int, message: str, with_format: bool) -> ErrorKind:
+    """The kind of an HTTP error: 5xx are transient unless the body is plainly a request
+    validation failure, which no retry heals."""
     if status == 429:
         return "rate_limit"
     if status == 408:
         return "timeout"
-    if status == 409 or status >= 500:
-        return "server_error"
     if status in (401, 403):
         return "auth"
-    return "bad_request"
+    if status == 409 or (status >= 500 and not _VALIDATION.search(message)):
+        return "server_error"
+    return "capability" if with_format and about_response_format(message) else "bad_request"
 
 
 def _error_message(body: object) -> str:
@@ -130,21 +154,27 @@ class OpenAIChatModel:
         base_url: str,
         api_key: str,
         timeout_s: float = 60.0,
-        schema_mode: SchemaMode = "json_schema",
+        structured_output: StructuredOutput | None = None,
     ) -> None:
         if timeout_s <= 0:
             raise ModelSpecError(f"{spec}: timeout_s must be > 0, got {timeout_s}")
-        if schema_mode not in ("json_schema", "json_object", "none"):
+        if structured_output is not None and structured_output not in MODES:
             raise ModelSpecError(
-                f"{spec}: schema_mode must be json_schema, json_object or none, got {schema_mode!r}"
+                f"{spec}: option structured_output must be one of {', '.join(MODES)}, "
+                f"got {structured_output!r}"
             )
         self.name = str(spec)
         self.spec = spec
         self.base_url = base_url
         self.timeout_s = timeout_s
-        self.schema_mode = schema_mode
+        self.forced: StructuredOutput | None = structured_output
+        known: StructuredOutput | None = "json_schema" if spec.provider == "openai" else None
+        self._learned = known
         self._api_key = Secret(api_key)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
 
@@ -165,10 +195,22 @@ class OpenAIChatModel:
             self._clients[loop] = client
         return client
 
+    @property
+    def structured_output(self) -> StructuredOutput | None:
+        """The mode a response schema is sent in: forced, learned, or None (not yet known)."""
+        return self.forced or self._learned
+
     def request_params(
-        self, messages: Sequence[ChatMessage], config: GenerateConfig
+        self,
+        messages: Sequence[ChatMessage],
+        config: GenerateConfig,
+        mode: StructuredOutput = "json_schema",
     ) -> dict[str, Any]:
-        """The JSON body sent for a request (without the model's credentials)."""
+        """The JSON body sent for a request in structured-output `mode` (without the
+        model's credentials)."""
+        schema = config.response_schema
+        if schema is not None and mode == "text":
+            messages = schema_in_prompt(messages, schema)
         params: dict[str, Any] = {
             "model": self.spec.name,
             "messages": [m.model_dump(mode="json") for m in messages],
@@ -182,49 +224,79 @@ class OpenAIChatModel:
             params["seed"] = config.seed
         if config.stop:
             params["stop"] = list(config.stop)
-        if config.response_schema is not None and self.schema_mode == "json_schema":
-            params["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {
-                    "name": str(config.response_schema.get("title", "response"))[:64],
-                    "schema": config.response_schema,
-                    "strict": False,
-                },
-            }
-        elif config.response_schema is not None and self.schema_mode == "json_object":
-            params["response_format"] = {"type": "json_object"}
+        if schema is not None and (fmt := response_format(mode, schema)) is not None:
+            params["response_format"] = fmt
         return params
 
     def _error(self, message: str, kind: ErrorKind, **extra: Any) -> ModelError:
         safe = redact(message, [self._api_key.reveal()])
         return ModelError(safe, model=self.name, kind=kind, **extra)
 
+    def _lock(self) -> asyncio.Lock:
+        loop = asyncio.get_running_loop()
+        return self._locks.setdefault(loop, asyncio.Lock())
+
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
-        params = self.request_params(messages, config)
+        if config.response_schema is None or self.forced is not None:
+            return await self._send(self.request_params(messages, config, self.forced or "text"))
+        if self._learned is not None:
+            return await self._stepping_down(messages, config)
+        async with self._lock():  # concurrent first calls: one negotiation, not one each
+            return await self._stepping_down(messages, config)
+
+    async def _stepping_down(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> Completion:
+        """Send in the learned mode (the strongest if none yet); on a capability error,
+        learn the next weaker mode and send again."""
+        while True:
+            mode = self._learned or MODES[0]
+            try:
+                completion = await self._send(self.request_params(messages, config, mode))
+            except ModelError as exc:
+                if exc.kind != "capability" or mode == MODES[-1]:
+                    raise
+                self._learned = MODES[MODES.index(mode) + 1]
+                continue
+            self._learned = mode
+            return completion
+
+    async def negotiate(self) -> StructuredOutput:
+        """The structured-output mode, learned now with one small request if needed (one
+        for all concurrent callers). The probe is not metered: it is no model output."""
+        if self.structured_output is None:
+            async with self._lock():
+                if self.structured_output is None:
+                    await self._stepping_down(PROBE_MESSAGES, PROBE_CONFIG)
+        mode = self.structured_output
+        assert mode is not None  # a successful schema call always settles it
+        return mode
+
+    async def _send(self, params: dict[str, Any]) -> Completion:
         start = time.perf_counter()
         try:
             raw = await self._client().chat.completions.with_raw_response.create(**params)
         except openai.APIError as exc:
-            failure = self._failure(exc)
+            failure = self._failure(exc, "response_format" in params)
         else:
             return self._parse(raw.http_response.text, time.perf_counter() - start)
         # Raised outside the except block, so the SDK exception (which may hold an echoed
         # key in its body) is not even kept as __context__.
         raise failure
 
-    def _failure(self, exc: openai.APIError) -> ModelError:
+    def _failure(self, exc: openai.APIError, with_format: bool) -> ModelError:
         """Our error for an SDK error: classified, with a redacted message."""
         if isinstance(exc, openai.APITimeoutError):
             return self._error(f"request timed out after {self.timeout_s}s", "timeout")
         if isinstance(exc, openai.APIConnectionError):
             return self._error(f"cannot connect to {self.base_url}: {exc}", "connection")
         if isinstance(exc, openai.APIStatusError):
-            status = exc.status_code
+            status, message = exc.status_code, _error_message(exc.body)
             return self._error(
-                f"HTTP {status}: {_error_message(exc.body)}",
-                _status_kind(status),
+                f"HTTP {status}: {message}",
+                _status_kind(status, message, with_format),
                 status_code=status,
                 retry_after_s=parse_retry_after(exc.response.headers),
             )
@@ -291,10 +363,31 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
                 kind="config",
             )
         api_key = options.get("api_key") or os.environ.get("CONFIDE_OPENAI_API_KEY") or "EMPTY"
+    _register_secrets(spec, str(api_key), str(base_url))
     return OpenAIChatModel(
         spec,
         base_url=str(base_url),
         api_key=str(api_key),
         timeout_s=float(options.get("timeout_s", 60.0)),
-        schema_mode=options.get("schema_mode", "json_schema"),
+        structured_output=options.get("structured_output"),
     )
+
+
+def _register_secrets(spec: ModelSpec, api_key: str, base_url: str) -> None:
+    """Register the key and any URL password for redaction; warn once (per key) when one
+    is too short to redact without rewriting ordinary text. The keyless default "EMPTY"
+    is no secret."""
+    password = urlsplit(base_url).password
+    for what, value in (("API key", api_key), ("base URL password", password)):
+        if value is None or value == "EMPTY" or register_secret(value):
+            continue
+        if value not in _warned:
+            _warned.add(value)
+            _log.warning(
+                "%s: the %s is %d character(s) long; keys shorter than %d characters are not "
+                "redacted from traces and errors (redacting would rewrite ordinary text)",
+                spec,
+                what,
+                len(value),
+                MIN_SECRET_CHARS,
+            )
