@@ -94,7 +94,9 @@ def test_sigkill_mid_run_then_resume_runs_each_episode_once(tmp_path: Path) -> N
     env = {**os.environ, "PYTHONPATH": SRC}
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 6:
+    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 6 or not list(
+        (run_dir / "traces").glob("*.partial")
+    ):  # kill with episodes in flight
         assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
         assert time.monotonic() < deadline
         time.sleep(0.02)
