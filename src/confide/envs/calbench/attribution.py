@@ -31,7 +31,7 @@ from functools import lru_cache
 from ortools.sat.python import cp_model
 
 from confide.envs.calbench.calendar import Calendar, Errand, Meeting
-from confide.envs.calbench.oracle import _groups, check_calendars, cp_solver, fits
+from confide.envs.calbench.oracle import check_calendars, cp_solver, placement_groups
 
 Attribution = tuple[int, ...]
 
@@ -46,10 +46,8 @@ def optimal_attributions(
     n = len(calendars)
     if not meetings:
         return ((0,) * n,)
-    if not fits(calendars, meetings):
-        return None
-    groups = _groups(calendars, meetings)
-    if any(not g.options for g in groups):
+    groups = placement_groups(calendars, meetings)
+    if groups is None:
         return None
     model = cp_model.CpModel()
     cells: dict[tuple[int, int], list[cp_model.IntVar]] = {}

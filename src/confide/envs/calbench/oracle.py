@@ -197,6 +197,18 @@ def _fit_width(scale: int, radix: int, limit: int) -> int:
     return width
 
 
+def placement_groups(
+    calendars: Sequence[Calendar], meetings: Sequence[Meeting]
+) -> list[_Group] | None:
+    """The meetings' placement groups, or None when they cannot all be placed (too many
+    for the free slots, or a meeting with no usable slot): the common prologue of every
+    exact solve."""
+    if not fits(calendars, meetings):
+        return None
+    groups = _groups(calendars, meetings)
+    return None if any(not g.options for g in groups) else groups
+
+
 def _lex_chunks(start: int, count: int, radix: int) -> list[range]:
     width = max(1, _fit_width(1, radix, count))
     return [range(i, min(i + width, count)) for i in range(start, count, width)]
@@ -216,10 +228,8 @@ def _solve_cached(
     calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...], canonical: bool
 ) -> Solution | None:
     n_slots = check_calendars(calendars)
-    if not fits(calendars, meetings):
-        return None
-    groups = _groups(calendars, meetings)
-    if any(not g.options for g in groups):
+    groups = placement_groups(calendars, meetings)
+    if groups is None:
         return None
 
     model = cp_model.CpModel()
