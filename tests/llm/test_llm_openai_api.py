@@ -470,3 +470,15 @@ async def test_concurrent_negotiations_probe_once(serve: Any) -> None:
     model, _ = model_for(server)
     modes = await asyncio.gather(*(provider_of(model).negotiate() for _ in range(4)))
     assert modes == ["json_object"] * 4 and len(server.requests) == 2
+
+
+def test_the_max_tokens_option_caps_only_calls_without_a_budget() -> None:
+    from confide.llm.providers.openai_api import OpenAIChatModel
+    from confide.llm.spec import parse_spec
+
+    url, key = "http://127.0.0.1:9/v1", "k" * 8
+    model = OpenAIChatModel(parse_spec("openai-api/x"), base_url=url, api_key=key, max_tokens=256)
+    assert model.request_params(HI, GenerateConfig())["max_tokens"] == 256
+    assert model.request_params(HI, GenerateConfig(max_tokens=7))["max_tokens"] == 7
+    plain = OpenAIChatModel(parse_spec("openai-api/x"), base_url=url, api_key=key)
+    assert "max_tokens" not in plain.request_params(HI, GenerateConfig())

@@ -21,6 +21,7 @@ from confide.runner import RunSummary
 MODEL = "openai-api/smollm2"
 BENCHMARKS = sorted(EPISODES)
 SLOW_CPU_TIMEOUT_S = 900  # SmolLM2 on 2 busy cores: minutes per call at worst
+REPLY_CAP = 256  # the judge sets no budget; greedy SmolLM2 can fill 8k tokens in a string
 
 
 def check_outcome(summary: RunSummary, trace: Trace, mode: str) -> None:
@@ -73,7 +74,12 @@ def test_real_llama_cpp_server_episode(
 ) -> None:
     before, start = llama_server.chat_requests(), time.monotonic()
     summary, trace = run_one(
-        benchmark, MODEL, tmp_path / "run", llama_server.base_url, timeout_s=SLOW_CPU_TIMEOUT_S
+        benchmark,
+        MODEL,
+        tmp_path / "run",
+        llama_server.base_url,
+        timeout_s=SLOW_CPU_TIMEOUT_S,
+        max_tokens=REPLY_CAP,
     )
     check_outcome(summary, trace, "json_object")
     sent = llama_server.chat_requests() - before

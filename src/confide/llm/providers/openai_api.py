@@ -155,7 +155,10 @@ class OpenAIChatModel:
         api_key: str,
         timeout_s: float = 60.0,
         structured_output: StructuredOutput | None = None,
+        max_tokens: int | None = None,
     ) -> None:
+        if max_tokens is not None and max_tokens < 1:
+            raise ModelSpecError(f"{spec}: max_tokens must be >= 1, got {max_tokens}")
         if timeout_s <= 0:
             raise ModelSpecError(f"{spec}: timeout_s must be > 0, got {timeout_s}")
         if structured_output is not None and structured_output not in MODES:
@@ -167,6 +170,9 @@ class OpenAIChatModel:
         self.spec = spec
         self.base_url = base_url
         self.timeout_s = timeout_s
+        # the model option `max_tokens` caps replies whose caller sets no budget (a small
+        # local model can otherwise fill its whole context inside one JSON string)
+        self.default_max_tokens = max_tokens
         self.forced: StructuredOutput | None = structured_output
         known: StructuredOutput | None = "json_schema" if spec.provider == "openai" else None
         self._learned = known
@@ -217,9 +223,10 @@ class OpenAIChatModel:
         }
         if not fixed_temperature(self.spec):
             params["temperature"] = config.temperature
-        if config.max_tokens is not None:
+        budget = config.max_tokens if config.max_tokens is not None else self.default_max_tokens
+        if budget is not None:
             key = "max_completion_tokens" if self.spec.provider == "openai" else "max_tokens"
-            params[key] = config.max_tokens
+            params[key] = budget
         if config.seed is not None:
             params["seed"] = config.seed
         if config.stop:
