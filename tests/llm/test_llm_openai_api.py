@@ -482,3 +482,7 @@ def test_the_max_tokens_option_caps_only_calls_without_a_budget() -> None:
     assert model.request_params(HI, GenerateConfig(max_tokens=7))["max_tokens"] == 7
     plain = OpenAIChatModel(parse_spec("openai-api/x"), base_url=url, api_key=key)
     assert "max_tokens" not in plain.request_params(HI, GenerateConfig())
+    from confide.llm.providers.openai_api import make_openai_model
+
+    built = make_openai_model(parse_spec("openai-api/x"), base_url=url, max_tokens="64")
+    assert built.default_max_tokens == 64  # YAML or --model-option strings are accepted

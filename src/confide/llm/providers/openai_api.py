@@ -59,7 +59,7 @@ from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
 from confide.redaction import MIN_SECRET_CHARS, Secret, redact, redact_url, register_secret
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPTIONS = frozenset({"base_url", "api_key", "timeout_s", "structured_output"})
+OPTIONS = frozenset({"base_url", "api_key", "timeout_s", "structured_output", "max_tokens"})
 _VALIDATION = re.compile(
     r"(?i)validation error|input should be|field required|extra inputs are not permitted"
     r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
@@ -377,6 +377,7 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
         api_key=str(api_key),
         timeout_s=float(options.get("timeout_s", 60.0)),
         structured_output=options.get("structured_output"),
+        max_tokens=None if options.get("max_tokens") is None else int(options["max_tokens"]),
     )
 
 
