@@ -78,8 +78,8 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
         figures.figure2(success, differences, plots / "figure2_success.png"),
         figures.figure3(outcomes, processes, plots / "figure3_outcomes_processes.png"),
     ]
-    # Tables 1-2 are drawn only when the run can compute them: an empty one would be a PNG
-    # of placeholder text, and the report shows every table as HTML from its CSV anyway
+    # Tables 1-2 are drawn only when the run can compute them (an empty one would be an
+    # image with no data); the report shows every table as HTML from its CSV anyway
     if interactions:
         written.append(figures.table1_figure(interactions, plots / "table1_interactions.png"))
     if corpus:
