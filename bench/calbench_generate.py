@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from confide.envs.calbench.calendar import Calendar, Meeting
+from confide.envs.calbench.world import Calendar, Meeting
 from confide.envs.calbench.difficulty import (
     DifficultyScore,
     DifficultyTooHardError,

@@ -26,7 +26,7 @@ from rich.table import Table
 from confide.cli.term import HELP_MARKUP, console, print_table
 
 if TYPE_CHECKING:
-    from confide.envs.sotopia_tom.agreement import AgreementReport, Correlation
+    from confide.envs.sotopia_tom.outputs.agreement import AgreementReport, Correlation
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -73,7 +73,7 @@ def agree(
     as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
 ) -> None:
     """Per-metric Pearson/Spearman and condition-level rank correlation of two judges."""
-    from confide.envs.sotopia_tom.agreement import agreement  # keeps `--help` fast
+    from confide.envs.sotopia_tom.outputs.agreement import agreement  # keeps `--help` fast
 
     report = agreement(run_a, run_b)
     if as_json:

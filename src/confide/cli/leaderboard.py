@@ -19,11 +19,11 @@ from confide.cli.term import print_table
 from confide.errors import ConfideError
 
 if TYPE_CHECKING:
-    from confide.rating.results import SeatResult
+    from confide.envs.calbench.rating.results import SeatResult
 
 
 def _collect(run_dirs: list[Path]) -> list[SeatResult]:
-    from confide.rating import read_results_csv
+    from confide.envs.calbench.rating import read_results_csv
 
     rows: list[SeatResult] = []
     for run_dir in run_dirs:
@@ -45,7 +45,7 @@ def leaderboard(
     ] = None,
 ) -> None:
     """Rate models with OpenSkill score-margin updates; list reference protocols by raw metrics."""
-    from confide.rating import (  # imported here: `confide --help` stays fast
+    from confide.envs.calbench.rating import (  # imported here: `confide --help` stays fast
         LeaderboardState,
         apply_results,
         leaderboard_tables,

@@ -7,16 +7,17 @@ no lineup is given (the Table 2 run); the three communication conditions of A.3;
 and per-game metrics of section 4.2; the Table 2 analogue as the summary table. Each
 episode is followed by the judge (when a `judge` role is bound) and adds the leaderboard
 columns to its rows (audits/episode.py); the run directory gets the privacy and audit
-tables (privacy/outputs.py, audits/outputs.py).
+tables (outputs/privacy.py, outputs/audits.py).
 """
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.calbench.actions import CONDITIONS
-from confide.envs.calbench.audits import measured, write_calbench_outputs
+from confide.envs.calbench.audits import measured
 from confide.envs.calbench.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.calbench.outputs.audits import write_calbench_outputs
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.suites import suite_names
-from confide.envs.calbench.summary import summarize
+from confide.envs.calbench.outputs.table2 import summarize
 
 SPEC = BenchmarkSpec(
     id="calbench",

@@ -30,7 +30,7 @@ from functools import lru_cache
 
 from ortools.sat.python import cp_model
 
-from confide.envs.calbench.calendar import Calendar, Errand, Meeting
+from confide.envs.calbench.world import Calendar, Errand, Meeting
 from confide.envs.calbench.oracle import check_calendars, cp_solver, placement_groups
 
 Attribution = tuple[int, ...]

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem, Slot
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.oracle import check_calendars, cp_solver, fits
 from confide.envs.calbench.scenario import Bucket, DifficultyRecord

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.envs.calbench.actions import seat_of
-from confide.envs.calbench.calendar import Errand
+from confide.envs.calbench.world import Errand
 from confide.envs.calbench.engine import (
     DEFAULT_DECISION_RETRIES,
     DEFAULT_MAX_TURNS,

@@ -56,7 +56,7 @@ from confide.envs.calbench.attribution import (
     optimal_attributions,
     signed_excess,
 )
-from confide.envs.calbench.calendar import Calendar, Errand, Meeting, Slot
+from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
 from confide.envs.calbench.oracle import solve_greedy
 from confide.envs.calbench.scenario import Scenario

@@ -43,7 +43,7 @@ from typing import cast
 
 from ortools.sat.python import cp_model
 
-from confide.envs.calbench.calendar import (
+from confide.envs.calbench.world import (
     Calendar,
     Errand,
     Meeting,

@@ -35,7 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from confide import atomic
-from confide.envs.calbench.calendar import (
+from confide.envs.calbench.world import (
     Calendar,
     Errand,
     Meeting,

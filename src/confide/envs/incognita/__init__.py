@@ -7,7 +7,7 @@ source benchmark's: the final database state against the replayed gold state, pl
 card's output assertions checked by a judge. See `env` for the episode and its trace
 events, `conditions` for the access structures, `execution` for the execution layer,
 `gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
-evaluation and per-episode measures, `analysis` for the coordination reference, the
+evaluation and per-episode measures, `outputs` for the coordination reference, the
 trajectory reader, failure types and the paper's tables and figures (written into every
 run directory).
 
@@ -17,7 +17,7 @@ run directory).
 """
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.envs.incognita.analysis.outputs import write_incognita_outputs
+from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,

@@ -40,7 +40,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from confide.core.trace import EnvEvent, TraceRecorder
-from confide.envs.incognita.cards import RELEASE_TOKENS, CustomerField
+from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
 from confide.envs.incognita.conditions import CUSTOMER
 
 Via = Literal["payload", "keywords", "model"]

@@ -309,7 +309,7 @@ def transcript_digest(messages: Sequence[Message]) -> str:
 async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     """One episode: converse, judge, score (the runner writes the footer)."""
     from confide.envs.sotopia_tom.judge import judge_conversation
-    from confide.envs.sotopia_tom.strategies import make_participant
+    from confide.envs.sotopia_tom.participants import make_participant
 
     scenario: Scenario = ctx.task
     options = parse_options(ctx.options)

@@ -1,12 +1,11 @@
 """CalBench trace audits, pure functions of (scenario, trace): semantic-context leakage,
 own-slot disclosure (G.5), the appendix G analyses (G.1-G.4), the leaderboard columns
 (D.4) with the per-episode wrapper that adds them and the judge (episode.py), and the
-run-directory tables including reflection and judge VPS (outputs.py)."""
+run-directory tables are in `outputs/audits.py`."""
 
 from confide.envs.calbench.audits.common import AuditError, GameRecord, GameTally
 from confide.envs.calbench.audits.episode import measured
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
-from confide.envs.calbench.audits.outputs import write_audit_outputs, write_calbench_outputs
 
 __all__ = [
     "AuditError",
@@ -14,6 +13,4 @@ __all__ = [
     "GameTally",
     "leaderboard_columns",
     "measured",
-    "write_audit_outputs",
-    "write_calbench_outputs",
 ]

@@ -46,7 +46,7 @@ from confide.envs.calbench.audits.common import (
     GameTally,
     Pool,
 )
-from confide.envs.calbench.calendar import Calendar, Errand, Meeting, MeetingItem
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps

@@ -23,7 +23,7 @@ from typing import Any
 from confide.core.benchmark import SeatSpec, expand_lineup
 from confide.core.trace import EnvEvent, MessageDelivered, Trace
 from confide.envs.calbench.actions import agent_of, seat_of
-from confide.envs.calbench.privacy.outputs import trace_scenario
+from confide.envs.calbench.outputs.privacy import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 from confide.untrusted import InputError, load_yaml

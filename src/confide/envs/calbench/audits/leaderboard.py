@@ -1,5 +1,5 @@
 """The per-seat columns the OpenSkill leaderboard reads from results.csv (calbench.md
-D.4 "Score-margin updates", F.3; confide.rating.results).
+D.4 "Score-margin updates", F.3; confide.envs.calbench.rating.results).
 
 - `game_id`: the episode id (unique within a run).
 - `is_reference`: the seat is a reference protocol rather than a model spec.

@@ -77,7 +77,7 @@ from confide.envs.calbench.actions import (
     seat_of,
     tool_dict,
 )
-from confide.envs.calbench.calendar import (
+from confide.envs.calbench.world import (
     Action,
     BatchRejected,
     BatchResult,

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confide.envs.calbench.calendar import Calendar, Slot
+from confide.envs.calbench.world import Calendar, Slot
 from confide.envs.calbench.scenario import slot_from_domain
 
 

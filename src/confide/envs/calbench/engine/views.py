@@ -23,7 +23,7 @@ from confide.envs.calbench.actions import (
     SlotView,
     seat_of,
 )
-from confide.envs.calbench.calendar import Calendar, Errand, Meeting, Slot, render_slot
+from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_slot
 from confide.envs.calbench.scenario import Scenario
 
 _Part = tuple[SlotView, str]

@@ -3,7 +3,6 @@ F.1, F.2, F.4, F.5): beliefs, the Table 10 typed-message rules, per-game rows an
 CSV tables."""
 
 from confide.envs.calbench.privacy.beliefs import PRIOR, BeliefTable, nudge
-from confide.envs.calbench.privacy.outputs import TABLES, trace_vps, write_privacy_outputs
 from confide.envs.calbench.privacy.rules import RuleState, Update, message_updates
 from confide.envs.calbench.privacy.vps import (
     VPS_FLOOR,
@@ -19,7 +18,6 @@ from confide.envs.calbench.privacy.vps import (
 
 __all__ = [
     "PRIOR",
-    "TABLES",
     "VPS_FLOOR",
     "BeliefTable",
     "EvidenceRow",
@@ -33,7 +31,5 @@ __all__ = [
     "excess_vps_by_seat",
     "message_updates",
     "nudge",
-    "trace_vps",
     "vps_rows",
-    "write_privacy_outputs",
 ]

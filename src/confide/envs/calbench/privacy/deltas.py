@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of, seat_of
-from confide.envs.calbench.calendar import (
+from confide.envs.calbench.world import (
     Action,
     BatchRejected,
     Calendar,

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
-from confide.envs.incognita.cards import TaskCard
+from confide.envs.incognita.scenario import TaskCard
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskSeat
 from confide.envs.incognita.participants.agent_llm import ModelAgent
 from confide.envs.incognita.participants.customer_llm import ModelCustomer, ModelGateClassifier
@@ -34,7 +34,7 @@ from confide.envs.incognita.participants.mock_skilled import (
     SKILLED_MOCK_NAME,
     register_skilled_mock,
 )
-from confide.envs.incognita.participants.protocol import (
+from confide.envs.incognita.actions import (
     AgentAction,
     AgentObservation,
     CustomerAction,

@@ -30,7 +30,7 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from confide.envs.incognita.cards import RELEASE_TOKENS
+from confide.envs.incognita.scenario import RELEASE_TOKENS
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label, match_field
 from confide.envs.incognita.participants.judge import literals, stated

@@ -52,7 +52,7 @@ from collections.abc import Generator
 from functools import cache
 from typing import Any
 
-from confide.envs.incognita.cards import TaskCard, load_suite
+from confide.envs.incognita.scenario import TaskCard, load_suite
 from confide.envs.incognita.conditions import CUSTOMER, INDIRECT_DESK, TERMINAL
 from confide.envs.incognita.participants.mock import (
     DECLINE,

@@ -31,10 +31,10 @@ from typing import Any
 from pydantic import JsonValue
 
 from confide.core.message import Message
-from confide.envs.incognita.cards import TaskCard
+from confide.envs.incognita.scenario import TaskCard
 from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.execution import ToolOutcome
-from confide.envs.incognita.participants.protocol import (
+from confide.envs.incognita.actions import (
     CustomerAction,
     CustomerObservation,
     DeskAction,

@@ -1,0 +1,157 @@
+"""Leaderboard output: rich tables for the terminal, CSV files for reports.
+
+Terminal cells follow D.4 "Displayed values": `mu ± sigma` of the metric's OpenSkill rating
+with the interpretable raw mean in parentheses (coordination as a percentage). CSV files
+hold the same numbers unrounded, one column per quantity.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from confide import atomic
+from confide.envs.calbench.rating.standings import (
+    ModelStanding,
+    ReferenceStanding,
+    model_standings,
+    reference_standings,
+)
+from confide.envs.calbench.rating.state import LeaderboardState, Metric
+
+MODEL_CSV_COLUMNS: tuple[str, ...] = (
+    "rank",
+    "participant",
+    "mmr",
+    *(f"{metric.value}_{part}" for metric in Metric for part in ("mu", "sigma", "mean")),
+    "seats",
+    "games",
+    "rated_games",
+)
+REFERENCE_CSV_COLUMNS: tuple[str, ...] = (
+    "rank",
+    "participant",
+    *(f"{metric.value}_mean" for metric in Metric),
+    "seats",
+    "games",
+)
+_TITLES: dict[Metric, str] = {
+    Metric.COORDINATION: "Coord.",
+    Metric.EXCESS_COST: "Excess cost",
+    Metric.EXCESS_VPS: "Excess VPS",
+}
+
+
+def _raw(metric: Metric, value: float | None) -> str:
+    if value is None:
+        return "n/a"
+    return f"{100 * value:.1f}%" if metric is Metric.COORDINATION else f"{value:.2f}"
+
+
+def _number(value: float | None) -> str:
+    return "" if value is None else repr(value)
+
+
+def model_table(standings: list[ModelStanding]) -> Table:
+    """Rich table of rated models (fits 80 columns; seat counts are in the CSV)."""
+    table = Table(title="CalBench leaderboard: models (OpenSkill, score margins)")
+    table.add_column("#", justify="right")
+    table.add_column("Participant", no_wrap=True)
+    table.add_column("MMR", justify="right")
+    for metric in Metric:
+        table.add_column(f"{_TITLES[metric]}\nμ±σ\n(mean)", justify="right", min_width=8)
+    table.add_column("Rated\ngames", justify="right")
+    for row in standings:
+        cells = [
+            f"{row.ratings[m].mu:.1f}±{row.ratings[m].sigma:.1f}\n({_raw(m, row.means[m])})"
+            for m in Metric
+        ]
+        table.add_row(
+            str(row.rank),
+            row.participant,
+            f"{row.mmr:.2f}",
+            *cells,
+            str(row.rated_games),
+        )
+    return table
+
+
+def reference_table(standings: list[ReferenceStanding]) -> Table:
+    """Rich table of reference protocols (raw metrics only)."""
+    table = Table(title="Reference protocols (raw metrics, not rated)")
+    table.add_column("#", justify="right")
+    table.add_column("Protocol", no_wrap=True)
+    for metric in Metric:
+        table.add_column(_TITLES[metric], justify="right")
+    table.add_column("Seats", justify="right")
+    for row in standings:
+        table.add_row(
+            str(row.rank),
+            row.participant,
+            *(_raw(m, row.means[m]) for m in Metric),
+            str(row.seats),
+        )
+    return table
+
+
+def leaderboard_tables(state: LeaderboardState) -> list[Table]:
+    """The model table, and the reference table when there are reference protocols."""
+    references = reference_standings(state)
+    return [model_table(model_standings(state))] + (
+        [reference_table(references)] if references else []
+    )
+
+
+def print_leaderboard(state: LeaderboardState, console: Console | None = None) -> None:
+    """Print `leaderboard_tables` as rich tables."""
+    out = console if console is not None else Console()
+    for table in leaderboard_tables(state):
+        out.print(table)
+
+
+def write_model_csv(state: LeaderboardState, path: Path) -> None:
+    """Write the model standings (columns `MODEL_CSV_COLUMNS`)."""
+    with atomic.atomic_text(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(MODEL_CSV_COLUMNS)
+        for row in model_standings(state):
+            metric_cells = [
+                cell
+                for m in Metric
+                for cell in (
+                    _number(row.ratings[m].mu),
+                    _number(row.ratings[m].sigma),
+                    _number(row.means[m]),
+                )
+            ]
+            writer.writerow(
+                [
+                    row.rank,
+                    row.participant,
+                    _number(row.mmr),
+                    *metric_cells,
+                    row.seats,
+                    row.games,
+                    row.rated_games,
+                ]
+            )
+
+
+def write_reference_csv(state: LeaderboardState, path: Path) -> None:
+    """Write the reference-protocol standings (columns `REFERENCE_CSV_COLUMNS`)."""
+    with atomic.atomic_text(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(REFERENCE_CSV_COLUMNS)
+        for row in reference_standings(state):
+            writer.writerow(
+                [
+                    row.rank,
+                    row.participant,
+                    *(_number(row.means[m]) for m in Metric),
+                    row.seats,
+                    row.games,
+                ]
+            )

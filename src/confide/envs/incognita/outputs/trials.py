@@ -1,0 +1,182 @@
+"""One analysis row per trial: identity, outcome, reader processes, failure label, counts.
+
+This is the join of the evaluator's verdict (from the trace footer) with the model-free
+reader (section 4.2), the failure label (4.3) and the counts (6.2-6.3). Tables and figures
+(`tables`, `figures`) are functions of these rows only, so a run can be re-analysed from
+``incognita_trials.csv`` without its traces.
+
+Where the environment records what the reader needs:
+
+- the condition, the task and the evaluated lineup: the trace header (``condition``,
+  ``scenario_id``, ``lineup``) and the repetition: ``header.config["repetition"]``;
+- success: the footer's episode metrics (``success``), else the ``evaluation`` event;
+- the social desk-to-role map: ``desk_roles`` (desk name -> role) in the environment's
+  ``episode_setup`` event.
+
+Decision: the *model* of a trial is its lineup text (the evaluated agent's model spec, or
+a reference participant's name), which is what distinguishes the arms of a comparison.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from confide import atomic
+from confide.core.trace import Trace
+from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
+from confide.envs.incognita.outputs.reader import read_trial, trial_events
+from confide.envs.incognita.outputs.reference import (
+    CoordinationReference,
+    ReferenceDataError,
+)
+from confide.envs.incognita.conditions import AGENT
+
+SCHEMA_VERSION = 1
+TRIALS_FILE = "incognita_trials.csv"
+PROCESSES: tuple[str, ...] = (
+    "role_identification",
+    "holder_contacted",
+    "information_acquisition",
+    "execution",
+)
+"""The per-trial process shares (section 4.2); ``execution`` is named assignment outside
+direct access."""
+
+
+class TrialRow(BaseModel):
+    """The analysis of one trial."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    episode_id: str
+    task: str
+    model: str
+    condition: str
+    repetition: int
+    success: bool
+    failure: FailureType | None
+    role_identification: float | None
+    holder_contacted: float | None
+    information_acquisition: float | None
+    execution: float | None
+    missing_customer: int
+    missing_service: int
+    unanswerable_questions: int | None
+    agent_actions: int
+    cost_agent: float
+    cost_total: float
+
+
+def trace_success(trace: Trace) -> bool:
+    """The evaluator's verdict: the footer's ``success`` metric, else the ``evaluation``
+    event."""
+    footer = trace.footer
+    if footer is None:
+        raise ReferenceDataError(f"{trace.path}: trace is incomplete (no footer)")
+    value = footer.metrics.get("success")
+    if value is None:
+        value = next((e.data.get("success") for e in trace.env_events("evaluation")), None)
+    if not isinstance(value, bool | int | float):
+        raise ReferenceDataError(f"{trace.path}: the trace records no success verdict")
+    return bool(value)
+
+
+def desk_roles(trace: Trace) -> dict[str, str] | None:
+    """The trial's social desk-to-role map, as the environment's setup event records it."""
+    for event in trace.env_events("episode_setup"):
+        roles = event.data.get("desk_roles")
+        if isinstance(roles, Mapping) and roles:
+            return {str(name): str(role) for name, role in roles.items()}
+    return None
+
+
+def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
+    """Read, label and count one complete trace against the reference."""
+    header = trace.header
+    condition = header.condition or ""
+    task = reference.task(header.scenario_id)
+    roles = desk_roles(trace)
+    events = trial_events(trace.events, condition, roles)
+    reading = read_trial(task, events)
+    success = trace_success(trace)
+    desks = [name for name in events.holders.values() if name != AGENT]
+    counts = trial_counts(trace.events, desks)
+    repetition = header.config.get("repetition", 0)
+    return TrialRow(
+        episode_id=header.episode_id,
+        task=task.card_id,
+        model=",".join(header.lineup),
+        condition=condition,
+        repetition=int(repetition) if isinstance(repetition, int) else 0,
+        success=success,
+        failure=label_failure(reading, success),
+        role_identification=reading.role_identification,
+        holder_contacted=reading.holder_contacted,
+        information_acquisition=reading.information_acquisition,
+        execution=reading.execution,
+        missing_customer=len(reading.missing_customer),
+        missing_service=len(reading.missing_service),
+        unanswerable_questions=counts.unanswerable_questions,
+        agent_actions=counts.agent_actions,
+        cost_agent=counts.cost_agent,
+        cost_total=counts.cost_total,
+    )
+
+
+def trial_rows(traces: Sequence[Trace], reference: CoordinationReference) -> list[TrialRow]:
+    """`trial_row` of every complete, successful-to-run trace of the benchmark."""
+    return [
+        trial_row(trace, reference)
+        for trace in traces
+        if trace.footer is not None and trace.footer.status == "ok"
+    ]
+
+
+# ----- CSV round trip -------------------------------------------------------------------
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
+    """CSV of table rows (columns in first-seen order; None as an empty cell)."""
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    with atomic.atomic_text(path, newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(columns)
+        for row in rows:
+            writer.writerow([_cell(row.get(name)) for name in columns])
+    return path
+
+
+def write_trials(path: Path, rows: Sequence[TrialRow]) -> Path:
+    """One CSV line per trial; absent values are empty cells."""
+    return write_rows(path, [row.model_dump(mode="json") for row in rows])
+
+
+def read_trials(path: Path) -> list[TrialRow]:
+    """Rows written by `write_trials`; errors name the file, line and field."""
+    rows: list[TrialRow] = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for line, record in enumerate(csv.DictReader(handle), start=2):
+            data = {key: (None if value == "" else value) for key, value in record.items()}
+            try:
+                rows.append(TrialRow.model_validate(data))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                raise ReferenceDataError(f"{path}:{line}: field {where}: {first['msg']}") from None
+    return rows

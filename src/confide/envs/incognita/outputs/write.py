@@ -1,0 +1,102 @@
+"""Incognita's benchmark outputs for a run directory (the `BenchmarkSpec.write_outputs` hook).
+
+`write_incognita_outputs(run_dir, traces)` reads every complete trace against the frozen
+coordination reference, writes one analysis row per trial (``incognita_trials.csv``), the
+tables behind Figures 2-3 and Tables 1-2 as CSV files in the run directory, and their
+renderings as PNGs under ``figures/``, where `confide.report.build_report` embeds them.
+
+A table that cannot be computed from the run (Table 1 and Table 2 need at least two models
+sharing two tasks; Table 1 needs both the indirect and the social condition) writes neither
+a CSV nor a figure. Models appear in the order of the
+run's lineups (the paper's release order when the experiment lists them so).
+
+Wiring: ``SPEC = BenchmarkSpec(..., write_outputs=write_incognita_outputs)``; importing this
+module is cheap (the statistics and plotting modules load on first use).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import yaml
+
+from confide.core.trace import Trace
+from confide.envs.incognita.outputs.reference import CoordinationReference, load_reference
+from confide.envs.incognita.outputs.trials import (
+    TRIALS_FILE,
+    TrialRow,
+    trial_rows,
+    write_rows,
+    write_trials,
+)
+
+FIGURES_DIR = "figures"
+EXPERIMENT_FILE = "experiment.yaml"
+
+
+def in_lineup_order(rows: Sequence[TrialRow], run_dir: Path) -> list[TrialRow]:
+    """`rows` stably sorted so models first appear in the order of the run's lineups (the
+    resolved ``experiment.yaml``), which every table and figure then follows; models not
+    listed there keep their order after the listed ones."""
+    path = run_dir / EXPERIMENT_FILE
+    lineups: list[str] = []
+    if path.exists():
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        listed = data.get("lineups") if isinstance(data, dict) else None
+        if isinstance(listed, list):
+            lineups = [str(item) for item in listed]
+    rank = {model: index for index, model in enumerate(lineups)}
+    return sorted(rows, key=lambda row: rank.get(row.model, len(rank)))
+
+
+def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
+    """Tables (CSV) and figures (PNG) from trial rows; returns the files written."""
+    # scipy and matplotlib load only when a run is analysed, not when the benchmark's
+    # spec (which names this module's hook) is imported.
+    from confide.envs.incognita.outputs import figures, tables
+
+    root = Path(run_dir)
+    root.mkdir(parents=True, exist_ok=True)
+    plots = root / FIGURES_DIR
+    success = tables.success_table(rows)
+    differences = tables.neighbour_differences(rows)
+    outcomes = tables.outcome_table(rows)
+    processes = tables.process_table(rows)
+    interactions = tables.interaction_table(rows)
+    corpus = tables.corpus_size_table(rows)
+    csvs = {
+        "figure2_success.csv": success,
+        "figure2_paired_differences.csv": differences,
+        "figure3_outcomes.csv": outcomes,
+        "figure3_processes.csv": processes,
+        "table1_interactions.csv": interactions,
+        "table2_corpus_size.csv": corpus,
+    }
+    written = [write_rows(root / name, data) for name, data in csvs.items() if data]
+    written += [
+        figures.figure2(success, differences, plots / "figure2_success.png"),
+        figures.figure3(outcomes, processes, plots / "figure3_outcomes_processes.png"),
+    ]
+    # Tables 1-2 are drawn only when the run can compute them (an empty one would be an
+    # image with no data); the report shows every table as HTML from its CSV anyway
+    if interactions:
+        written.append(figures.table1_figure(interactions, plots / "table1_interactions.png"))
+    if corpus:
+        written.append(figures.table2_figure(corpus, plots / "table2_corpus_size.png"))
+    return written
+
+
+def write_incognita_outputs(
+    run_dir: Path | str,
+    traces: Sequence[Trace],
+    reference: CoordinationReference | None = None,
+) -> list[Path]:
+    """The hook: trial rows, tables and figures for a finished run."""
+    root = Path(run_dir)
+    rows = in_lineup_order(trial_rows(traces, reference or load_reference()), root)
+    root.mkdir(parents=True, exist_ok=True)
+    trials_path = write_trials(root / TRIALS_FILE, rows)
+    if not rows:
+        return [trials_path]
+    return [trials_path, *write_analysis(root, rows)]

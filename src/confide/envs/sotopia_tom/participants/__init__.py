@@ -1,0 +1,84 @@
+"""Participants of Sotopia-ToM: reference protocols and LLM prompting strategies.
+
+Seat specs: `reference` and `leaky` (deterministic, typed payloads; `reference.py`), or a
+model spec with an optional strategy, `provider/model[:strategy]`, where strategy is one
+of `basic` (default), `cot-privacy`, `tom-coach`, `tom-belief`, `self-focused`
+(section 5.3, A.9, A.14). Every model call is recorded in the episode trace under the
+seat with purpose `act`, `coach`, `belief` or `plan`. Decoding: temperature 0 and a
+per-seat seed derived from the episode seed, `max_tokens` from the environment options.
+"""
+
+from __future__ import annotations
+
+from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.seeding import derive_seed
+from confide.envs.sotopia_tom.env import EnvOptions, InfoParticipant
+from confide.envs.sotopia_tom.scenario import Scenario
+from confide.envs.sotopia_tom.participants.base import ModelAgent
+from confide.envs.sotopia_tom.participants.basic import BasicAgent
+from confide.envs.sotopia_tom.participants.cot_privacy import CoTPrivacyAgent
+from confide.envs.sotopia_tom.participants.reference import LeakyAgent, ReferenceAgent
+from confide.envs.sotopia_tom.participants.self_focused import SelfFocusedAgent
+from confide.envs.sotopia_tom.participants.tom_belief import ToMBeliefAgent
+from confide.envs.sotopia_tom.participants.tom_coach import ToMCoachAgent
+from confide.errors import ConfideError
+from confide.llm import GenerateConfig
+
+REFERENCES: tuple[str, ...] = ("reference", "leaky")
+STRATEGIES: dict[str, type[ModelAgent]] = {
+    "basic": BasicAgent,
+    "cot-privacy": CoTPrivacyAgent,
+    "tom-coach": ToMCoachAgent,
+    "tom-belief": ToMBeliefAgent,
+    "self-focused": SelfFocusedAgent,
+}
+
+
+def make_participant(
+    seat: str, spec: SeatSpec, ctx: EpisodeContext, scenario: Scenario, options: EnvOptions
+) -> InfoParticipant:
+    """The participant for one seat (module docstring)."""
+    if spec.model is None:
+        if spec.reference == "reference":
+            return ReferenceAgent(seat)
+        if spec.reference == "leaky":
+            forbidden = [(ref, scenario.fact(ref).label) for ref in scenario.forbidden(seat)]
+            return LeakyAgent(seat, forbidden)
+        raise ConfideError(
+            f"sotopia-tom: unknown participant {spec.raw!r}; use one of "
+            f"{', '.join(REFERENCES)} or provider/model[:strategy]"
+        )
+    strategy = spec.strategy or "basic"
+    if strategy not in STRATEGIES:
+        raise ConfideError(
+            f"sotopia-tom: unknown strategy {strategy!r} in {spec.raw!r}; "
+            f"available: {', '.join(STRATEGIES)}"
+        )
+    config = GenerateConfig(
+        temperature=0.0,
+        max_tokens=options.max_tokens,
+        seed=derive_seed(ctx.seed, scenario.id, seat) % 2**31,
+    )
+    model = ctx.model_for(seat, spec.model, "act")
+    emit, attempts = ctx.trace.emit, options.repair_attempts
+    if strategy == "tom-coach":
+        coach = ctx.model_for(seat, spec.model, "coach")
+        return ToMCoachAgent(
+            seat, model, coach=coach, emit=emit, config=config, max_attempts=attempts
+        )
+    if strategy in ("tom-belief", "self-focused"):
+        purpose = "belief" if strategy == "tom-belief" else "plan"
+        cls = ToMBeliefAgent if strategy == "tom-belief" else SelfFocusedAgent
+        return cls(
+            seat,
+            model,
+            state_model=ctx.model_for(seat, spec.model, purpose),
+            emit=emit,
+            config=config,
+            max_attempts=attempts,
+            memory_size=options.memory_size,
+        )
+    return STRATEGIES[strategy](seat, model, emit=emit, config=config, max_attempts=attempts)
+
+
+__all__ = ["REFERENCES", "STRATEGIES", "make_participant"]

@@ -1,0 +1,204 @@
+"""The persistent structured state shared by ToM-Belief and Self-Focused (sections 5.3,
+6.2, A.9, A.14).
+
+Both strategies keep one state object per agent, built by an initialisation call on the
+agent's first turn (from its card, before it has said anything) and revised at every
+later turn by an update call that receives the current state and only the messages the
+agent sent or received since the previous update. The state has four parts: a slot that
+differs between the two strategies (per-agent beliefs for ToM-Belief, a self-focused
+plan for Self-Focused), a sharing-progress tracker (shared / not yet shared / acquired /
+still needed, and the objective status Not started -> In progress -> Mostly complete ->
+Complete), a bounded memory of salient events (at most `memory_size` entries: the prompt
+states the bound and older entries are dropped after every update), and a privacy risk
+log of probing attempts with their round and author. Same token budget, same cadence, same
+tracker, memory and log for both strategies; only the slot and the acting guidance differ.
+
+The state is persisted in the trace turn by turn: every turn emits one `<state_event>`
+event visible only to the agent, with the phase (`init`, `update`, `unchanged`), the ids
+of the messages processed, whether the call succeeded, and the full state. A failed call
+keeps the previous state (and says so in the event); a failed initialisation leaves no
+state and the next update builds one from scratch.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar, Literal
+
+from pydantic import BaseModel
+
+from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom.actions import InfoObservation
+from confide.envs.sotopia_tom.prompts import render
+from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent
+from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
+from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+
+ObjectiveStatus = Literal["not started", "in progress", "mostly complete", "complete"]
+
+
+class SharingProgress(BaseModel):
+    shared: list[str]
+    not_yet_shared: list[str]
+    acquired: list[str]
+    still_needed: list[str]
+    objective_status: ObjectiveStatus
+
+
+class MemoryEvent(BaseModel):
+    round: int
+    event: str
+
+
+class RiskEntry(BaseModel):
+    round: int
+    agent: str
+    probe: str
+
+
+class AgentBelief(BaseModel):
+    """What you believe about one other participant."""
+
+    agent: str
+    knows: list[str]
+    does_not_know: list[str]
+    wants: list[str]
+    thinks_about_me: str
+
+
+class BeliefState(BaseModel):
+    """Your private belief state: beliefs about each other participant, sharing
+    progress, bounded memory, privacy risk log (ToM-Belief)."""
+
+    beliefs: list[AgentBelief]
+    progress: SharingProgress
+    memory: list[MemoryEvent]
+    privacy_risks: list[RiskEntry]
+
+
+class PlanningState(BaseModel):
+    """Your own plan (Self-Focused's slot in place of the beliefs, A.14)."""
+
+    next_actions: list[str]
+    blockers: list[str]
+    conversation_strategy: str
+
+
+class SelfFocusedState(BaseModel):
+    """Your private working state: your plan, sharing progress, bounded memory,
+    privacy risk log (Self-Focused)."""
+
+    plan: PlanningState
+    progress: SharingProgress
+    memory: list[MemoryEvent]
+    privacy_risks: list[RiskEntry]
+
+
+State = BeliefState | SelfFocusedState
+
+
+class StatefulAgent(ModelAgent):
+    """A model agent with a persistent state revised from new messages only."""
+
+    state_schema: ClassVar[type[State]]
+    init_prompt: ClassVar[str]
+    update_prompt: ClassVar[str]
+    state_event: ClassVar[str]
+    state_title: ClassVar[str]
+
+    def __init__(
+        self,
+        name: str,
+        model: ChatModel,
+        *,
+        state_model: ChatModel,
+        emit: Emit,
+        config: GenerateConfig,
+        max_attempts: int = 3,
+        memory_size: int = 8,
+    ) -> None:
+        super().__init__(name, model, emit=emit, config=config, max_attempts=max_attempts)
+        self.state_model = state_model
+        self.memory_size = memory_size
+        self.state: State | None = None
+        self._initialised = False
+        self._last_id = -1
+        self._last_round = 0
+
+    async def _call(self, prompt: str) -> tuple[State | None, str | None]:
+        result = await generate_structured(
+            self.state_model,
+            [ChatMessage(role="user", content=prompt)],
+            self.state_schema,
+            config=self.config,
+            max_attempts=self.max_attempts,
+        )
+        if not result.ok or result.value is None:
+            return None, result.error or "no valid reply"
+        state = result.value
+        state.memory = state.memory[-self.memory_size :]
+        return state, None
+
+    def _values(self, observation: InfoObservation) -> dict[str, object]:
+        briefing = observation.briefing
+        return {
+            "name": briefing.name,
+            "role": briefing.role,
+            "others": ", ".join(m.name for m in briefing.members if m.name != briefing.name),
+            "schema": schema_text(self.state_schema),
+            "memory_size": self.memory_size,
+            "context": "YOUR CARD\n" + render_card(briefing, observation.limits),
+        }
+
+    async def prepare(self, observation: InfoObservation) -> None:
+        values = self._values(observation)
+        phase = "unchanged"
+        errors: list[str] = []
+        if not self._initialised:
+            self._initialised = True
+            phase = "init"
+            self.state, error = await self._call(render(self.init_prompt, **values))
+            errors += [f"init: {error}"] if error else []
+        new = [m for m in observation.history if m.id > self._last_id]
+        if new:
+            phase = "update" if phase == "unchanged" else "init+update"
+            current = (
+                json.dumps(self.state.model_dump(), indent=1)
+                if self.state is not None
+                else "(empty: build the state from scratch)"
+            )
+            state, error = await self._call(
+                render(
+                    self.update_prompt,
+                    **values,
+                    state=current,
+                    new_messages=render_history(new, observation.agent),
+                )
+            )
+            if state is not None:
+                self.state = state
+            errors += [f"update: {error}"] if error else []
+            self._last_id = new[-1].id
+        if phase == "unchanged" and self._last_round == observation.round:
+            return
+        self._last_round = observation.round
+        self.emit(
+            EnvEvent(
+                name=self.state_event,
+                seat=self.name,
+                round=observation.round,
+                data={
+                    "phase": phase,
+                    "new_messages": [m.id for m in new],
+                    "ok": not errors,
+                    "errors": errors,
+                    "state": None if self.state is None else self.state.model_dump(),
+                },
+                visible_to=[self.name],
+            )
+        )
+
+    def notes(self, observation: InfoObservation) -> list[str]:
+        if self.state is None:
+            return []
+        return [f"{self.state_title}\n" + self.state.model_dump_json(indent=1)]

@@ -1,0 +1,111 @@
+"""ToM-Coach (sections 5.3, A.9): a separate, stateless model call at every turn.
+
+The coach sees the focal agent's card and its whole perspective-filtered history -- never
+anything the agent did not see -- and returns a structured note: the other agents'
+intentions, what they believe about the agent, what they believe about each other,
+privacy risks, and a recommended next move. The note is injected into the acting prompt,
+which uses the shared ToM reasoning (mental-state table, strategic sharing, leakage
+guard). The coach keeps no memory between turns: it rebuilds its analysis from the full
+history every time. The note is also recorded as a `coach_note` event visible only to the
+agent; a coach call that never validates is a `coach_failure` and the agent acts without
+a note. A retry in the same round (after refused recipients) reuses that round's note.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom.actions import InfoObservation
+from confide.envs.sotopia_tom.prompts import render
+from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent, ToMReply
+from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
+from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
+
+
+class Intention(BaseModel):
+    agent: str
+    intention: str
+
+
+class CoachNote(BaseModel):
+    """Your advisory note: intentions, beliefs, privacy risks, recommendation (A.9)."""
+
+    intentions: list[Intention]
+    beliefs_about_me: str
+    beliefs_about_each_other: str
+    privacy_risks: list[str]
+    recommendation: str
+
+
+class ToMCoachAgent(ModelAgent):
+    """ToM acting prompt plus a fresh coach note every turn."""
+
+    strategy = "tom-coach"
+    guidance = "tom.txt"
+    reply_schema = ToMReply
+
+    def __init__(
+        self,
+        name: str,
+        model: ChatModel,
+        *,
+        coach: ChatModel,
+        emit: Emit,
+        config: GenerateConfig,
+        max_attempts: int = 3,
+    ) -> None:
+        super().__init__(name, model, emit=emit, config=config, max_attempts=max_attempts)
+        self.coach = coach
+        self._note: tuple[int, CoachNote | None] | None = None
+
+    def coach_messages(self, observation: InfoObservation) -> list[ChatMessage]:
+        """The coach's prompt: card and full history of the focal agent only."""
+        briefing = observation.briefing
+        context = "\n\n".join(
+            [
+                render_card(briefing, observation.limits),
+                "CONVERSATION SO FAR\n" + render_history(observation.history, observation.agent),
+            ]
+        )
+        prompt = render(
+            "coach.txt",
+            name=briefing.name,
+            role=briefing.role,
+            schema=schema_text(CoachNote),
+            context=context,
+        )
+        return [ChatMessage(role="user", content=prompt)]
+
+    async def prepare(self, observation: InfoObservation) -> None:
+        if self._note is not None and self._note[0] == observation.round:
+            return
+        result = await generate_structured(
+            self.coach,
+            self.coach_messages(observation),
+            CoachNote,
+            config=self.config,
+            max_attempts=self.max_attempts,
+        )
+        note = result.value if result.ok else None
+        self._note = (observation.round, note)
+        if note is None:
+            self.failure("coach_failure", observation, result.error)
+            return
+        self.emit(
+            EnvEvent(
+                name="coach_note",
+                seat=self.name,
+                round=observation.round,
+                data=note.model_dump(),
+                visible_to=[self.name],
+            )
+        )
+
+    def notes(self, observation: InfoObservation) -> list[str]:
+        if self._note is None or self._note[1] is None:
+            return []
+        return [
+            "ADVICE FROM YOUR PRIVATE COACH (written for this turn)\n"
+            + self._note[1].model_dump_json(indent=1)
+        ]

@@ -1,0 +1,157 @@
+"""Model-driven participants: mock/incognita in every seat and role, the agent's output
+contract and repair loop, ownership enforcement for model desks, the customer prompt."""
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _incognita_env_support import CONDITIONS, MOCK, MOCK_ROLES, run, task
+from typer.testing import CliRunner
+
+from confide.cli.main import app
+from confide.core.trace import ModelCall
+from confide.envs.incognita.actions import AgentObservation
+from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
+from confide.runner.models import RunModels
+from confide.runner.results import read_csv
+
+FINAL = '{"recipient": "ENVIRONMENT", "message": "done", "message_type": "FINAL"}'
+
+
+def test_cli_mock_models_drive_every_participant_in_every_condition(tmp_path: Path) -> None:
+    args = ["run", "incognita", "--lineup", MOCK, "--out", str(tmp_path / "run"), "--no-progress"]
+    for role, spec in MOCK_ROLES.items():
+        args += ["--role", f"{role}={spec}"]
+    for condition in CONDITIONS:
+        args += ["--condition", condition]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    rows = read_csv(tmp_path / "run" / "results.csv")
+    assert len(rows) == 54 and {r["status"] for r in rows} == {"ok"}
+    assert {r["ended"] for r in rows} == {"final"}
+    assert all(int(r["agent_calls"]) >= 3 and int(r["customer_calls"]) >= 1
+               and int(r["gate_calls"]) >= 1 for r in rows)
+    for row in rows:
+        assert (int(row["desk_calls"]) > 0) == (int(row["messages_to_desks"]) > 0)
+        assert (int(row["messages_to_desks"]) == 0) == (row["condition"] == "direct")
+        assert int(row["judge_calls"]) == (1 if row["outputs_pass"] != "" else 0)
+
+
+@pytest.mark.parametrize("condition", CONDITIONS)
+def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -> None:
+    episode = run(task("sd-10-cancel-desk-order"), condition, MOCK, roles=MOCK_ROLES)
+    executed = [e.data for e in episode.env("tool_executed")]
+    assert [(d["tool"], d["ok"]) for d in executed] == [
+        ("find_user_id_by_email", True), ("get_user_details", True)]
+    assert executed[0]["result"] == "quentin_rosales_8072"
+    roles = episode.env("episode_setup")[0].data["desk_roles"]
+    for data in executed:
+        if condition == "direct":
+            assert data["proposer"] == "AGENT"
+        elif condition == "indirect":
+            assert data["proposer"] == "Lumen"
+        else:
+            holder = "identity_lookup" if data["tool"].startswith("find") else "account"
+            assert roles[data["proposer"]] == holder
+    released = [e.data["field"] for e in episode.env("gate_release")]
+    assert released == ["email"] and episode.env("gate_release")[0].data["via"] == "model"
+    assert episode.row["success"] == 0 and episode.row["ended"] == "final"
+
+
+def _rogue_desk(messages: list[ChatMessage], config: GenerateConfig) -> str:
+    """A desk that tries to change a profile address whatever it is asked."""
+    if messages[-1].content.startswith("Result of "):
+        return json.dumps({"reply": "I have dealt with it."})
+    address = {"user_id": "quentin_rosales_8072", "address1": "1 Elm St", "address2": "",
+               "city": "Reno", "state": "NV", "country": "USA", "zip": "89501"}
+    return json.dumps({"tool": "modify_user_address", "arguments": address})
+
+
+@pytest.fixture
+def rogue() -> Any:
+    register_mock("incognita-rogue", lambda **_: MockModel(_rogue_desk, name="incognita-rogue"),
+                  replace=True)
+    yield "mock/incognita-rogue"
+    unregister_mock("incognita-rogue")
+
+
+def test_model_desk_proposing_a_tool_it_does_not_hold_is_rejected(rogue: str) -> None:
+    roles = {**MOCK_ROLES, "desk": rogue}
+    episode = run(task("sd-10-cancel-desk-order"), "social", MOCK, roles=roles, observe=True)
+    desk_roles = episode.env("episode_setup")[0].data["desk_roles"]
+    proposals = [e.data for e in episode.env("tool_proposed")]
+    assert proposals, "the agent never reached a desk"
+    rejected = {e.data["call_id"]: e.data for e in episode.env("tool_rejected")}
+    for data in proposals:
+        if desk_roles[data["proposer"]] == "account":
+            assert data["call_id"] not in rejected
+        else:
+            assert rejected[data["call_id"]]["reason"] == "not_owner"
+    assert all(e.visible_to == [e.data["proposer"]] for e in episode.env("tool_rejected"))
+    # the agent saw only the desks' replies, never a tool outcome
+    for observation in episode.observations["AGENT"]:
+        assert isinstance(observation, AgentObservation)
+        assert all(item.tool is None for item in observation.history)
+        assert not any("Rejected" in (item.message.text or "") for item in observation.history
+                       if item.message is not None)
+
+
+def _agent_run(outputs: list[str], condition: str, **kwargs: Any) -> Any:
+    models = RunModels(options={"outputs": outputs})
+    return run(task("sd-01-cancel-blanket"), condition, "mock/agent-script", models=models,
+               **kwargs)
+
+
+def test_agent_output_is_repaired_with_a_message_naming_the_problem() -> None:
+    bad = '{"recipient": "Vega", "message": "hi", "message_type": "MESSAGE"}'
+    good = json.dumps({"recipient": "USER", "message": "What is the order number?",
+                       "message_type": "MESSAGE"})
+    episode = _agent_run([bad, good, FINAL], "indirect")
+    calls = [e for e in episode.trace.events if isinstance(e, ModelCall)]
+    assert len(calls) == 3
+    repair = calls[1].messages[-1]["content"]
+    assert "field `recipient`" in repair and "'Lumen'" in repair and "'Vega'" in repair
+    sent = [m for m in episode.postbox_log if m.sender == "AGENT"]
+    assert [(m.recipients, m.text) for m in sent] == [(("USER",), "What is the order number?")]
+    assert episode.row["turns"] == 2 and episode.row["invalid_turns"] == 0
+
+
+def test_unusable_agent_turns_are_spent_and_the_budget_ends_the_episode() -> None:
+    episode = _agent_run(["not json at all"] * 9, "direct", options={"max_turns": 2})
+    assert [e.data["participant"] for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
+    assert episode.env("budget_exhausted")[0].data == {"turns": 2}
+    assert episode.row["ended"] == "budget" and episode.row["turns"] == 2
+    assert episode.row["agent_calls"] == 6  # three repair attempts per turn
+
+
+def test_direct_agent_calls_tools_and_reads_results_indirect_agent_holds_none() -> None:
+    call = '{"tool": "get_order_details", "arguments": {"order_id": "#W4979192"}}'
+    direct = _agent_run([call, FINAL], "direct")
+    executed = direct.env("tool_executed")
+    assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
+    second_prompt = [e for e in direct.trace.events if isinstance(e, ModelCall)][1].messages
+    assert second_prompt[-1]["content"].startswith("Result of get_order_details: {")
+    assert "<tools>" in second_prompt[0]["content"]
+    # without tools, a tool call does not fit the agent's reply schema: it is repaired
+    indirect = _agent_run([call, FINAL], "indirect")
+    calls = [e for e in indirect.trace.events if isinstance(e, ModelCall)]
+    assert "field `tool`" in calls[1].messages[-1]["content"]
+    assert "<tools>" not in calls[0].messages[0]["content"]
+    assert indirect.env("tool_proposed") == [] and indirect.row["ended"] == "final"
+
+
+def test_customer_prompt_holds_only_released_fields_and_its_requests() -> None:
+    card = task("sd-05-return-whole-order")
+    episode = run(card, "social", "reference", roles={"customer": MOCK})
+    prompts = [e.messages[0]["content"] for e in episode.trace.events
+               if isinstance(e, ModelCall) and e.seat == "USER" and e.purpose == "act"]
+    released: list[str] = []
+    values = {f.token: f.value for f in card.card.customer_fields}
+    releases = iter(e.data["field"] for e in episode.env("gate_release"))
+    for prompt, field in zip(prompts, releases, strict=False):
+        released.append(field)
+        assert card.card.requests[0] in prompt and card.card.opening_line in prompt
+        for token, value in values.items():
+            assert (value in prompt) == (token in released)
+    assert episode.row["gate_releases"] == 3
