@@ -22,7 +22,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from confide.envs.calbench.world import Calendar, Meeting
 from confide.envs.calbench.difficulty import (
     DifficultyScore,
     DifficultyTooHardError,
@@ -33,6 +32,7 @@ from confide.envs.calbench.generator import GeneratorConfig, generate_scenario
 from confide.envs.calbench.oracle import solve_greedy, solve_oracle
 from confide.envs.calbench.scenario import save_scenarios
 from confide.envs.calbench.suites import build_suite, suite_path
+from confide.envs.calbench.world import Calendar, Meeting
 
 T = TypeVar("T")
 

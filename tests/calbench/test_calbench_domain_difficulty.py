@@ -9,7 +9,6 @@ import random
 
 import pytest
 
-from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.difficulty import (
     DifficultyTooHardError,
     count_feasible_cpsat,
@@ -19,6 +18,7 @@ from confide.envs.calbench.difficulty import (
     rook_numbers,
     tertile_buckets,
 )
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 
 
 def test_hand_computed_case() -> None:

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from confide.envs.calbench.world import Errand
 from confide.envs.calbench.difficulty import feasible_fraction
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.generator import (
@@ -26,6 +25,7 @@ from confide.envs.calbench.generator import (
 )
 from confide.envs.calbench.labels import LabelBank, load_label_bank
 from confide.envs.calbench.oracle import placement_cost
+from confide.envs.calbench.world import Errand
 
 CANON = GeneratorConfig(
     density_choices=(0.6, 0.8, 1.0), blocked_errands=4, errand_costs="balanced", errand_cost_level=3

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.fixtures import load_fixture_file
 from confide.envs.calbench.oracle import solve_greedy, solve_oracle
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 
 SHARED = Path(
     os.environ.get("CONFIDE_SHARED") or Path(__file__).resolve().parents[2].parent / "shared"

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from confide.envs.calbench.world import Errand, MeetingItem
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.scenario import Scenario, load_scenarios, save_scenarios
+from confide.envs.calbench.world import Errand, MeetingItem
 
 
 def _record() -> dict[str, Any]:

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from confide.envs.calbench.world import Errand, MeetingItem
 from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
 from confide.envs.calbench.env import game_limits, parse_options
 from confide.envs.calbench.errors import CalendarDataError
@@ -23,6 +22,7 @@ from confide.envs.calbench.suites import (
     suite_names,
     suite_path,
 )
+from confide.envs.calbench.world import Errand, MeetingItem
 
 SHARED = Path(
     os.environ.get("CONFIDE_SHARED") or Path(__file__).resolve().parents[2].parent / "shared"

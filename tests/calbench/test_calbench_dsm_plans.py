@@ -15,6 +15,14 @@ from confide.envs.calbench.actions import (
     SlotView,
     ToolCall,
 )
+from confide.envs.calbench.participants.dsm_plans import (
+    PLAN_STRIDE,
+    Move,
+    candidate_plans,
+    local_batch,
+    score,
+)
+from confide.envs.calbench.participants.dsm_scoring import satisfaction
 from confide.envs.calbench.world import (
     Action,
     Calendar,
@@ -26,14 +34,6 @@ from confide.envs.calbench.world import (
     apply_batch,
     validate_batch,
 )
-from confide.envs.calbench.participants.dsm_plans import (
-    PLAN_STRIDE,
-    Move,
-    candidate_plans,
-    local_batch,
-    score,
-)
-from confide.envs.calbench.participants.dsm_scoring import satisfaction
 
 CURRENT = Meeting(50, (0, 1), 1, (0, 1))
 

@@ -5,7 +5,14 @@ batches stand), batch phases without inbox, observation contents and the Table 5
 from __future__ import annotations
 
 import pytest
-from test_calbench_engine_support import Scripted, env_events, errand, messages, run_players, scenario
+from test_calbench_engine_support import (
+    Scripted,
+    env_events,
+    errand,
+    messages,
+    run_players,
+    scenario,
+)
 
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench.actions import (

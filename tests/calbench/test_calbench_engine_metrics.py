@@ -16,7 +16,6 @@ from confide.envs.calbench.actions import (
     RescheduleCall,
     ScheduleCall,
 )
-from confide.envs.calbench.world import Calendar, MeetingItem
 from confide.envs.calbench.engine import GameOutcome
 from confide.envs.calbench.metrics import (
     metric_scale,
@@ -24,8 +23,9 @@ from confide.envs.calbench.metrics import (
     scaled_calendars,
     scheduled_meetings,
 )
-from confide.envs.calbench.scenario import PublishedReference, Scenario
 from confide.envs.calbench.outputs.table2 import summarize
+from confide.envs.calbench.scenario import PublishedReference, Scenario
+from confide.envs.calbench.world import Calendar, MeetingItem
 
 
 def _partial_game() -> Scenario:

@@ -22,11 +22,11 @@ from test_calbench_llm_support import (
 
 from confide.core.trace import MessageDelivered, TraceRecorder
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.world import Errand
 from confide.envs.calbench.generator import hydrate_labels
 from confide.envs.calbench.labels import load_label_bank
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.suites import DATA_DIR, load_suite
+from confide.envs.calbench.world import Errand
 from confide.llm import ChatMessage
 
 BANK = DATA_DIR / "label_bank_v1.json"

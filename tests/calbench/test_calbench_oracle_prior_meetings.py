@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.oracle import Solution, solve_oracle
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 
 
 def test_three_agents_five_slots_optimum_one_beats_bumping_a_shared_meeting() -> None:

@@ -28,10 +28,10 @@ from confide.envs.calbench.actions import (
     Envelope,
     ScheduleCall,
 )
-from confide.envs.calbench.world import Calendar, Errand, MeetingItem
 from confide.envs.calbench.engine import GameConfig, GameOutcome
 from confide.envs.calbench.metrics import evaluate
 from confide.envs.calbench.outputs.table2 import summarize
+from confide.envs.calbench.world import Calendar, Errand, MeetingItem
 
 SLOTS = {1: 0, 2: 1}
 """Where every participant schedules M1 and M2; M3 gets empty DECISION batches."""

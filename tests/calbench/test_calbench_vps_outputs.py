@@ -14,13 +14,13 @@ from test_calbench_engine_support import errand, scenario
 from confide.core.trace import EpisodeStart, Trace, TraceRecorder
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game
+from confide.envs.calbench.outputs.privacy import write_privacy_outputs
 from confide.envs.calbench.participants.dsm import (
     DSM_PRIVATE,
     DSM_WELFARE,
     DsmParticipant,
     DsmPreset,
 )
-from confide.envs.calbench.outputs.privacy import write_privacy_outputs
 from confide.envs.calbench.privacy import VpsError
 from confide.envs.calbench.scenario import Scenario
 

@@ -17,8 +17,8 @@ import pytest
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import read_trace
-from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.outputs.trials import TRIALS_FILE, read_trials
+from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants.mock_skilled import lapse_for
 from confide.errors import ConfideError
 from confide.registry import get_benchmark

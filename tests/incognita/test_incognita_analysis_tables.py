@@ -13,7 +13,6 @@ from scipy import stats as sps
 from confide.core.trace import EnvEvent, EpisodeEnd, EpisodeStart, Trace
 from confide.envs.incognita.outputs import tables
 from confide.envs.incognita.outputs.failures import FailureType
-from confide.envs.incognita.outputs.write import write_analysis, write_incognita_outputs
 from confide.envs.incognita.outputs.reference import ReferenceDataError, load_reference
 from confide.envs.incognita.outputs.trials import (
     TRIALS_FILE,
@@ -24,6 +23,7 @@ from confide.envs.incognita.outputs.trials import (
     trial_row,
     write_trials,
 )
+from confide.envs.incognita.outputs.write import write_analysis, write_incognita_outputs
 from confide.report import build_report
 
 

@@ -11,6 +11,7 @@ import pytest
 from pydantic import ValidationError
 
 from confide.core.benchmark import Task
+from confide.envs.incognita.generator import generate_world
 from confide.envs.incognita.scenario import (
     RELEASE_TOKENS,
     SUITE_FILE,
@@ -22,7 +23,6 @@ from confide.envs.incognita.scenario import (
     replay_gold,
     save_suite,
 )
-from confide.envs.incognita.generator import generate_world
 from confide.envs.incognita.tools import SERVICE_TOOLS, Desk, ToolCall, ToolKind, execute
 from confide.envs.incognita.world import World
 

@@ -4,8 +4,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from confide.core.trace import EnvEvent, TraceRecorder
-from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
 from confide.envs.incognita.gate import DisclosureGate, match_field
+from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
 
 FIELDS = [
     CustomerField(token="email", value="It's ada@example.com."),

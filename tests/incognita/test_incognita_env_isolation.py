@@ -4,12 +4,12 @@ sees desk-internal tool results only through replies; conformance with model rol
 import pytest
 from _incognita_env_support import CONDITIONS, MOCK, MOCK_ROLES, run, spec, task
 
-from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.actions import (
     AgentObservation,
     CustomerObservation,
     DeskObservation,
 )
+from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.runner.models import RunModels
 from confide.testing import check_env
 

@@ -15,7 +15,6 @@ from confide.core.trace import (
     TraceEvent,
     TraceRecorder,
 )
-from confide.envs.incognita.scenario import replay_gold
 from confide.envs.incognita.env import EnvOptionsError, run_episode
 from confide.envs.incognita.metrics import (
     episode_measures,
@@ -25,6 +24,7 @@ from confide.envs.incognita.metrics import (
 )
 from confide.envs.incognita.participants import ParticipantError
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge, literals
+from confide.envs.incognita.scenario import replay_gold
 from confide.errors import ConfideError
 from confide.llm import GenerateConfig, MockModel
 

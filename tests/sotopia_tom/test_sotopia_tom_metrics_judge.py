@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 from confide.cli.judge import app as judge_app
 from confide.core.trace import ModelCall
 from confide.envs.sotopia_tom import SPEC
-from confide.envs.sotopia_tom.outputs.agreement import AgreementError, agreement, correlate
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.judge.llm import judge_messages
 from confide.envs.sotopia_tom.judge.reference import ReferenceJudge
 from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
 from confide.envs.sotopia_tom.judge.verdicts import Verdicts, build_checklist
+from confide.envs.sotopia_tom.outputs.agreement import AgreementError, agreement, correlate
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.runner.models import RunModels
 from confide.testing import run_once

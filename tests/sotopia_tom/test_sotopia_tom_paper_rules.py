@@ -12,8 +12,8 @@ from confide.envs.sotopia_tom import SPEC
 from confide.envs.sotopia_tom.actions import InfoObservation, TurnLimits, briefing_for
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.metrics import efficiency, summarize
-from confide.envs.sotopia_tom.prompts import render
 from confide.envs.sotopia_tom.participants import STRATEGIES
+from confide.envs.sotopia_tom.prompts import render
 from confide.llm import MockModel
 from confide.llm.types import GenerateConfig
 from confide.runner.models import RunModels

@@ -6,7 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from confide.envs.calbench.rating import RatingInputError, SeatResult, parse_results, read_results_csv
+from confide.envs.calbench.rating import (
+    RatingInputError,
+    SeatResult,
+    parse_results,
+    read_results_csv,
+)
 
 HEADER = "run_id,game_id,seat,participant,is_reference,coordination,excess_cost,excess_vps,extra\n"
 

@@ -15,9 +15,9 @@ from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
 from confide.envs.calbench.env import load_tasks, private_markers, run_episode, seats
 from confide.envs.calbench.outputs.audits import write_calbench_outputs
+from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.suites import suite_names
-from confide.envs.calbench.outputs.table2 import summarize
 
 SPEC = BenchmarkSpec(
     id="calbench",

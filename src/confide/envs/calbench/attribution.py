@@ -30,8 +30,8 @@ from functools import lru_cache
 
 from ortools.sat.python import cp_model
 
-from confide.envs.calbench.world import Calendar, Errand, Meeting
 from confide.envs.calbench.oracle import check_calendars, cp_solver, placement_groups
+from confide.envs.calbench.world import Calendar, Errand, Meeting
 
 Attribution = tuple[int, ...]
 

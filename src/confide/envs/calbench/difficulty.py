@@ -41,10 +41,10 @@ from dataclasses import dataclass
 
 from ortools.sat.python import cp_model
 
-from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.oracle import check_calendars, cp_solver, fits
 from confide.envs.calbench.scenario import Bucket, DifficultyRecord
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem, Slot
 
 MAX_FRONTIER = 22
 BUCKETS: tuple[Bucket, ...] = ("easy", "medium", "hard")

@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.envs.calbench.actions import seat_of
-from confide.envs.calbench.world import Errand
 from confide.envs.calbench.engine import (
     DEFAULT_DECISION_RETRIES,
     DEFAULT_MAX_TURNS,
@@ -36,6 +35,7 @@ from confide.envs.calbench.privacy.reflection import reflection_hook
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.suites import load_suite
 from confide.envs.calbench.suites import load_tasks as load_task_file
+from confide.envs.calbench.world import Errand
 from confide.errors import ConfideError
 
 DEFAULT_SUITE = "canonical"

@@ -56,10 +56,10 @@ from confide.envs.calbench.attribution import (
     optimal_attributions,
     signed_excess,
 )
-from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
 from confide.envs.calbench.oracle import solve_greedy
 from confide.envs.calbench.scenario import Scenario
+from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot
 
 FIXTURE_VARIED_COSTS = {1: 1, 100: 2, 1000: 3}
 """Published varied-cost fixture values -> the internal 1/2/3 scale (section 3)."""

@@ -43,6 +43,7 @@ from typing import cast
 
 from ortools.sat.python import cp_model
 
+from confide.envs.calbench.scenario import GreedyRecord, SolutionRecord
 from confide.envs.calbench.world import (
     Calendar,
     Errand,
@@ -53,7 +54,6 @@ from confide.envs.calbench.world import (
     apply_batch,
     find_inconsistencies,
 )
-from confide.envs.calbench.scenario import GreedyRecord, SolutionRecord
 
 SOLVER_SEED = 20260
 SOLVE_CACHE_SIZE = 4096

@@ -35,6 +35,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from confide import atomic
+from confide.envs.calbench.errors import CalendarDataError, describe_validation_error
+from confide.envs.calbench.labels import Label
 from confide.envs.calbench.world import (
     Calendar,
     Errand,
@@ -45,8 +47,6 @@ from confide.envs.calbench.world import (
     find_inconsistencies,
     label_visible,
 )
-from confide.envs.calbench.errors import CalendarDataError, describe_validation_error
-from confide.envs.calbench.labels import Label
 from confide.untrusted import InputError, parse_jsonl, read_text
 
 Bucket = Literal["easy", "medium", "hard"]

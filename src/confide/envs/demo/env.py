@@ -8,10 +8,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
-from confide.core.message import Channel, Message
+from confide.core.message import Channel
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent
+from confide.envs.demo.actions import DemoAction, DemoObservation
 from confide.envs.demo.participants import make_participant
 from confide.errors import ConfideError
 from confide.untrusted import parse_jsonl, read_text
@@ -25,23 +26,6 @@ class DemoTask(BaseModel):
     id: str
     seats: tuple[str, ...] = Field(min_length=2)
     rounds: int = Field(ge=1)
-
-
-class DemoObservation(BaseModel):
-    """What a seat sees: its name, its private note, the round and its new messages."""
-
-    seat: str
-    private_note: str
-    round: int
-    next_seat: str
-    new_messages: list[Message]
-
-
-class DemoAction(BaseModel):
-    """A message to the next seat; `valid` is False when the participant produced none."""
-
-    text: str
-    valid: bool = True
 
 
 DEFAULT_SUITE = (

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.envs.demo.actions import DemoAction, DemoObservation
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig
-
-if TYPE_CHECKING:
-    from confide.envs.demo.env import DemoAction, DemoObservation
 
 
 class ScriptedRelay:
@@ -21,8 +19,6 @@ class ScriptedRelay:
         self._rng = rng
 
     async def act(self, observation: DemoObservation) -> DemoAction:
-        from confide.envs.demo.env import DemoAction
-
         token = self._rng.randrange(10_000)
         return DemoAction(
             text=f"{self.name} r{observation.round}: got {len(observation.new_messages)} "
@@ -38,8 +34,6 @@ class ModelRelay:
         self._model = model
 
     async def act(self, observation: DemoObservation) -> DemoAction:
-        from confide.envs.demo.env import DemoAction
-
         heard = "\n".join(f"{m.sender}: {m.text}" for m in observation.new_messages) or "(none)"
         prompt = [
             ChatMessage(

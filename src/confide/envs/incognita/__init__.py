@@ -17,7 +17,6 @@ run directory).
 """
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
@@ -27,6 +26,7 @@ from confide.envs.incognita.env import (
     seats,
 )
 from confide.envs.incognita.metrics import summarize
+from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants import REFERENCES
 
 SPEC = BenchmarkSpec(

@@ -64,7 +64,14 @@ from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent
 from confide.envs.incognita import prompts
-from confide.envs.incognita.scenario import SUITE_FILE, CardSuite, TaskCard, load_suite
+from confide.envs.incognita.actions import (
+    AgentAction,
+    AgentObservation,
+    CustomerObservation,
+    DeskObservation,
+    HistoryItem,
+    payload_type,
+)
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_condition
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
 from confide.envs.incognita.gate import DisclosureGate, Via, match_field
@@ -80,14 +87,7 @@ from confide.envs.incognita.participants import (
     make_gate,
     make_judge,
 )
-from confide.envs.incognita.actions import (
-    AgentAction,
-    AgentObservation,
-    CustomerObservation,
-    DeskObservation,
-    HistoryItem,
-    payload_type,
-)
+from confide.envs.incognita.scenario import SUITE_FILE, CardSuite, TaskCard, load_suite
 from confide.envs.incognita.world import World
 from confide.errors import ConfideError
 

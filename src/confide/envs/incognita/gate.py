@@ -40,8 +40,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from confide.core.trace import EnvEvent, TraceRecorder
-from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
 from confide.envs.incognita.conditions import CUSTOMER
+from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
 
 Via = Literal["payload", "keywords", "model"]
 Outcome = Literal["released", "already_released", "not_held", "no_field"]

@@ -32,9 +32,9 @@ from pydantic import BaseModel, ConfigDict
 
 from confide.core.message import Message
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
-from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
+from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.world import World
 
 USAGE_ROLES: tuple[str, ...] = ("agent", "customer", "gate", "desk", "judge")

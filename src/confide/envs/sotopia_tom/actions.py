@@ -19,7 +19,7 @@ are never shown to the agent.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -221,3 +221,11 @@ def utterance_id(message: Message) -> str:
 def is_public(message: Message) -> bool:
     """Whether the message went to the public channel (a broadcast)."""
     return message.channel.kind == "broadcast"
+
+
+class InfoParticipant(Protocol):
+    """Any seat of this environment: one action per observation."""
+
+    name: str
+
+    async def act(self, observation: InfoObservation) -> InfoAction: ...

@@ -47,7 +47,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -58,6 +58,7 @@ from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
+    InfoParticipant,
     TurnLimits,
     briefing_for,
 )
@@ -107,14 +108,6 @@ def parse_options(options: Mapping[str, Any]) -> EnvOptions:
         raise EnvOptionsError(
             f"sotopia-tom option {name}={err.get('input')!r}: {err['msg']} (options: {known})"
         ) from None
-
-
-class InfoParticipant(Protocol):
-    """Any seat of this environment."""
-
-    name: str
-
-    async def act(self, observation: InfoObservation) -> InfoAction: ...
 
 
 @dataclass

@@ -46,11 +46,11 @@ from confide.envs.calbench.audits.common import (
     GameTally,
     Pool,
 )
-from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import VPS_FLOOR
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
 
 
 def _mean(values: Sequence[float]) -> float | None:

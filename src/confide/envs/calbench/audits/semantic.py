@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.audits.common import GameRecord, GameTally
-from confide.envs.calbench.world import Errand
 from confide.envs.calbench.label_terms import leaked_terms
 from confide.envs.calbench.labels import TIERS, Label
 from confide.envs.calbench.scenario import Scenario
+from confide.envs.calbench.world import Errand
 
 FRAGMENT_WORDS = 4
 _FUNCTION_WORDS = frozenset({

@@ -77,6 +77,9 @@ from confide.envs.calbench.actions import (
     seat_of,
     tool_dict,
 )
+from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
+from confide.envs.calbench.engine.views import ViewBuilder
+from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import (
     Action,
     BatchRejected,
@@ -88,9 +91,6 @@ from confide.envs.calbench.world import (
     Schedule,
     apply_batch,
 )
-from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
-from confide.envs.calbench.engine.views import ViewBuilder
-from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 
 DEFAULT_MAX_TURNS = 20

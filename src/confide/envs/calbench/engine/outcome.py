@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confide.envs.calbench.world import Calendar, Slot
 from confide.envs.calbench.scenario import slot_from_domain
+from confide.envs.calbench.world import Calendar, Slot
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,8 +23,8 @@ from confide.envs.calbench.actions import (
     SlotView,
     seat_of,
 )
-from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_slot
 from confide.envs.calbench.scenario import Scenario
+from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_slot
 
 _Part = tuple[SlotView, str]
 """A slot's view and its line of the A.1 text."""

@@ -34,9 +34,9 @@ from confide import atomic
 from confide.core.trace import EnvEvent, Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record, run_scenarios
+from confide.envs.calbench.outputs.privacy import PrivacyTables, write_table
 from confide.envs.calbench.privacy import agreement, judge_vps, reflection
 from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
-from confide.envs.calbench.outputs.privacy import PrivacyTables, write_table
 from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
 

@@ -39,6 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of, seat_of
+from confide.envs.calbench.privacy.vps import VPS_FLOOR, PairKey, VpsError
+from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import (
     Action,
     BatchRejected,
@@ -47,8 +49,6 @@ from confide.envs.calbench.world import (
     Schedule,
     apply_batch,
 )
-from confide.envs.calbench.privacy.vps import VPS_FLOOR, PairKey, VpsError
-from confide.envs.calbench.scenario import Scenario
 
 DELTA_LIMIT = 3
 """Deltas are integers in [-DELTA_LIMIT, DELTA_LIMIT]; DELTA_LIMIT of them make one slot."""

@@ -8,7 +8,12 @@ from confide.envs.calbench.rating.output import (
     write_model_csv,
     write_reference_csv,
 )
-from confide.envs.calbench.rating.results import RatingInputError, SeatResult, parse_results, read_results_csv
+from confide.envs.calbench.rating.results import (
+    RatingInputError,
+    SeatResult,
+    parse_results,
+    read_results_csv,
+)
 from confide.envs.calbench.rating.standings import (
     ModelStanding,
     ReferenceStanding,

@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from confide.envs.calbench.rating.state import LeaderboardState, Metric, MetricRating, ModelRecord, RatingConfig
+from confide.envs.calbench.rating.state import (
+    LeaderboardState,
+    Metric,
+    MetricRating,
+    ModelRecord,
+    RatingConfig,
+)
 
 
 class ModelStanding(BaseModel):

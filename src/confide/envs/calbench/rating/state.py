@@ -48,7 +48,7 @@ class RatingConfig(BaseModel):
     """OpenSkill Plackett-Luce parameters (openskill's defaults) plus the D.4 margins.
 
     `mmr_z` is the number of standard deviations subtracted in each metric's conservative
-    estimate mu - z * sigma that the MMR headline averages (see `confide.envs.calbench.rating.standings`).
+    estimate mu - z * sigma that the MMR headline averages (see `rating.standings`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")

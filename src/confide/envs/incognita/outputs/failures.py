@@ -45,9 +45,9 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict
 
 from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
-from confide.envs.incognita.outputs.reader import TrialReading
 from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.metrics import episode_measures, usage_by_role
+from confide.envs.incognita.outputs.reader import TrialReading
 
 
 class FailureType(StrEnum):

@@ -45,6 +45,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, JsonValue
 
 from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
+from confide.envs.incognita.conditions import AGENT, INDIRECT_DESK
 from confide.envs.incognita.outputs.reference import (
     AGENT_ROLE,
     SERVICE_ROLE,
@@ -53,7 +54,6 @@ from confide.envs.incognita.outputs.reference import (
     ReferenceDataError,
     TaskReference,
 )
-from confide.envs.incognita.conditions import AGENT, INDIRECT_DESK
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolKind
 
 FREE_TEXT_ARGS = frozenset({"summary"})

@@ -28,13 +28,13 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from confide import atomic
 from confide.core.trace import Trace
+from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
 from confide.envs.incognita.outputs.reader import read_trial, trial_events
 from confide.envs.incognita.outputs.reference import (
     CoordinationReference,
     ReferenceDataError,
 )
-from confide.envs.incognita.conditions import AGENT
 
 SCHEMA_VERSION = 1
 TRIALS_FILE = "incognita_trials.csv"

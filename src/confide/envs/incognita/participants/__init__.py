@@ -23,7 +23,14 @@ from collections.abc import Callable
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
-from confide.envs.incognita.scenario import TaskCard
+from confide.envs.incognita.actions import (
+    AgentAction,
+    AgentObservation,
+    CustomerAction,
+    CustomerObservation,
+    DeskAction,
+    DeskObservation,
+)
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskSeat
 from confide.envs.incognita.participants.agent_llm import ModelAgent
 from confide.envs.incognita.participants.customer_llm import ModelCustomer, ModelGateClassifier
@@ -34,16 +41,9 @@ from confide.envs.incognita.participants.mock_skilled import (
     SKILLED_MOCK_NAME,
     register_skilled_mock,
 )
-from confide.envs.incognita.actions import (
-    AgentAction,
-    AgentObservation,
-    CustomerAction,
-    CustomerObservation,
-    DeskAction,
-    DeskObservation,
-)
 from confide.envs.incognita.participants.reference import ReferenceAgent
 from confide.envs.incognita.participants.scripted import ScriptedCustomer, ScriptedDesk
+from confide.envs.incognita.scenario import TaskCard
 from confide.errors import ConfideError
 from confide.llm import ChatModel, GenerateConfig
 

@@ -21,9 +21,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue, create_model, model_validator
 
+from confide.envs.incognita.actions import AgentAction, AgentObservation
 from confide.envs.incognita.conditions import TERMINAL
 from confide.envs.incognita.participants.prompting import JsonSeat, agent_system_prompt
-from confide.envs.incognita.actions import AgentAction, AgentObservation
 
 
 class _AgentTurnBase(BaseModel):

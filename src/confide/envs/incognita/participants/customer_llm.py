@@ -25,9 +25,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model
 
 from confide.envs.incognita import prompts
+from confide.envs.incognita.actions import CustomerAction, CustomerObservation
 from confide.envs.incognita.gate import field_label
 from confide.envs.incognita.participants.prompting import ask_json
-from confide.envs.incognita.actions import CustomerAction, CustomerObservation
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 

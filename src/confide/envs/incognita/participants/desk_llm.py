@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, JsonValue, model_validator
 
-from confide.envs.incognita.participants.prompting import JsonSeat, desk_system_prompt
 from confide.envs.incognita.actions import DeskAction, DeskObservation
+from confide.envs.incognita.participants.prompting import JsonSeat, desk_system_prompt
 
 
 class DeskTurn(BaseModel):

@@ -30,11 +30,11 @@ import re
 from collections.abc import Generator
 from typing import Any
 
-from confide.envs.incognita.scenario import RELEASE_TOKENS
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label, match_field
 from confide.envs.incognita.participants.judge import literals, stated
 from confide.envs.incognita.participants.scripted import embedded_request
+from confide.envs.incognita.scenario import RELEASE_TOKENS
 from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock
 from confide.llm.types import ChatModel
 

@@ -52,7 +52,6 @@ from collections.abc import Generator
 from functools import cache
 from typing import Any
 
-from confide.envs.incognita.scenario import TaskCard, load_suite
 from confide.envs.incognita.conditions import CUSTOMER, INDIRECT_DESK, TERMINAL
 from confide.envs.incognita.participants.mock import (
     DECLINE,
@@ -63,6 +62,7 @@ from confide.envs.incognita.participants.mock import (
 )
 from confide.envs.incognita.participants.reference import assertion_statement, field_question
 from confide.envs.incognita.participants.scripted import call_json
+from confide.envs.incognita.scenario import TaskCard, load_suite
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolKind
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock

@@ -16,8 +16,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from confide.envs.incognita import prompts
-from confide.envs.incognita.conditions import SERVICE_ROLE, TERMINAL, DeskRole
 from confide.envs.incognita.actions import HistoryItem
+from confide.envs.incognita.conditions import SERVICE_ROLE, TERMINAL, DeskRole
 from confide.envs.incognita.tools import SERVICE_TOOLS
 from confide.llm import (
     ChatMessage,

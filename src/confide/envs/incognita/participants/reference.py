@@ -37,11 +37,11 @@ from collections.abc import Generator
 from typing import Any
 
 from confide.core.message import Message
-from confide.envs.incognita.scenario import TaskCard
+from confide.envs.incognita.actions import AgentAction, AgentObservation
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label
-from confide.envs.incognita.actions import AgentAction, AgentObservation
 from confide.envs.incognita.participants.scripted import call_json, request_text
+from confide.envs.incognita.scenario import TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolKind
 
 _ASSERTION_LEAD = re.compile(

@@ -31,9 +31,6 @@ from typing import Any
 from pydantic import JsonValue
 
 from confide.core.message import Message
-from confide.envs.incognita.scenario import TaskCard
-from confide.envs.incognita.conditions import AGENT
-from confide.envs.incognita.execution import ToolOutcome
 from confide.envs.incognita.actions import (
     CustomerAction,
     CustomerObservation,
@@ -41,6 +38,9 @@ from confide.envs.incognita.actions import (
     DeskObservation,
     payload_type,
 )
+from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.execution import ToolOutcome
+from confide.envs.incognita.scenario import TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolKind
 
 _EMBEDDED = re.compile(r"\{.*\}", re.DOTALL)

@@ -10,10 +10,11 @@ per-seat seed derived from the episode seed, `max_tokens` from the environment o
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.seeding import derive_seed
-from confide.envs.sotopia_tom.env import EnvOptions, InfoParticipant
-from confide.envs.sotopia_tom.scenario import Scenario
+from confide.envs.sotopia_tom.actions import InfoParticipant
 from confide.envs.sotopia_tom.participants.base import ModelAgent
 from confide.envs.sotopia_tom.participants.basic import BasicAgent
 from confide.envs.sotopia_tom.participants.cot_privacy import CoTPrivacyAgent
@@ -21,6 +22,7 @@ from confide.envs.sotopia_tom.participants.reference import LeakyAgent, Referenc
 from confide.envs.sotopia_tom.participants.self_focused import SelfFocusedAgent
 from confide.envs.sotopia_tom.participants.tom_belief import ToMBeliefAgent
 from confide.envs.sotopia_tom.participants.tom_coach import ToMCoachAgent
+from confide.envs.sotopia_tom.scenario import Scenario
 from confide.errors import ConfideError
 from confide.llm import GenerateConfig
 
@@ -34,8 +36,26 @@ STRATEGIES: dict[str, type[ModelAgent]] = {
 }
 
 
+class ParticipantSettings(Protocol):
+    """The environment options a participant reads (the env's options model satisfies it;
+    typed structurally so participants never import the env that drives them)."""
+
+    @property
+    def max_tokens(self) -> int | None: ...
+
+    @property
+    def repair_attempts(self) -> int: ...
+
+    @property
+    def memory_size(self) -> int: ...
+
+
 def make_participant(
-    seat: str, spec: SeatSpec, ctx: EpisodeContext, scenario: Scenario, options: EnvOptions
+    seat: str,
+    spec: SeatSpec,
+    ctx: EpisodeContext,
+    scenario: Scenario,
+    options: ParticipantSettings,
 ) -> InfoParticipant:
     """The participant for one seat (module docstring)."""
     if spec.model is None:

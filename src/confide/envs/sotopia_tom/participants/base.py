@@ -26,8 +26,8 @@ from pydantic import BaseModel, Field
 
 from confide.core.trace import EnvEvent
 from confide.envs.sotopia_tom.actions import InfoAction, InfoObservation
-from confide.envs.sotopia_tom.prompts import render
 from confide.envs.sotopia_tom.participants.context import render_card, turn_prompt
+from confide.envs.sotopia_tom.prompts import render
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
 Emit = Callable[[EnvEvent], None]

@@ -17,9 +17,9 @@ from pydantic import BaseModel
 
 from confide.core.trace import EnvEvent
 from confide.envs.sotopia_tom.actions import InfoObservation
-from confide.envs.sotopia_tom.prompts import render
 from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent, ToMReply
 from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
+from confide.envs.sotopia_tom.prompts import render
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
 
