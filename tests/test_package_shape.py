@@ -1,0 +1,176 @@
+"""The package's shape (issue 13 item 1, envs/README.md): every benchmark folder has the
+same parts, and the import graph of src/confide has no cycle.
+
+The import graph is built statically from the source (ast), so a cycle hidden behind a
+function-local or `if TYPE_CHECKING:` import counts as well: both are dependencies a
+reader must follow, and a lazy import is the usual way such a circle is papered over."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+import confide
+from confide.registry import benchmark_ids, get_benchmark
+
+SRC = Path(confide.__file__).parent
+
+# The parts every benchmark folder has (envs/README.md). Files end in `.py`; folders in `/`.
+REQUIRED_PARTS = (
+    "scenario.py",
+    "actions.py",
+    "env.py",
+    "participants/",
+    "prompts/",
+    "metrics.py",
+    "outputs/",
+    "data/",
+)
+# Also part of the contract, added by the options/events changes; enable when merged:
+# "options.py", "events.py"
+
+# `demo` is the runtime's smoke fixture (a relay ring, tasks in code, no paper, no data,
+# prompts or tables of its own), registered so `confide run demo` exercises the runtime.
+NOT_BENCHMARKS = frozenset({"demo"})
+
+
+def _package_dir(benchmark_id: str) -> Path:
+    """envs/<id with - as _>/, which must be where the registered spec lives."""
+    name = benchmark_id.replace("-", "_")
+    assert importlib.import_module(f"confide.envs.{name}").SPEC is get_benchmark(benchmark_id)
+    return SRC / "envs" / name
+
+
+@pytest.mark.parametrize("benchmark_id", [b for b in benchmark_ids() if b not in NOT_BENCHMARKS])
+def test_every_benchmark_folder_has_the_contract_parts(benchmark_id: str) -> None:
+    folder = _package_dir(benchmark_id)
+    assert (folder / "__init__.py").is_file(), f"{benchmark_id}: folder is not named by id"
+    missing = []
+    for part in REQUIRED_PARTS:
+        path = folder / part.rstrip("/")
+        ok = path.is_dir() if part.endswith("/") else path.is_file()
+        if not ok:
+            missing.append(part)
+    assert not missing, f"{folder}: missing {', '.join(missing)}"
+    # participants/ and outputs/ are packages with code; data/ and prompts/ hold files
+    assert (folder / "participants" / "__init__.py").is_file()
+    assert (folder / "outputs" / "__init__.py").is_file()
+    assert any(p.suffix != ".py" for p in (folder / "data").rglob("*") if p.is_file())
+    assert any(p.suffix == ".txt" for p in (folder / "prompts").rglob("*"))
+
+
+def test_every_env_folder_is_a_registered_id() -> None:
+    """No folder under envs/ outside the registry: folders and ids are one vocabulary."""
+    folders = {p.name for p in (SRC / "envs").iterdir() if (p / "__init__.py").is_file()}
+    assert folders == {b.replace("-", "_") for b in benchmark_ids()}
+
+
+def module_names(root: Path) -> dict[str, Path]:
+    """Dotted module name -> file, for every .py file under the package `root`."""
+    names = {}
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names[".".join(parts)] = path
+    return names
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the package's modules it imports anywhere in its source.
+
+    `from a.b import c` depends on `a.b.c` when that is a module, else on `a.b`; a name
+    outside the package is dropped. Parent packages' `__init__` are not added as edges:
+    Python runs them first, so they never close a circle on their own."""
+    modules = module_names(root)
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: list[str] = []
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets += [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*anchor, base] if base else anchor)
+                targets += [
+                    f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base
+                    for a in node.names
+                ]
+        graph[name] = {t for t in map(owner, targets) if t is not None and t != name}
+    return graph
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_cycle_finder_sees_a_planted_circle(tmp_path: Path) -> None:
+    """The checker itself: a lazy import and a TYPE_CHECKING import close a circle."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from pkg.sub import b\n")
+    (pkg / "a.py").write_text("def f():\n    from pkg.sub.b import g\n")
+    (pkg / "sub" / "b.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..a import f\n"
+    )
+    (pkg / "c.py").write_text("from pkg import a\n")
+    graph = import_graph(pkg)
+    assert graph["pkg.c"] == {"pkg.a"}
+    assert graph["pkg.sub"] == {"pkg.sub.b"}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
+
+
+def test_the_package_has_no_import_cycles() -> None:
+    assert cycles(import_graph(SRC)) == []
