@@ -63,7 +63,7 @@ def main() -> int:
             data["limit"] = args.limit
         experiment = build_experiment(data)
         plans = expand(SPEC, experiment)
-        gc.freeze()  # as the runner does once its tasks are loaded
+        gc.freeze()  # as `confide run` does once its tasks are loaded
 
         async def games() -> None:
             for plan in plans:

@@ -11,7 +11,7 @@ times `CalendarGame(config).run()` itself (game and metrics; it reads the fixtur
 precomputed optimum). confide's side is `SPEC.run_episode`, exactly what `confide run`
 awaits per episode: the engine, the section 4.2 metrics (the scheduled-only oracle is
 solved once per problem per process, as in a run) and the leaderboard audit columns,
-recorded into an in-memory trace, after `gc.freeze()` as the runner does. Both use the
+recorded into an in-memory trace, after `gc.freeze()` as `confide run` does. Both use the
 task's own turn limit and the DM condition. Each game is played `--repeat` times per side
 and its fastest wall time kept (a neighbour's burst on a shared machine slows whichever
 game it overlaps); the figure per protocol is the mean over tasks of those per-game times,
@@ -82,7 +82,7 @@ def main() -> int:
     turns = [game_limits(parse_options({}), t).max_turns_per_round for _, t in pairs]
     print(f"{len(pairs)} fixture tasks, best of {args.repeat} per game and side")
     print(f"{'protocol':<12} {'published':>10} {'confide':>9} {'ratio':>7}")
-    gc.freeze()  # as the runner does once its tasks are loaded
+    gc.freeze()  # as `confide run` does once its tasks are loaded
     loop = asyncio.new_event_loop()  # one loop for every episode, as in a run
     ratios = []
     for protocol, peer_name in PEER_NAMES.items():

@@ -85,6 +85,11 @@ def _read(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(_lines(path)))
 
 
+def _6(cell: str) -> str:
+    """A float cell (written exactly, `repr`) to six decimals, as the hand values are."""
+    return f"{float(cell):.6f}"
+
+
 def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
     task = _task()
     traces = [_trace(task, DSM_WELFARE, "w"), _trace(task, DSM_PRIVATE, "p")]
@@ -95,18 +100,18 @@ def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
     assert [g["game_id"] for g in games] == ["p", "w"]  # sorted, whatever the input order
     welfare = games[1]
     assert welfare["trace_path"] == "traces/w.jsonl"
-    assert welfare["vps_loss_total"] == "5.636364"  # 3.0 + 2.636364
+    assert _6(welfare["vps_loss_total"]) == "5.636364"  # 3.0 + 2.636364
     assert welfare["pair_round_count"] == "4"
     targets = _read(tmp_path / "game_target_summary.csv")
-    assert [(t["game_id"], t["target_agent"], t["vps_loss_total"], t["excess_vps_loss_total"])
-            for t in targets] == [
+    assert [(t["game_id"], t["target_agent"], _6(t["vps_loss_total"]),
+             _6(t["excess_vps_loss_total"])) for t in targets] == [
         ("p", "0", "1.000000", "0.000000"), ("p", "1", "0.909091", "0.000000"),
         ("w", "0", "3.000000", "0.000000"), ("w", "1", "2.636364", "0.000000"),
     ]
-    assert {t["vps_floor"] for t in targets} == {"5.000000"}
+    assert {t["vps_floor"] for t in targets} == {"5.0"}
     pairs = _read(tmp_path / "pair_round_vps.csv.gz")
     assert len(pairs) == 8
-    assert {p["target_is_participant"] for p in pairs} == {"true"}
+    assert {p["target_is_participant"] for p in pairs} == {"True"}
     evidence = _read(tmp_path / "belief_evidence.csv.gz")
     assert {e["source"] for e in evidence} == {"dsm_proposal", "dsm_score", "dsm_decision"}
 

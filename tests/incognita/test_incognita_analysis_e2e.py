@@ -119,7 +119,7 @@ def test_tables_have_the_paper_shape(run_dir: Path) -> None:
         f"{SKILLED} - {UNSKILLED}",
         "dispersion (all models)",
     ]
-    assert all(r["n_tasks"] == "18" and r["exact"] == "1" for r in interactions)
+    assert all(r["n_tasks"] == "18" and r["exact"] == "True" for r in interactions)
     pair = interactions[0]
     assert float(pair["mean_delta"]) != 0.0 and float(pair["p_exact"]) < 1.0
     corpus = read_csv(run_dir / "table2_corpus_size.csv")

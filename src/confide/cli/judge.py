@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
+from confide.cli.scope import require_benchmark
 from confide.cli.term import HELP_MARKUP, console, print_table
 
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
 @app.callback()
 def judge() -> None:
-    """Judge reliability tools (Sotopia-ToM)."""
+    """Sotopia-ToM only: judge reliability tools."""
 
 
 def _fmt(value: float | None) -> str:
@@ -75,6 +76,7 @@ def agree(
     """Per-metric Pearson/Spearman and condition-level rank correlation of two judges."""
     from confide.envs.sotopia_tom.outputs.agreement import agreement  # keeps `--help` fast
 
+    require_benchmark("judge agree", "sotopia-tom", [run_a, run_b])
     report = agreement(run_a, run_b)
     if as_json:
         typer.echo(report.model_dump_json(indent=2))

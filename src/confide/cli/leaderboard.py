@@ -1,5 +1,6 @@
 """`confide leaderboard RUN_DIR...`: rate the seats in each run's `results.csv` and print the
-CalBench leaderboard (calbench.md D.4, appendix E).
+CalBench leaderboard (calbench.md D.4, appendix E). CalBench runs only: another
+benchmark's run is refused up front (`cli.scope`).
 
 Register with `app.command(name="leaderboard")(leaderboard)`. With `--out DIR` the
 ratings are kept in `DIR/ratings.json` and updated incrementally: runs already applied (by
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from confide.cli.scope import require_benchmark
 from confide.cli.term import print_table
 from confide.errors import ConfideError
 
@@ -44,7 +46,8 @@ def leaderboard(
         typer.Option(help="Ratings file to update (default: OUT/ratings.json)."),
     ] = None,
 ) -> None:
-    """Rate models with OpenSkill score-margin updates; list reference protocols by raw metrics."""
+    """CalBench only: rate models with OpenSkill score-margin updates; list reference
+    protocols by raw metrics."""
     from confide.envs.calbench.rating import (  # imported here: `confide --help` stays fast
         LeaderboardState,
         apply_results,
@@ -57,6 +60,7 @@ def leaderboard(
 
     state_path = ratings if ratings is not None else (out / "ratings.json" if out else None)
     try:
+        require_benchmark("leaderboard", "calbench", run_dirs)
         rows = _collect(run_dirs)
         start = (
             load_state(state_path)

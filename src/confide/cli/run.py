@@ -92,7 +92,9 @@ def run(
         data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data})
     try:
-        summary = run_experiment(experiment, show_progress=progress, fresh=fresh)
+        summary = run_experiment(
+            experiment, show_progress=progress, fresh=fresh, freeze_gc=True
+        )
     except OSError as exc:  # read-only or full disk: say where, not a traceback
         where = f" ({exc.filename})" if exc.filename else ""
         raise ConfideError(

@@ -36,7 +36,7 @@ app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
 @app.callback()
 def scenarios() -> None:
-    """Work with Sotopia-ToM scenario files."""
+    """Sotopia-ToM only: validate and generate scenario files."""
 
 
 @app.command("validate")

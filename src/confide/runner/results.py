@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from confide import atomic
+from confide.core.tables import read_table, write_table
 from confide.core.trace import EpisodeEnd
 from confide.redaction import scrub_data
 from confide.runner.expand import EpisodePlan
@@ -40,17 +39,10 @@ def result_rows(
 
 
 def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """CSV with the union of columns, in first-seen order, without secrets."""
-    columns: dict[str, None] = {}
-    for row in rows:
-        columns.update(dict.fromkeys(row))
-    with atomic.atomic_text(path, newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns), restval="")
-        writer.writeheader()
-        writer.writerows(scrub_data(list(rows)))
+    """`write_table` of the rows without secrets (results.csv and summary.csv)."""
+    write_table(path, scrub_data(list(rows)))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
     """Rows of a CSV written by `write_csv`."""
-    with path.open(newline="", encoding="utf-8") as handle:
-        return list(csv.DictReader(handle))
+    return read_table(path)

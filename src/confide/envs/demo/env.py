@@ -11,6 +11,7 @@ from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
+from confide.core.tables import group_by
 from confide.core.trace import EnvEvent
 from confide.envs.demo.actions import DemoAction, DemoObservation
 from confide.envs.demo.participants import make_participant
@@ -98,15 +99,14 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Messages and invalid turns per participant type, over successful episodes only (a
     failed episode's row carries its status and error, no seat counts)."""
-    table: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row.get("status", "ok") != "ok":
-            continue
-        entry = table.setdefault(
-            row["participant"], {"participant": row["participant"], "seats": 0, "messages": 0,
-                                 "invalid": 0}
-        )
-        entry["seats"] += 1
-        entry["messages"] += int(row["messages"])
-        entry["invalid"] += int(row["invalid"])
-    return [table[k] for k in sorted(table)]
+    ok = (r for r in rows if r.get("status", "ok") == "ok")
+    groups = group_by(ok, lambda r: r["participant"])
+    return [
+        {
+            "participant": participant,
+            "seats": len(members),
+            "messages": sum(int(r["messages"]) for r in members),
+            "invalid": sum(int(r["invalid"]) for r in members),
+        }
+        for participant, members in sorted(groups.items())
+    ]

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from confide.core.message import Message
+from confide.core.tables import group_by, mean, number
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
@@ -187,22 +188,21 @@ def result_row(
     return row
 
 
+SUMMARY_MEANS = ("success", "db_pass", "turns", "cost_usd")
+
+
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Success rate, turns and cost per (participant, condition), over finished episodes."""
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        if row.get("status", "ok") == "ok" and "success" in row:
-            groups[(str(row.get("participant", "")), str(row.get("condition", "")))].append(row)
-    table = []
-    for (participant, condition), members in sorted(groups.items()):
-        n = len(members)
-        table.append({
+    groups = group_by(
+        (r for r in rows if r.get("status", "ok") == "ok" and "success" in r),
+        lambda r: (str(r.get("participant", "")), str(r.get("condition", ""))),
+    )
+    return [
+        {
             "participant": participant,
             "condition": condition,
-            "episodes": n,
-            "success": sum(int(r["success"]) for r in members) / n,
-            "db_pass": sum(int(r["db_pass"]) for r in members) / n,
-            "turns": sum(float(r["turns"]) for r in members) / n,
-            "cost_usd": sum(float(r["cost_usd"]) for r in members) / n,
-        })
-    return table
+            "episodes": len(members),
+            **{c: mean(number(r[c]) for r in members) for c in SUMMARY_MEANS},
+        }
+        for (participant, condition), members in sorted(groups.items())
+    ]

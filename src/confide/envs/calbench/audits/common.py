@@ -8,7 +8,7 @@ its traces that holds one trace at a time (a 10,000-game run stays flat in memor
 Scenarios of a run directory are found through its resolved `experiment.yaml` (the suite
 or task file the run used, loaded by the benchmark's own task loader).
 
-Audit tables are written by `privacy.outputs.write_table` (the conventions of the F.5
+Audit tables are written by `outputs.privacy.write_table` (the conventions of the F.5
 tables), rows in a deterministic order, so two runs of a deterministic lineup give
 byte-identical files.
 """

@@ -2,10 +2,10 @@
 belief_evidence.csv.gz, pair_round_vps.csv.gz, game_summary.csv, game_target_summary.csv.
 
 Columns are the fields of the row types in vps.py, in that order. `write_table` (also the
-writer of every audit table) writes floats with six decimals, booleans as `true`/`false`
-and None as an empty cell, so two runs of a deterministic lineup give byte-identical
-files; games are written in (game id, trace path) order whatever order the runner
-finished them in.
+writer of every audit table) is `confide.core.tables.write_table` with those columns, so
+cells are formatted as in every other table and two runs of a deterministic lineup give
+byte-identical files; games are written in (game id, trace path) order whatever order the
+runner finished them in.
 
 The per-update and per-pair tables hold a few hundred rows per game (252,000 and 108,000
 for the 1,080-game Table 2 run, 85 MB as text), so they are gzipped (a tenth of the size;
@@ -16,19 +16,14 @@ in game order at the end, so memory does not grow with the run.
 
 from __future__ import annotations
 
-import csv
-import gzip
-import io
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
-from operator import attrgetter
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from confide import atomic
-from confide.core.trace import COMPRESS_LEVEL, Trace
+from confide.core import tables
+from confide.core.tables import SpooledTable
+from confide.core.trace import Trace
 from confide.envs.calbench.privacy.vps import (
     EvidenceRow,
     GameRow,
@@ -96,7 +91,10 @@ class PrivacyTables:
 
     def __init__(self, run_dir: Path) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
-        self._tables = [SpooledTable(run_dir / name, row_type) for name, row_type in TABLES.items()]
+        self._tables = [
+            SpooledTable(run_dir / name, _field_names(row_type))
+            for name, row_type in TABLES.items()
+        ]
 
     def add(self, vps: GameVps) -> None:
         key = game_key(vps)
@@ -112,92 +110,13 @@ class PrivacyTables:
             table.close(write=kind is None)
 
 
-class SpooledTable:
-    """A `write_table` table whose rows arrive game by game: each game's CSV lines go to an
-    anonymous spool file and only (game key, byte range) stays in memory; `close` writes
-    the header and the games in key order."""
-
-    def __init__(self, path: Path, row_type: type[Any]) -> None:
-        self.path, self.names = path, _field_names(row_type)
-        self._values = _getter(self.names)
-        self._spool = tempfile.TemporaryFile(dir=path.parent)  # noqa: SIM115 (closed by close)
-        self._ranges: list[tuple[GameKey, int, int]] = []
-
-    def add(self, key: GameKey, rows: Iterable[Any]) -> None:
-        text = io.StringIO()
-        csv.writer(text, lineterminator="\n").writerows(
-            [_cell(v) for v in self._values(row)] for row in rows
-        )
-        start = self._spool.tell()
-        self._spool.write(text.getvalue().encode("utf-8"))
-        self._ranges.append((key, start, self._spool.tell()))
-
-    def close(self, *, write: bool = True) -> None:
-        try:
-            if write:
-                with _open_table(self.path) as out:
-                    out.write((",".join(self.names) + "\n").encode("utf-8"))
-                    for _, start, end in sorted(self._ranges):
-                        self._spool.seek(start)
-                        out.write(self._spool.read(end - start))
-        finally:
-            self._spool.close()
-
-
-@contextmanager
-def _open_table(path: Path) -> Iterator[BinaryIO | gzip.GzipFile]:
-    """A table file for writing; `.gz` names are gzipped (no name or time in the header,
-    so equal tables give equal bytes)."""
-    with atomic.atomic_binary(path) as raw:
-        if path.suffix != ".gz":
-            yield raw
-            return
-        with gzip.GzipFile(
-            filename="", fileobj=raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
-        ) as packed:
-            yield packed
+def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
+    """Write dataclass rows of `row_type` (header = its field names; gzipped when the
+    name ends in `.gz`); returns the path."""
+    return tables.write_table(path, rows, _field_names(row_type))
 
 
 def _field_names(row_type: type[Any]) -> list[str]:
     if not is_dataclass(row_type):
         raise TypeError(f"write_table: {row_type!r} is not a dataclass")
     return [f.name for f in fields(row_type)]
-
-
-def _getter(names: Sequence[str]) -> Callable[[Any], tuple[Any, ...]]:
-    """A row's values in column order. attrgetter, not dataclasses.astuple: astuple
-    deep-copies every value (6 s of a 1,080-game run) and the rows hold only scalars."""
-    if len(names) == 1:
-        return lambda row: (getattr(row, names[0]),)
-    return attrgetter(*names)
-
-
-def _float(value: float) -> str:
-    return f"{value:.6f}"
-
-
-def _other(value: object) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float):  # numpy floats too
-        return _float(value)
-    return str(value)
-
-
-_FORMATS: dict[type, Callable[[Any], str]] = {float: _float, int: str, str: str}
-"""The common exact types first: a run formats hundreds of thousands of cells."""
-
-
-def _cell(value: object) -> str:
-    return _FORMATS.get(type(value), _other)(value)
-
-
-def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
-    """Write dataclass rows of `row_type` (header = its field names; gzipped when the
-    name ends in `.gz`); returns the path."""
-    table = SpooledTable(path, row_type)
-    table.add(("", ""), rows)
-    table.close()
-    return path

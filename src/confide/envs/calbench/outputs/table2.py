@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from confide.core.tables import group_by, mean, number
+
 SETTING_ORDER = {"uniform": 0, "varied": 1}
 PAPER_CONDITION = "paper Table 2"
 PAPER_TASKS = 45
@@ -38,46 +40,32 @@ _COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
 CONDITION_ORDER = {"dm": 0, "participant-groupchat": 1, "all-agent-groupchat": 2}
 
 
-def _number(value: Any) -> float | None:
-    """A row value as float; None for missing/empty (rows may come from a CSV)."""
-    if value is None or value == "":
-        return None
-    return float(value)
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    present = [v for v in values if v is not None]
-    return sum(present) / len(present) if present else None
-
-
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Result rows (one per episode and seat) -> Table 2 analogue rows."""
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        if row.get("status", "ok") != "ok" or "participant" not in row:
-            continue
-        key = (str(row["cost_setting"]), str(row["participant"]), str(row.get("condition") or "dm"))
-        groups.setdefault(key, []).append(row)
+    groups = group_by(
+        (r for r in rows if r.get("status", "ok") == "ok" and "participant" in r),
+        lambda r: (str(r["cost_setting"]), str(r["participant"]), str(r.get("condition") or "dm")),
+    )
     table = []
     for key in sorted(
         groups,
         key=lambda k: (SETTING_ORDER.get(k[0], 9), k[0], k[1], CONDITION_ORDER.get(k[2], 9), k[2]),
     ):
         members = groups[key]
-        success = _mean([_number(r["success"]) for r in members])
+        success = mean([number(r["success"]) for r in members])
         entry: dict[str, Any] = {
             "Setting": key[0].capitalize(),
             "Method": key[1],
             "Condition": key[2],
             "N": len({r.get("episode_id", r.get("task_id")) for r in members}),
             "Coord.": None if success is None else 100.0 * success,
-            "Excess": _mean([_number(r["excess"]) for r in members]),
-            "Msgs.": _mean([_number(r["messages_per_meeting"]) for r in members]),
-            "Fair.": _mean([_number(r["fairness"]) for r in members]),
+            "Excess": mean([number(r["excess"]) for r in members]),
+            "Msgs.": mean([number(r["messages_per_meeting"]) for r in members]),
+            "Fair.": mean([number(r["fairness"]) for r in members]),
         }
-        vps = [v for r in members if (v := _number(r.get("excess_vps"))) is not None]
+        vps = [v for r in members if (v := number(r.get("excess_vps"))) is not None]
         if vps:
-            entry["VPS"] = _mean(vps)
+            entry["VPS"] = mean(vps)
         table.append(entry)
         paper = PAPER_TABLE2.get((key[0], key[1])) if key[2] == "dm" else None
         if paper is not None:

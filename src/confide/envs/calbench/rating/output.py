@@ -7,13 +7,13 @@ hold the same numbers unrounded, one column per quantity.
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from confide import atomic
+from confide.core.tables import write_table
 from confide.envs.calbench.rating.standings import (
     ModelStanding,
     ReferenceStanding,
@@ -49,10 +49,6 @@ def _raw(metric: Metric, value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{100 * value:.1f}%" if metric is Metric.COORDINATION else f"{value:.2f}"
-
-
-def _number(value: float | None) -> str:
-    return "" if value is None else repr(value)
 
 
 def model_table(standings: list[ModelStanding]) -> Table:
@@ -114,44 +110,33 @@ def print_leaderboard(state: LeaderboardState, console: Console | None = None) -
 
 def write_model_csv(state: LeaderboardState, path: Path) -> None:
     """Write the model standings (columns `MODEL_CSV_COLUMNS`)."""
-    with atomic.atomic_text(path, newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(MODEL_CSV_COLUMNS)
-        for row in model_standings(state):
-            metric_cells = [
-                cell
+    rows = [
+        [
+            row.rank,
+            row.participant,
+            row.mmr,
+            *(
+                value
                 for m in Metric
-                for cell in (
-                    _number(row.ratings[m].mu),
-                    _number(row.ratings[m].sigma),
-                    _number(row.means[m]),
-                )
-            ]
-            writer.writerow(
-                [
-                    row.rank,
-                    row.participant,
-                    _number(row.mmr),
-                    *metric_cells,
-                    row.seats,
-                    row.games,
-                    row.rated_games,
-                ]
-            )
+                for value in (row.ratings[m].mu, row.ratings[m].sigma, row.means[m])
+            ),
+            row.seats,
+            row.games,
+            row.rated_games,
+        ]
+        for row in model_standings(state)
+    ]
+    _write(path, MODEL_CSV_COLUMNS, rows)
 
 
 def write_reference_csv(state: LeaderboardState, path: Path) -> None:
     """Write the reference-protocol standings (columns `REFERENCE_CSV_COLUMNS`)."""
-    with atomic.atomic_text(path, newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(REFERENCE_CSV_COLUMNS)
-        for row in reference_standings(state):
-            writer.writerow(
-                [
-                    row.rank,
-                    row.participant,
-                    *(_number(row.means[m]) for m in Metric),
-                    row.seats,
-                    row.games,
-                ]
-            )
+    rows = [
+        [row.rank, row.participant, *(row.means[m] for m in Metric), row.seats, row.games]
+        for row in reference_standings(state)
+    ]
+    _write(path, REFERENCE_CSV_COLUMNS, rows)
+
+
+def _write(path: Path, columns: tuple[str, ...], rows: list[list[Any]]) -> None:
+    write_table(path, [dict(zip(columns, row, strict=True)) for row in rows], columns)

@@ -19,14 +19,12 @@ a reference participant's name), which is what distinguishes the arms of a compa
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from confide import atomic
+from confide.core.tables import read_table, write_table
 from confide.core.trace import Trace
 from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
@@ -141,42 +139,20 @@ def trial_rows(traces: Sequence[Trace], reference: CoordinationReference) -> lis
 # ----- CSV round trip -------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
-
-
-def write_rows(path: Path, rows: Sequence[Mapping[str, Any]]) -> Path:
-    """CSV of table rows (columns in first-seen order; None as an empty cell)."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    with atomic.atomic_text(path, newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(columns)
-        for row in rows:
-            writer.writerow([_cell(row.get(name)) for name in columns])
-    return path
-
-
 def write_trials(path: Path, rows: Sequence[TrialRow]) -> Path:
     """One CSV line per trial; absent values are empty cells."""
-    return write_rows(path, [row.model_dump(mode="json") for row in rows])
+    return write_table(path, [row.model_dump(mode="json") for row in rows])
 
 
 def read_trials(path: Path) -> list[TrialRow]:
     """Rows written by `write_trials`; errors name the file, line and field."""
     rows: list[TrialRow] = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        for line, record in enumerate(csv.DictReader(handle), start=2):
-            data = {key: (None if value == "" else value) for key, value in record.items()}
-            try:
-                rows.append(TrialRow.model_validate(data))
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                where = ".".join(str(p) for p in first["loc"])
-                raise ReferenceDataError(f"{path}:{line}: field {where}: {first['msg']}") from None
+    for line, record in enumerate(read_table(path), start=2):
+        data = {key: (None if value == "" else value) for key, value in record.items()}
+        try:
+            rows.append(TrialRow.model_validate(data))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise ReferenceDataError(f"{path}:{line}: field {where}: {first['msg']}") from None
     return rows

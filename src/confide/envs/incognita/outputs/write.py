@@ -21,13 +21,13 @@ from pathlib import Path
 
 import yaml
 
+from confide.core.tables import write_table
 from confide.core.trace import Trace
 from confide.envs.incognita.outputs.reference import CoordinationReference, load_reference
 from confide.envs.incognita.outputs.trials import (
     TRIALS_FILE,
     TrialRow,
     trial_rows,
-    write_rows,
     write_trials,
 )
 
@@ -73,7 +73,7 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
         "table1_interactions.csv": interactions,
         "table2_corpus_size.csv": corpus,
     }
-    written = [write_rows(root / name, data) for name, data in csvs.items() if data]
+    written = [write_table(root / name, data) for name, data in csvs.items() if data]
     written += [
         figures.figure2(success, differences, plots / "figure2_success.png"),
         figures.figure3(outcomes, processes, plots / "figure3_outcomes_processes.png"),
