@@ -5,7 +5,7 @@
   both metrics.
 - Sotopia-ToM (sotopia_tom.md 4.1, Table 2): DA, IA, EFF, CPV and InfoMgmt per model and
   strategy.
-Incognita draws its own figures into figures/ (envs/incognita/analysis/figures.py).
+Incognita draws its own figures into figures/ (envs/incognita/outputs/figures.py).
 
 Built on `matplotlib.figure.Figure` (never pyplot) so rendering changes no global state.
 """

@@ -17,7 +17,7 @@ judge_more_precise_than_reflection.csv, judge_reflection_cell_agreement.csv and
 judge_reflection_agreement.csv (Table 17).
 
 `write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
-privacy/outputs.py plus everything above, with scenarios found through experiment.yaml.
+outputs/privacy.py plus everything above, with scenarios found through experiment.yaml.
 It reads each trace once and keeps only what the game contributes to the tables
 (`GameTables`), so the traces of a run are never in memory together.
 """
