@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig
 
 if TYPE_CHECKING:
     from confide.envs.demo.env import DemoAction, DemoObservation
+
+
+class Relay(Protocol):
+    """A seat of the relay (what a custom `py:` or plugin participant implements)."""
+
+    name: str
+
+    async def act(self, observation: DemoObservation) -> DemoAction: ...
 
 
 class ScriptedRelay:
@@ -56,9 +65,15 @@ class ModelRelay:
 
 def make_participant(
     seat: str, spec: SeatSpec, ctx: EpisodeContext, rng: random.Random
-) -> ScriptedRelay | ModelRelay:
+) -> Relay:
     if spec.model is not None:
         return ModelRelay(seat, ctx.model_for(seat, spec.model))
     if spec.reference == "scripted":
         return ScriptedRelay(seat, rng)
-    raise ConfideError(f"demo: unknown participant {spec.raw!r}; use 'scripted' or a model spec")
+    custom: Relay | None = custom_participant("demo", seat, spec, ctx)
+    if custom is not None:
+        return custom
+    raise ConfideError(
+        f"demo: unknown participant {spec.raw!r}; use 'scripted', a model spec, "
+        "py:module:factory or an installed participant plugin"
+    )

@@ -11,6 +11,7 @@ per-seat seed derived from the episode seed, `max_tokens` from the environment o
 from __future__ import annotations
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.core.seeding import derive_seed
 from confide.envs.sotopia_tom.env import EnvOptions, InfoParticipant
 from confide.envs.sotopia_tom.scenario import Scenario
@@ -44,9 +45,13 @@ def make_participant(
         if spec.reference == "leaky":
             forbidden = [(ref, scenario.fact(ref).label) for ref in scenario.forbidden(seat)]
             return LeakyAgent(seat, forbidden)
+        custom: InfoParticipant | None = custom_participant("sotopia-tom", seat, spec, ctx)
+        if custom is not None:
+            return custom
         raise ConfideError(
             f"sotopia-tom: unknown participant {spec.raw!r}; use one of "
-            f"{', '.join(REFERENCES)} or provider/model[:strategy]"
+            f"{', '.join(REFERENCES)}, provider/model[:strategy], py:module:factory or an "
+            "installed participant plugin"
         )
     strategy = spec.strategy or "basic"
     if strategy not in STRATEGIES:
