@@ -49,8 +49,8 @@ def resolve_participant(spec: SeatSpec | str, benchmark: str) -> ParticipantFact
             return None
     if not callable(factory):
         raise CustomParticipantError(
-            f"seat spec {raw!r} names a {type(factory).__name__}, not a participant factory "
-            "(a callable taking the seat name and the episode context)"
+            f"seat spec {raw!r} names no participant factory (got {type(factory).__name__}); "
+            "a factory is a callable taking the seat name and the episode context"
         )
     served = getattr(factory, "benchmarks", None)
     if served is not None and benchmark not in served:

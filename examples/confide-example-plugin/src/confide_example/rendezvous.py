@@ -245,21 +245,22 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per participant, over the seats of successful episodes: success rate, mean
-    disclosure, offers per seat (CSV rows arrive as strings, hence the conversions)."""
+    """Per participant: the share of its episodes that met on a day free for all, and
+    per seat the mean disclosure and offers (successful episodes only; rows read back
+    from a CSV hold strings, hence the conversions)."""
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         if row.get("status", "ok") == "ok":
             groups.setdefault(str(row["participant"]), []).append(row)
     table = []
     for participant, group in sorted(groups.items()):
-        n = len(group)
+        episodes = {row.get("episode_id"): _flag(row["success"]) for row in group}
         table.append({
             "participant": participant,
-            "seats": n,
-            "success": sum(_flag(r["success"]) for r in group) / n,
-            "disclosure": sum(float(r["disclosure"]) for r in group) / n,
-            "offers": sum(int(r["offers"]) for r in group) / n,
+            "episodes": len(episodes),
+            "success": sum(episodes.values()) / len(episodes),
+            "disclosure": sum(float(row["disclosure"]) for row in group) / len(group),
+            "offers": sum(int(row["offers"]) for row in group) / len(group),
         })
     return table
 
