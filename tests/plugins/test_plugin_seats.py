@@ -80,7 +80,7 @@ def _without(rows: list[dict[str, Any]], *keys: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize(
     ("benchmark", "reference", "clone", "labels"),
     [
-        ("calbench", "imap", "imap_clone", ("participant",)),
+        ("calbench", "imap", "imap_clone", ("participant", "is_reference", "excess_vps")),
         ("sotopia-tom", "reference", "sotopia_clone", ("participant", "model")),
         ("incognita", "reference", "incognita_clone", ("participant",)),
     ],
@@ -99,6 +99,11 @@ def test_a_py_seat_playing_a_reference_protocol_scores_like_it(
     assert custom.result.metrics == builtin.result.metrics
     assert _without(custom.result.rows, *labels) == _without(builtin.result.rows, *labels)
     assert {row["participant"] for row in custom.result.rows} == {f"py:user_agents:{clone}"}
+    if benchmark == "calbench":  # a user's agent is rated like a model, not as a reference
+        assert {(r["is_reference"], r["excess_vps"]) for r in custom.result.rows} == {
+            (False, None)
+        }
+        assert {r["is_reference"] for r in builtin.result.rows} == {True}
 
 
 @pytest.mark.usefixtures("agents")
