@@ -94,11 +94,11 @@ def list_models() -> None:
     from confide.llm import mock_names  # imported here: `confide --help` stays fast
     from confide.llm.factory import shipped_prices
     from confide.llm.providers.local import LOCAL_MODELS
-    from confide.llm.spec import PROVIDERS
+    from confide.llm.spec import providers
 
     prices = shipped_prices()
     local_names = ", ".join("local/" + name for name in LOCAL_MODELS)
-    typer.echo(f"providers: {', '.join(PROVIDERS)}")
+    typer.echo(f"providers: {', '.join(providers())}")
     typer.echo(f"mock models: {', '.join('mock/' + name for name in mock_names())}")
     typer.echo(f"local models: {local_names} (need the `local` extra)")
     typer.echo(f"price table {prices.version} (as of {prices.as_of}, {prices.unit}):")

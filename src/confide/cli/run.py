@@ -12,7 +12,7 @@ from rich.table import Table
 
 from confide.cli.term import console, print_table
 from confide.errors import ConfideError
-from confide.registry import CATALOG, get_benchmark
+from confide.registry import catalog, get_benchmark
 from confide.untrusted import parse_yaml
 
 
@@ -125,7 +125,11 @@ def run(
 
 
 def benchmarks() -> None:
-    """List the registered benchmarks with their suites, reference participants and conditions."""
+    """List the registered benchmarks with their suites, reference participants and conditions.
+
+    Benchmarks from installed plugins are listed too; a plugin that cannot be loaded is
+    named on stderr after the list (exit status 1)."""
+    entries, problems = catalog()
     rows = [
         {
             "id": entry.id,
@@ -134,9 +138,13 @@ def benchmarks() -> None:
             "conditions": ", ".join(c for c in entry.conditions if c) or "-",
             "description": entry.description,
         }
-        for entry in CATALOG
+        for entry in entries
     ]
     print_table(render_table(rows, title="benchmarks"))
+    for problem in problems:
+        typer.echo(f"error: {problem}", err=True)
+    if problems:
+        raise typer.Exit(1)
 
 
 def render_table(rows: list[dict[str, Any]], title: str) -> Table:

@@ -28,7 +28,9 @@ class Task(Protocol):
 @dataclass(frozen=True)
 class SeatSpec:
     """One seat of a lineup: a reference participant name, or a model spec with an
-    optional strategy after a colon (`openai/gpt-5-mini:tom-belief`)."""
+    optional strategy after a colon (`openai/gpt-5-mini:tom-belief`), or a user's own
+    agent: `py:package.module:factory` or a `confide.participants` entry point name
+    (core/custom.py; these count as references here, the environment resolves them)."""
 
     raw: str
 

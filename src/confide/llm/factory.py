@@ -58,6 +58,10 @@ def build_provider(spec: ModelSpec, **options: Any) -> ChatModel:
         from confide.llm.providers.local import make_local_model
 
         return make_local_model(spec.name, **options)
+    if spec.provider != "replay":
+        from confide.llm.providers.plugin import make_plugin_model
+
+        return make_plugin_model(spec, **options)
     from confide.llm.providers.replay import OPTIONS, ReplayModel
 
     unknown = sorted(options.keys() - OPTIONS)

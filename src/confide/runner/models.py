@@ -16,7 +16,7 @@ from confide.core.benchmark import SeatSpec
 from confide.core.trace import ModelCall, TraceRecorder
 from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
-from confide.llm.spec import PROVIDERS, parse_spec
+from confide.llm.spec import parse_spec, providers
 from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
 
 
@@ -35,7 +35,8 @@ class RunModels:
         """The shared wrapped model for `spec`."""
         if spec not in self._models:
             provider = parse_spec(spec).provider
-            options = {k: v for k, v in self._options.items() if k not in PROVIDERS}
+            scopes = providers()
+            options = {k: v for k, v in self._options.items() if k not in scopes}
             scoped = self._options.get(provider)
             if isinstance(scoped, dict):
                 options.update(scoped)

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import Any, Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.envs.demo.actions import DemoAction, DemoObservation
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig
+
+
+class Relay(Protocol):
+    """A seat of the relay (what a custom `py:` or plugin participant implements)."""
+
+    name: str
+
+    async def act(self, observation: DemoObservation) -> DemoAction: ...
 
 
 class ScriptedRelay:
@@ -50,9 +59,15 @@ class ModelRelay:
 
 def make_participant(
     seat: str, spec: SeatSpec, ctx: EpisodeContext, rng: random.Random
-) -> ScriptedRelay | ModelRelay:
+) -> Relay:
     if spec.model is not None:
         return ModelRelay(seat, ctx.model_for(seat, spec.model))
     if spec.reference == "scripted":
         return ScriptedRelay(seat, rng)
-    raise ConfideError(f"demo: unknown participant {spec.raw!r}; use 'scripted' or a model spec")
+    custom: Relay | None = custom_participant("demo", seat, spec, ctx)
+    if custom is not None:
+        return custom
+    raise ConfideError(
+        f"demo: unknown participant {spec.raw!r}; use 'scripted', a model spec, "
+        "py:module:factory or an installed participant plugin"
+    )

@@ -2,7 +2,7 @@
 D.4 "Score-margin updates", F.3; confide.envs.calbench.rating.results).
 
 - `game_id`: the episode id (unique within a run).
-- `is_reference`: the seat is a reference protocol rather than a model spec.
+- `is_reference`: the seat is a reference protocol, not a model or a user's own agent.
 - `coordination`: the seat's scheduled-meeting ratio S = M_sched / M (metrics.py);
   None for a seat that attends no meeting (it has nothing to coordinate).
 - `excess_cost`: max(0, c_real - c_oracle) on the cost scale the agents were shown
@@ -26,6 +26,7 @@ from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
 from confide.envs.calbench.audits.analyses import scheduled_ids
 from confide.envs.calbench.metrics import scaled_calendars
+from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import vps_rows
 from confide.envs.calbench.scenario import Scenario
@@ -65,7 +66,7 @@ def leaderboard_columns(
     out = {}
     for agent in range(scenario.num_agents):
         seat = seat_of(agent)
-        reference = not binding[seat].is_model
+        reference = binding[seat].raw in REFERENCE_NAMES
         out[agent] = {
             "game_id": game_id,
             "is_reference": reference,

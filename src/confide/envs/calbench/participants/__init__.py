@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, CalendarParticipant
 from confide.envs.calbench.participants.base import ProtocolParticipant, plan_batch
 from confide.envs.calbench.participants.dsm import DSM_NAMES, DSM_PRESETS, DsmParticipant
@@ -34,7 +35,8 @@ def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> Calendar
         return DsmParticipant(seat, DSM_PRESETS[name])
     raise ConfideError(
         f"calbench: unknown participant {name!r} for {seat}; reference participants: "
-        f"{', '.join(REFERENCE_NAMES)}"
+        f"{', '.join(REFERENCE_NAMES)} (or a model spec, py:module:factory or an installed "
+        "participant plugin)"
     )
 
 
@@ -55,6 +57,10 @@ def make_participant(
             )
         retries = options.get("decision_retries", DEFAULT_DECISION_RETRIES)
         return make_llm_agent(seat, spec, ctx, decision_retries=int(retries))
+    if spec.raw not in REFERENCE_NAMES and ctx is not None:
+        custom: CalendarParticipant | None = custom_participant("calbench", seat, spec, ctx)
+        if custom is not None:
+            return custom
     return make_reference(seat, spec.raw, options)
 
 

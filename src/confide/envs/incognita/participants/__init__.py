@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.envs.incognita.actions import (
     AgentAction,
     AgentObservation,
@@ -135,8 +136,12 @@ def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, temperature:
         return ModelAgent(AGENT, _model(ctx, AGENT, seat.model, "act"), config, max_attempts)
     if seat.reference == "reference":
         return ReferenceAgent(AGENT, card)
+    custom: Agent | None = custom_participant("incognita", AGENT, seat, ctx)
+    if custom is not None:
+        return custom
     raise ParticipantError(
-        f"incognita has no participant {seat.raw!r}; use {', '.join(REFERENCES)} or a model spec"
+        f"incognita has no participant {seat.raw!r}; use {', '.join(REFERENCES)}, a model "
+        "spec, py:module:factory or an installed participant plugin"
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.custom import custom_participant
 from confide.core.seeding import derive_seed
 from confide.envs.sotopia_tom.actions import InfoParticipant
 from confide.envs.sotopia_tom.participants.base import ModelAgent
@@ -64,9 +65,13 @@ def make_participant(
         if spec.reference == "leaky":
             forbidden = [(ref, scenario.fact(ref).label) for ref in scenario.forbidden(seat)]
             return LeakyAgent(seat, forbidden)
+        custom: InfoParticipant | None = custom_participant("sotopia-tom", seat, spec, ctx)
+        if custom is not None:
+            return custom
         raise ConfideError(
             f"sotopia-tom: unknown participant {spec.raw!r}; use one of "
-            f"{', '.join(REFERENCES)} or provider/model[:strategy]"
+            f"{', '.join(REFERENCES)}, provider/model[:strategy], py:module:factory or an "
+            "installed participant plugin"
         )
     strategy = spec.strategy or "basic"
     if strategy not in STRATEGIES:
