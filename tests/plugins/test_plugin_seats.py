@@ -21,7 +21,7 @@ EXAMPLE_SRC = Path(__file__).resolve().parents[2] / "examples/confide-example-pl
 AGENTS = '''
 from confide.envs.calbench.participants import ImapParticipant
 from confide.envs.incognita.participants.reference import ReferenceAgent as IncognitaReference
-from confide.envs.sotopia_tom.strategies.reference import ReferenceAgent as SotopiaReference
+from confide.envs.sotopia_tom.participants.reference import ReferenceAgent as SotopiaReference
 
 
 def imap_clone(seat, ctx):

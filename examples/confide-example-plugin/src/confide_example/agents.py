@@ -8,7 +8,7 @@ seat name and the episode context (task, seed, options, `ctx.model_for`)."""
 from __future__ import annotations
 
 from confide.core.benchmark import EpisodeContext
-from confide.envs.demo.env import DemoAction, DemoObservation
+from confide.envs.demo.actions import DemoAction, DemoObservation
 
 
 class EchoRelay:
