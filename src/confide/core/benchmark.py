@@ -144,3 +144,9 @@ class BenchmarkSpec:
     write_outputs: Callable[[Path, Sequence[Trace]], object] | None = None
     """(run dir, successful traces) -> extra benchmark files (e.g. CalBench's privacy
     CSVs, Incognita's tables and figures); the return value is ignored."""
+    score_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]] | None = None
+    """Scores an episode from its played trace alone; `run_episode` is play, then this
+    (`confide.core.scoring`), and `confide rescore` calls it on stored traces. None: the
+    benchmark cannot be rescored."""
+    score_roles: tuple[str, ...] = ()
+    """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""
