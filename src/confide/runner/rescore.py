@@ -111,7 +111,7 @@ async def rescore_run_async(
 
 def default_target(source: Path) -> Path:
     """The first free `<run>-rescored`, `<run>-rescored-2`, ... next to the run."""
-    base = source.resolve()
+    base = source if source.name not in ("", ".", "..") else source.resolve()
     for number in range(1, 10_000):
         suffix = "" if number == 1 else f"-{number}"
         candidate = base.with_name(f"{base.name}-rescored{suffix}")
