@@ -187,7 +187,6 @@ class Episode:
         self.layer = ExecutionLayer(self.world, self.condition.owners, ctx.trace)
         self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
         seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
-        self.participant = seat.raw
         self.agent = make_agent(ctx, seat, self.card, options.agent_temperature,
                                 options.max_attempts)
         self.customer: Customer = make_customer(ctx, self.card)
