@@ -18,6 +18,7 @@ from typer.testing import CliRunner
 
 from confide.cli.main import app
 from confide.core.trace import ScoringStart, canonical_events, read_trace, trace_files
+from confide.core.trace_view import render_trace
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.llm.providers.json_instance import minimal_instance
@@ -127,6 +128,7 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     new = read_trace(next(iter(trace_files(tmp_path / "new" / "traces"))))
     marker = next(e for e in new.events if isinstance(e, ScoringStart))
     assert marker.roles == {"judge": "mock/rs-judge"}
+    assert '[scoring] roles: {"judge": "mock/rs-judge"}' in render_trace(new)
     judge_calls = [e for e in new.model_calls() if e.purpose.startswith("judge-")]
     assert judge_calls and new.events.index(marker) < new.events.index(judge_calls[0])
     record = json.loads((tmp_path / "new" / RECORD).read_text())
