@@ -234,3 +234,21 @@ def test_cli_writes_a_sibling_directory_and_never_overwrites(tmp_path: Path) -> 
     first_dir, second_dir = tmp_path / "run-rescored", tmp_path / "run-rescored-2"
     assert (first_dir / "results.csv").read_bytes() == (source / "results.csv").read_bytes()
     assert {r["judge"] for r in read_csv(second_dir / "results.csv")} == {"mock/rs-judge"}
+
+
+def test_redacted_credentials_are_taken_from_the_environment_not_from_the_file(
+    tmp_path: Path,
+) -> None:
+    """experiment.yaml stores keys and URL passwords redacted: the rescore neither uses
+    nor compares them, and keeps the run's fingerprint of them for a later resume."""
+    secret = {"openai-api": {"api_key": "sk-rescore-0123456789",
+                             "base_url": "http://user:hunter2hunter2@127.0.0.1:9/v1"}}
+    source = _run(tmp_path / "run", "sotopia-tom", limit=1, model_options=secret)
+    assert "hunter2" not in (source / "experiment.yaml").read_text()
+    rescore_run(source, roles={"judge": "mock/rs-judge"}, out=tmp_path / "new")
+    for path in trace_files(tmp_path / "new" / "traces"):
+        assert "hunter2" not in gzip.decompress(path.read_bytes()).decode()
+    again = run_experiment(build_experiment(
+        {"benchmark": "sotopia-tom", "output_dir": str(tmp_path / "new"), "limit": 1,
+         "roles": {"judge": "mock/rs-judge"}, "model_options": secret}), show_progress=False)
+    assert again.skipped == 1

@@ -46,6 +46,7 @@ from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
 from confide.core.scoring import played_part, score_played
 from confide.core.trace import EpisodeEnd, Trace, TraceError, TraceWriter, find_trace, read_trace
 from confide.errors import ConfideError
+from confide.redaction import MASK
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment, dump_experiment, load_experiment
 from confide.runner.expand import EpisodePlan, expand
@@ -159,6 +160,7 @@ def _finished(
     trace was made under this experiment and can be cut at its scoring marker."""
     expected = episode_fingerprints(spec.id, experiment, plans)
     free = {*_SCORING_KEYS, *(f"roles.{role}" for role in rebind)}
+    free |= redacted_options(experiment.model_options)[1]
     found: list[_Finished] = []
     problems: list[str] = []
     for plan in plans:
@@ -209,7 +211,8 @@ async def _rescore_locked(
     trace_dir.mkdir(parents=True, exist_ok=True)
     dump_experiment(scored, target / MARKER)
     prints = episode_fingerprints(spec.id, scored, plans)
-    models = RunModels(cache_dir=scored.cache_dir, options=scored.model_options)
+    options, hidden = redacted_options(scored.model_options)
+    models = RunModels(cache_dir=scored.cache_dir, options=options)
     limit = asyncio.Semaphore(scored.episodes_at_once)
 
     async def one(item: _Finished) -> EpisodeEnd:
@@ -222,8 +225,8 @@ async def _rescore_locked(
                 return footer
             trace = await asyncio.to_thread(read_trace, item.path)
             return await _rescore_episode(
-                spec, item.plan, trace, scored, prints[item.plan.episode_id], trace_dir,
-                models, judges,
+                spec, item.plan, trace, scored, _keep(prints[item.plan.episode_id], trace, hidden),
+                trace_dir, models, judges,
             )
 
     footers = await asyncio.gather(*(one(item) for item in finished))
@@ -325,6 +328,34 @@ async def _modes(
     in_use |= {spec.split(":", 1)[0] for spec in scored.roles.values()}
     modes = {spec: mode for spec, mode in old.items() if spec in in_use}
     return {**modes, **await models.structured_output(SeatSpec(spec) for spec in judges)}
+
+
+def redacted_options(
+    options: Mapping[str, Any], prefix: str = "model_options"
+) -> tuple[dict[str, Any], set[str]]:
+    """The model options without the values `experiment.yaml` stored redacted (a key, a
+    URL with a password), and the fingerprint keys of those. The providers then take
+    credentials from the environment, as the run did (`OPENAI_API_KEY`,
+    `CONFIDE_OPENAI_API_KEY`, `CONFIDE_OPENAI_API_BASE_URL`)."""
+    kept: dict[str, Any] = {}
+    hidden: set[str] = set()
+    for key, value in options.items():
+        if isinstance(value, Mapping):
+            kept[key], inner = redacted_options(value, f"{prefix}.{key}")
+            hidden |= inner
+        elif isinstance(value, str) and MASK in value:
+            hidden.add(f"{prefix}.{key}")
+        else:
+            kept[key] = value
+    return kept, hidden
+
+
+def _keep(fingerprint: dict[str, str], trace: Trace, hidden: set[str]) -> dict[str, str]:
+    """The new fingerprint, with the stored value of each key whose option was redacted
+    (the run hashed the real value, which the rescore never sees)."""
+    stored = trace.header.fingerprint
+    return {**{k: v for k, v in fingerprint.items() if k not in hidden},
+            **{k: stored[k] for k in hidden if k in stored}}
 
 
 def _json(data: Any) -> str:
