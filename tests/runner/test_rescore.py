@@ -115,7 +115,7 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     assert {c.purpose for c in recorded} == {"judge-da", "judge-ia", "judge-cpv", "judge-eff"}
     assert CALLS["rs-judge"] == len(recorded) >= 2 * 4  # all recorded in the new traces
     assert _files(source) == before  # the source is never written
-    assert (summary.rescored, summary.kept_failed, summary.failed) == (2, 0, [])
+    assert (summary.rescored, summary.kept_failed, summary.failed) == (2, 0, {})
 
     rerun = _run(tmp_path / "rerun", "sotopia-tom", roles={"judge": "mock/rs-judge"}, **SOTOPIA)
     assert _tables(tmp_path / "new") == _tables(rerun)
@@ -203,9 +203,12 @@ def test_refusals_name_the_problem_and_write_nothing(tmp_path: Path) -> None:
         rescore_run(source, out=tmp_path / "full")
     with pytest.raises(ConfideError, match="only score roles: judge"):
         rescore_run(source, roles={"customer": "mock/json"}, out=tmp_path / "a")
+    with pytest.raises(ConfideError, match=r"judge=mock/rs-unregistered: unknown mock model"):
+        rescore_run(source, roles={"judge": "mock/rs-unregistered"}, out=tmp_path / "e")
     with pytest.raises(ConfideError, match="holds no run"):
         rescore_run(tmp_path / "full", out=tmp_path / "b")
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+    assert not (tmp_path / "e").exists()
     assert _files(source) == before
 
     # a trace written before play and score were separate has no marker

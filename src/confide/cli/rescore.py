@@ -40,7 +40,7 @@ def rescore(
         f"{summary.rescored} episodes rescored, {summary.kept_failed} failed ones kept, "
         f"{len(summary.failed)} failed while scoring; results in {summary.run_dir}/results.csv"
     )
-    for episode in summary.failed:
-        term.print(f"[red]scoring failed[/red] {episode}: see {summary.run_dir}/traces")
+    for episode, error in sorted(summary.failed.items()):
+        term.print(f"[red]scoring failed[/red] {episode}: {error}", soft_wrap=True)
     if summary.failed:
         raise typer.Exit(1)

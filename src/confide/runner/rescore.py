@@ -53,7 +53,7 @@ from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels
 from confide.runner.outputs import write_run_outputs
-from confide.runner.rundir import MARKER, run_lock
+from confide.runner.rundir import LOCK_FILE, MARKER, run_lock
 
 RECORD = "rescore.json"
 _SCORING_KEYS = ("scoring_version",)
@@ -72,8 +72,8 @@ class RescoreSummary:
     run_dir: Path
     rescored: int
     kept_failed: int
-    failed: list[str] = field(default_factory=list)
-    """Episodes whose scoring raised (their new footer has status error)."""
+    failed: dict[str, str] = field(default_factory=dict)
+    """Episode -> error, for episodes whose scoring raised (new footer status error)."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
 
@@ -103,10 +103,20 @@ async def rescore_run_async(
     )
     plans = expand(spec, experiment)
     finished = _finished(source, spec, experiment, plans, rebind)
+    options, hidden = redacted_options(scored.model_options)
+    models = RunModels(cache_dir=scored.cache_dir, options=options)
+    for role in sorted(rebind):  # a bad model spec fails here, not in every episode
+        seat = SeatSpec(rebind[role])
+        if seat.model is not None:
+            try:
+                models.base(seat.model)
+            except ConfideError as exc:
+                raise RescoreError(f"--role {role}={seat}: {exc}") from None
     target.mkdir(parents=True, exist_ok=True)
     with run_lock(target):
         return await _rescore_locked(
-            spec, source, target, experiment, scored, plans, finished, sorted(rebind)
+            spec, source, target, experiment, scored, plans, finished, sorted(rebind),
+            models, hidden,
         )
 
 
@@ -204,15 +214,17 @@ async def _rescore_locked(
     plans: list[EpisodePlan],
     finished: list[_Finished],
     rebound: list[str],
+    models: RunModels,
+    hidden: set[str],
 ) -> RescoreSummary:
     started = time.time()
+    if any(p.name != LOCK_FILE for p in target.iterdir()):  # filled since `_check_target`
+        raise RescoreError(f"--out {target} exists and is not empty; give a new directory")
     judges = [scored.roles[role] for role in rebound]
     trace_dir = target / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
     dump_experiment(scored, target / MARKER)
     prints = episode_fingerprints(spec.id, scored, plans)
-    options, hidden = redacted_options(scored.model_options)
-    models = RunModels(cache_dir=scored.cache_dir, options=options)
     limit = asyncio.Semaphore(scored.episodes_at_once)
 
     async def one(item: _Finished) -> EpisodeEnd:
@@ -231,11 +243,11 @@ async def _rescore_locked(
 
     footers = await asyncio.gather(*(one(item) for item in finished))
     rescored = [f for item, f in zip(finished, footers, strict=True) if item.ok]
-    failed = sorted(
-        item.plan.episode_id
+    failed = {
+        item.plan.episode_id: footer.error or ""
         for item, footer in zip(finished, footers, strict=True)
         if item.ok and footer.status != "ok"
-    )
+    }
     rows, table = write_run_outputs(spec, target, [f.plan for f in finished], footers)
     record = {
         "source": str(source.resolve()),
@@ -244,7 +256,7 @@ async def _rescore_locked(
         "roles_after": dict(sorted(scored.roles.items())),
         "episodes": len(plans),
         "rescored": len(rescored),
-        "failed_in_rescore": failed,
+        "failed_in_rescore": sorted(failed),
         "kept_failed": len(finished) - len(rescored),
         "not_finished": len(plans) - len(finished),
         "confide": __version__,
