@@ -2,8 +2,9 @@
 
 Each environment exposes one `BenchmarkSpec`. The runner expands an experiment into
 `EpisodeContext`s and awaits `spec.run_episode(ctx)`, which runs one episode, writes its
-events to `ctx.trace` and returns an `EpisodeResult`; the runner writes the footer. The
-environment never imports the runner.
+events to `ctx.trace` and returns an `EpisodeResult`; the runner writes the footer. An
+episode is played, then scored from its trace by `spec.score_episode`
+(`confide.core.scoring`). The environment never imports the runner.
 """
 
 from __future__ import annotations
