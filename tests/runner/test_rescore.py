@@ -55,9 +55,25 @@ def agent_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
     return json.dumps(reply)
 
 
+CHECKLIST = "no more and no fewer, using the agent names and item ids exactly as written:\n"
+EMPTY = {"DAVerdict": "disclosed_in", "IAVerdict": "inquiries", "CPVVerdict": "disclosed_in",
+         "EFFVerdict": "received_in"}
+
+
 def judge_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
+    """A valid Sotopia-ToM LLM judge that finds nothing: every checklist entry with no
+    utterance (so its scores differ from the reference judge's, and none is missing)."""
     CALLS["rs-judge"] += 1
-    return json_reply(messages, config)
+    title = (config.response_schema or {}).get("title", "")
+    if title not in EMPTY:
+        return json_reply(messages, config)
+    checklist = json.loads(messages[-1].content.split(CHECKLIST)[1].split("\n\nAnswer with")[0])
+    verdict = {"entries": [{**(e if isinstance(e, dict) else {"item": e}), EMPTY[title]: []}
+                           for e in checklist["entries"]]}
+    if "forbidden_requests" in checklist:
+        verdict["forbidden_requests"] = [
+            {**e, "requested_in": []} for e in checklist["forbidden_requests"]]
+    return json.dumps(verdict)
 
 
 @pytest.fixture(autouse=True)
@@ -122,6 +138,8 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     assert _tables(tmp_path / "new") != _tables(source)  # the judge does change the scores
     rows = read_csv(tmp_path / "new" / "results.csv")
     assert {r["judge"] for r in rows} == {"mock/rs-judge"}
+    assert {r["judge_failures"] for r in rows} == {""}  # real verdicts, not typed failures
+    assert {r["cpv"] for r in rows} == {"0.0"} and {r["da"] for r in rows} != {""}
     # the whole trace is what the run with the new judge wrote, apart from timings
     for path in trace_files(rerun / "traces"):
         assert _canonical(tmp_path / "new" / "traces" / path.name) == _canonical(path)
