@@ -73,7 +73,7 @@ def test_model_judge_passes_what_it_certifies() -> None:
 
 def test_evaluate_compares_final_and_gold_hashes_and_requires_every_channel() -> None:
     card = task("sd-05-return-whole-order")
-    gold = replay_gold(card.world, card.card)
+    gold = replay_gold(card.world, card.card).state_hash()
     told = [_msg(0, "AGENT", "USER", "The refund comes to 553.41 dollars in total.")]
     silent: list[Message] = []
     both = asyncio.run(evaluate(card.world, card.card, gold, told, LiteralJudge()))
@@ -81,13 +81,13 @@ def test_evaluate_compares_final_and_gold_hashes_and_requires_every_channel() ->
     assert both.final_hash == both.gold_hash
     db_only = asyncio.run(evaluate(card.world, card.card, gold, silent, LiteralJudge()))
     assert db_only.db_pass and db_only.outputs_pass is False and not db_only.success
-    untouched = asyncio.run(evaluate(card.world, card.card, card.world.fork(), told,
+    untouched = asyncio.run(evaluate(card.world, card.card, card.world.state_hash(), told,
                                      LiteralJudge()))
     assert not untouched.db_pass and untouched.outputs_pass and not untouched.success
     no_assertions = task("sd-01-cancel-blanket")
     result = asyncio.run(evaluate(no_assertions.world, no_assertions.card,
-                                  replay_gold(no_assertions.world, no_assertions.card),
-                                  silent, LiteralJudge()))
+                                  replay_gold(no_assertions.world, no_assertions.card)
+                                  .state_hash(), silent, LiteralJudge()))
     assert result.success and result.outputs_pass is None and result.judge is None
 
 

@@ -15,6 +15,7 @@ from confide.cli import judge as judge_cmd
 from confide.cli import leaderboard as leaderboard_cmd
 from confide.cli import models as models_cmd
 from confide.cli import report as report_cmd
+from confide.cli import rescore as rescore_cmd
 from confide.cli import run as run_cmd
 from confide.cli import scenarios as scenarios_cmd
 from confide.cli import trace as trace_cmd
@@ -32,6 +33,7 @@ app = typer.Typer(
 )
 app.command("run")(run_cmd.run)
 app.command("benchmarks")(run_cmd.benchmarks)
+app.command("rescore")(rescore_cmd.rescore)
 app.add_typer(trace_cmd.app, name="trace")
 app.command("report")(report_cmd.report)
 app.command("view")(view_cmd.view)

@@ -2,8 +2,9 @@
 
 Each environment exposes one `BenchmarkSpec`. The runner expands an experiment into
 `EpisodeContext`s and awaits `spec.run_episode(ctx)`, which runs one episode, writes its
-events to `ctx.trace` and returns an `EpisodeResult`; the runner writes the footer. The
-environment never imports the runner.
+events to `ctx.trace` and returns an `EpisodeResult`; the runner writes the footer. An
+episode is played, then scored from its trace by `spec.score_episode`
+(`confide.core.scoring`). The environment never imports the runner.
 """
 
 from __future__ import annotations
@@ -146,3 +147,9 @@ class BenchmarkSpec:
     write_outputs: Callable[[Path, Sequence[Trace]], object] | None = None
     """(run dir, successful traces) -> extra benchmark files (e.g. CalBench's privacy
     CSVs, Incognita's tables and figures); the return value is ignored."""
+    score_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]] | None = None
+    """Scores an episode from its played trace alone; `run_episode` is play, then this
+    (`confide.core.scoring`), and `confide rescore` calls it on stored traces. None: the
+    benchmark cannot be rescored."""
+    score_roles: tuple[str, ...] = ()
+    """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""

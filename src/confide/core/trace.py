@@ -143,6 +143,15 @@ class EnvEvent(_Event):
     visible_to: list[str] | None = None
 
 
+class ScoringStart(_Event):
+    """Where play ends and scoring begins (`confide.core.scoring`): the events before it
+    are the played episode, those after it what scoring did (judge calls, verdicts), done
+    with the role bindings it names. `confide rescore` keeps what comes before."""
+
+    kind: Literal["scoring"] = "scoring"
+    roles: dict[str, str] = Field(default_factory=dict)
+
+
 class EpisodeEnd(_Event):
     """Footer: outcome, final state, episode metrics and one result row per seat."""
 
@@ -155,7 +164,7 @@ class EpisodeEnd(_Event):
 
 
 TraceEvent = Annotated[
-    EpisodeStart | MessageDelivered | ModelCall | EnvEvent | EpisodeEnd,
+    EpisodeStart | MessageDelivered | ModelCall | EnvEvent | ScoringStart | EpisodeEnd,
     Field(discriminator="kind"),
 ]
 _EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
@@ -193,12 +202,15 @@ class TraceRecorder:
         self.finished = False
         self._t0 = time.monotonic()
 
-    def emit(self, event: TraceEvent) -> None:
-        """Timestamp and keep one event."""
+    def emit(self, event: TraceEvent, *, stamp: bool = True) -> None:
+        """Timestamp and keep one event. `stamp=False` keeps its own time (an event copied
+        from another trace) and moves this trace's clock so later events come after it."""
         if self.finished:
             raise TraceError(f"trace {self.episode_id} is already finished")
-        # stamp in place (events are ours), bypassing pydantic's validated __setattr__
-        object.__setattr__(event, "ts", round(time.monotonic() - self._t0, 6))
+        if not stamp:
+            self._t0 = min(self._t0, time.monotonic() - event.ts)
+        else:  # in place (events are ours), bypassing pydantic's validated __setattr__
+            object.__setattr__(event, "ts", round(time.monotonic() - self._t0, 6))
         self.events.append(event)
         self._write(event)
 

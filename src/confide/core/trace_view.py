@@ -12,7 +12,14 @@ import json
 from typing import Any
 
 from confide.core.message import Message
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace, TraceEvent
+from confide.core.trace import (
+    EnvEvent,
+    MessageDelivered,
+    ModelCall,
+    ScoringStart,
+    Trace,
+    TraceEvent,
+)
 from confide.errors import ConfideError
 
 CLIP = 300
@@ -107,6 +114,8 @@ def _line(event: TraceEvent, show_prompts: bool, limit: int | None) -> str:
             prompt = "\n".join(f"      {m['role']}: {m['content']}" for m in event.messages)
             return head + "\n" + prompt
         return head
+    if isinstance(event, ScoringStart):
+        return f"  [scoring] roles: {_compact(event.roles, limit)}"
     return f"  [{event.kind}]"
 
 

@@ -31,20 +31,18 @@ from confide.core.trace import (
     EpisodeEnd,
     EpisodeStart,
     TraceError,
-    TraceFiles,
     TraceWriter,
     find_trace,
     read_trace,
 )
 from confide.registry import get_benchmark
-from confide.report import build_report
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.fingerprint import check_resume, episode_fingerprints
 from confide.runner.interrupt import StopSignals
 from confide.runner.models import RunModels
+from confide.runner.outputs import write_run_outputs
 from confide.runner.progress import RunProgress
-from confide.runner.results import result_rows, write_csv
 from confide.runner.rundir import prepare, run_lock
 
 
@@ -153,7 +151,10 @@ async def _run_locked(
         for p in plans
         if (found := _load_complete(find_trace(trace_dir, p.episode_id))) is not None
     }
-    check_resume(str(run_dir), prints, {k: header for k, (header, _) in complete.items()})
+    check_resume(
+        str(run_dir), prints, {k: header for k, (header, _) in complete.items()},
+        score_roles=spec.score_roles,
+    )
     done = {k: footer for k, (_, footer) in complete.items()}
     dump_experiment(experiment, run_dir / "experiment.yaml")
     todo = [p for p in plans if p.episode_id not in done]
@@ -182,15 +183,7 @@ async def _run_locked(
 
     finished = [p for p in plans if p.episode_id in done]
     footers = [done[p.episode_id] for p in finished]
-    rows = result_rows(finished, footers)
-    write_csv(run_dir / "results.csv", rows)
-    table = spec.summarize(rows) if spec.summarize is not None else []
-    if table:
-        write_csv(run_dir / "summary.csv", table)
-    if spec.write_outputs is not None:
-        ok = [p for p, f in zip(finished, footers, strict=True) if f.status == "ok"]
-        spec.write_outputs(run_dir, TraceFiles([find_trace(trace_dir, p.episode_id) for p in ok]))
-    build_report(run_dir)
+    rows, table = write_run_outputs(spec, run_dir, finished, footers)
     return RunSummary(
         run_dir=run_dir,
         episodes=len(plans),

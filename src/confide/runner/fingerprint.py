@@ -7,7 +7,8 @@ run's episodes and report them under the new configuration. Every trace header c
 the episode's fingerprint: a flat mapping from a dotted key to a canonical text value,
 covering everything that determines the episode. That is the task's content (a hash), the
 benchmark, seat specs (the lineup), condition, repetition, the experiment and episode
-seeds, the role bindings (the judge among them), the environment options (sampling
+seeds, the role bindings (the judge among them: when only a score role differs, the
+refusal advises `confide rescore`), the environment options (sampling
 settings such as Incognita's `agent_temperature` live there), the model options (hashed,
 credentials left out) and `SCORING_VERSION`. Before anything runs, `check_resume`
 compares each finished episode's stored fingerprint with the one this run would give it
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
 from pydantic_core import to_json
@@ -89,10 +90,15 @@ def _flat(prefix: str, value: Any, *, hashed: bool) -> dict[str, str]:
 
 
 def check_resume(
-    run_dir: str, expected: Mapping[str, Mapping[str, str]], headers: Mapping[str, EpisodeStart]
+    run_dir: str,
+    expected: Mapping[str, Mapping[str, str]],
+    headers: Mapping[str, EpisodeStart],
+    *,
+    score_roles: Collection[str] = (),
 ) -> None:
     """Raise `ResumeMismatch` unless every finished episode's stored fingerprint equals the
-    one this run expects for it (`headers`: episode id -> header of its finished trace)."""
+    one this run expects for it (`headers`: episode id -> header of its finished trace).
+    When only roles in `score_roles` differ, the message advises `confide rescore`."""
     differences: dict[str, dict[tuple[str, str], list[str]]] = {}
     stale = 0
     for episode, header in headers.items():
@@ -111,11 +117,14 @@ def check_resume(
             if old != new:
                 differences.setdefault(key, {}).setdefault((old, new), []).append(episode)
     if stale:
-        raise ResumeMismatch(_message(run_dir, stale, differences))
+        raise ResumeMismatch(_message(run_dir, stale, differences, score_roles))
 
 
 def _message(
-    run_dir: str, stale: int, differences: Mapping[str, Mapping[tuple[str, str], list[str]]]
+    run_dir: str,
+    stale: int,
+    differences: Mapping[str, Mapping[tuple[str, str], list[str]]],
+    score_roles: Collection[str],
 ) -> str:
     lines = [
         f"{run_dir} holds {stale} finished episode(s) made under a different configuration; "
@@ -132,13 +141,32 @@ def _message(
             lines.append(f"  {key}: {old} vs. {new} ({count} episodes)")
         else:
             lines.append(f"  {key}: changed ({count} episodes, e.g. {example})")
-    if any(key.startswith("roles.") and "judge" in key for key in differences):
+    rebind = _rescore_roles(differences, score_roles)
+    if rebind is not None:
+        flags = " ".join(f"--role {role}={spec}" for role, spec in rebind.items())
         lines.append(
-            "A different judge changes only the scores, but rescoring finished episodes "
-            "(`confide rescore`) is not available yet, so they would have to be run again."
+            "Only the judge differs: the played episodes still hold. Score them again "
+            f"without replaying any agent: `confide rescore {run_dir} {flags} --out NEW`, "
+            "then resume into NEW to run the rest."
         )
     lines.append(
         "Nothing was run. Start over with --fresh (removes this directory's traces and "
         "outputs), or give a new --out."
     )
     return "\n".join(lines)
+
+
+def _rescore_roles(
+    differences: Mapping[str, Mapping[tuple[str, str], list[str]]], score_roles: Collection[str]
+) -> dict[str, str] | None:
+    """The new bindings when every difference is a rebound score role, else None."""
+    keys = {f"roles.{role}": role for role in score_roles}
+    if not differences or not set(differences) <= keys.keys():
+        return None
+    rebind: dict[str, str] = {}
+    for key, changes in differences.items():
+        news = {new for _, new in changes}
+        if len(news) != 1 or (new := news.pop()) == "(absent)":
+            return None
+        rebind[keys[key]] = str(json.loads(new))
+    return rebind

@@ -11,9 +11,10 @@ tables (outputs/privacy.py, outputs/audits.py).
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
-from confide.envs.calbench.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.outputs.audits import write_calbench_outputs
 from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
@@ -25,7 +26,7 @@ SPEC = BenchmarkSpec(
     "(success, excess cost vs a CP-SAT oracle, messages, fairness).",
     load_tasks=load_tasks,
     seats=seats,
-    run_episode=measured(run_episode),
+    run_episode=play_then_score(play_episode, measured(score_game)),
     default_suite="canonical",
     suites=suite_names(),
     references=REFERENCE_NAMES,
@@ -35,6 +36,8 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
+    score_episode=measured(score_game),
+    score_roles=("judge",),
 )
 
 __all__ = ["SPEC"]

@@ -1,5 +1,6 @@
 """The CalBench environment behind `BenchmarkSpec` "calbench": task loading, seats, and
-one episode = one game (engine/) scored by metrics.py.
+one episode = one game (engine/, `play_episode`) then its scoring from the trace alone
+(`score_game`: metrics.py, wrapped by `audits.measured` for the judge and leaderboard).
 
 Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
 null for no budget; default: the task's own budget if it has one, e.g. 2 in the `tiny`
@@ -21,6 +22,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import (
     DEFAULT_DECISION_RETRIES,
@@ -28,6 +30,7 @@ from confide.envs.calbench.engine import (
     Game,
     GameConfig,
 )
+from confide.envs.calbench.engine.outcome import outcome_from_events
 from confide.envs.calbench.errors import describe_validation_error
 from confide.envs.calbench.metrics import evaluate
 from confide.envs.calbench.participants import make_participant
@@ -116,11 +119,15 @@ def seats(task: Scenario) -> list[str]:
     return [seat_of(a) for a in range(task.num_agents)]
 
 
-async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
-    """Play one game with the lineup bound to the scenario's agents and score it."""
-    scenario = ctx.task
-    if not isinstance(scenario, Scenario):
-        raise ConfideError(f"calbench: task must be a Scenario, got {type(scenario).__name__}")
+def _scenario(ctx: EpisodeContext) -> Scenario:
+    if not isinstance(ctx.task, Scenario):
+        raise ConfideError(f"calbench: task must be a Scenario, got {type(ctx.task).__name__}")
+    return ctx.task
+
+
+async def play_episode(ctx: EpisodeContext) -> None:
+    """Play one game with the lineup bound to the scenario's agents into `ctx.trace`."""
+    scenario = _scenario(ctx)
     options = parse_options(ctx.options)
     binding = expand_lineup(ctx.lineup, seats(scenario))
     opts = options.model_dump()
@@ -142,7 +149,15 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         if options.reflection
         else None,
     )
-    outcome = await game.play()
+    await game.play()
+
+
+async def score_game(ctx: EpisodeContext) -> EpisodeResult:
+    """The section 4.2 metrics of the game played into `ctx.trace` (its outcome read back
+    from the trace, `outcome_from_events`)."""
+    scenario = _scenario(ctx)
+    binding = expand_lineup(ctx.lineup, seats(scenario))
+    outcome = outcome_from_events(scenario, ctx.trace.events)
     report = evaluate(scenario, ctx.trace.events, outcome)
     rows = [
         {
@@ -155,6 +170,11 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     ]
     final_state = {**outcome.to_json(), **{k: report.game[k] for k in _FINAL_KEYS}}
     return EpisodeResult(rows=rows, metrics=report.game, final_state=final_state)
+
+
+run_episode = play_then_score(play_episode, score_game)
+"""Play one game and score it (without the judge and leaderboard columns the spec adds,
+`audits.measured`)."""
 
 
 _FINAL_KEYS = (

@@ -23,6 +23,7 @@ from confide.envs.incognita.env import (
     load_tasks,
     private_markers,
     run_episode,
+    score_episode,
     seats,
 )
 from confide.envs.incognita.metrics import summarize
@@ -43,6 +44,8 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_incognita_outputs,
+    score_episode=score_episode,
+    score_roles=("judge",),
 )
 
 __all__ = ["SPEC"]

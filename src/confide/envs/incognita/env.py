@@ -12,7 +12,8 @@ An episode
    proposals, each decided by the execution layer and shown to the desk alone, ended by
    its reply. Under direct access the agent proposes tool calls itself. A message never
    ends the episode; only FINAL to ENVIRONMENT does.
-4. Evaluation (`metrics.evaluate`) after the loop, outside the interaction.
+4. Evaluation (`metrics.evaluate`) after the loop, outside the interaction: `score_episode`
+   reads only the trace (`confide rescore` runs it again under another judge).
 
 All traffic goes through one `Postbox`: desks are registered participants that only ever
 exchange direct messages with the agent, so no desk can observe the customer dialogue or
@@ -61,8 +62,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
+from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
-from confide.core.trace import EnvEvent
+from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import (
     AgentAction,
@@ -185,7 +187,6 @@ class Episode:
         self.layer = ExecutionLayer(self.world, self.condition.owners, ctx.trace)
         self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
         seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
-        self.participant = seat.raw
         self.agent = make_agent(ctx, seat, self.card, options.agent_temperature,
                                 options.max_attempts)
         self.customer: Customer = make_customer(ctx, self.card)
@@ -223,7 +224,8 @@ class Episode:
 
     # ----- the loop -------------------------------------------------------------------------
 
-    async def run(self) -> EpisodeResult:
+    async def run(self) -> None:
+        """Play the episode into the trace (scored by `score_episode`)."""
         self._emit("episode_setup", None, {
             "card_id": self.card.card_id,
             "condition": self.condition.name,
@@ -255,7 +257,6 @@ class Episode:
                 break
         else:
             self._emit("budget_exhausted", None, {"turns": self.options.max_turns})
-        return await self._finish()
 
     async def _apply(self, action: AgentAction) -> bool:
         """Carry out one agent turn; True when it ended the episode."""
@@ -338,29 +339,62 @@ class Episode:
             return
         self._emit("no_reply", name, {"participant": name, "reason": "steps_exhausted"})
 
-    async def _finish(self) -> EpisodeResult:
-        judge = make_judge(self.ctx, self.options.max_attempts)
-        evaluation = await evaluate(self.world0, self.card, self.world, self.postbox.log, judge)
-        self._emit("evaluation", None, evaluation.model_dump(mode="json"))
-        events = list(self.ctx.trace.events)
-        row = result_row(self.participant, evaluation, events)
-        metrics = {key: value for key, value in row.items() if key not in ("seat", "participant")}
-        metrics["assertions"] = [v.model_dump(mode="json") for v in evaluation.assertions]
-        return EpisodeResult(
-            rows=[row],
-            metrics=metrics,
-            final_state={
-                "final_hash": evaluation.final_hash,
-                "gold_hash": evaluation.gold_hash,
-                "condition": self.condition.name,
-                "desk_roles": self.condition.role_map(),
-            },
-        )
+
+def _task(ctx: EpisodeContext) -> ServiceTask:
+    if not isinstance(ctx.task, ServiceTask):
+        raise ConfideError(f"incognita runs ServiceTask tasks, got {type(ctx.task).__name__}")
+    return ctx.task
 
 
-async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
-    """Run one Incognita episode (see the module docstring)."""
-    task = ctx.task
-    if not isinstance(task, ServiceTask):
-        raise ConfideError(f"incognita runs ServiceTask tasks, got {type(task).__name__}")
-    return await Episode(ctx, task, parse_options(ctx.options)).run()
+async def play_episode(ctx: EpisodeContext) -> None:
+    """Play one Incognita episode into `ctx.trace` (see the module docstring)."""
+    await Episode(ctx, _task(ctx), parse_options(ctx.options)).run()
+
+
+def final_hash(task: ServiceTask, events: Sequence[TraceEvent]) -> str:
+    """The canonical hash of the episode's final world: writes are the only changes and
+    each `tool_executed` write records the hash after it, so it is the last one's (the
+    initial world's when nothing was written)."""
+    writes = [
+        e.data["state_hash"]
+        for e in events
+        if isinstance(e, EnvEvent) and e.name == "tool_executed" and e.data["kind"] == "write"
+    ]
+    return str(writes[-1]) if writes else task.world.state_hash()
+
+
+async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """Evaluate the episode played into `ctx.trace` (section 3.3, outside the interaction:
+    no participant sees it) and build its result row from the trace events."""
+    task = _task(ctx)
+    options = parse_options(ctx.options)
+    check_roles(ctx.roles)
+    played = list(ctx.trace.events)
+    setup = next(e for e in played if isinstance(e, EnvEvent) and e.name == "episode_setup")
+    judge = make_judge(ctx, options.max_attempts)
+    messages = [e.message for e in played if isinstance(e, MessageDelivered)]
+    evaluation = await evaluate(task.world, task.card, final_hash(task, played), messages, judge)
+    last_turn = next(
+        e.round for e in reversed(played) if isinstance(e, EnvEvent) and e.round is not None
+    )
+    ctx.trace.emit(
+        EnvEvent(name="evaluation", round=last_turn, data=evaluation.model_dump(mode="json"))
+    )
+    participant = expand_lineup(ctx.lineup, (SEAT,))[SEAT].raw
+    row = result_row(participant, evaluation, list(ctx.trace.events))
+    metrics = {key: value for key, value in row.items() if key not in ("seat", "participant")}
+    metrics["assertions"] = [v.model_dump(mode="json") for v in evaluation.assertions]
+    return EpisodeResult(
+        rows=[row],
+        metrics=metrics,
+        final_state={
+            "final_hash": evaluation.final_hash,
+            "gold_hash": evaluation.gold_hash,
+            "condition": setup.data["condition"],
+            "desk_roles": setup.data["desk_roles"],
+        },
+    )
+
+
+run_episode = play_then_score(play_episode, score_episode)
+"""Play one Incognita episode, then evaluate it."""

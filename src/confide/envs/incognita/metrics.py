@@ -70,13 +70,13 @@ class Evaluation(BaseModel):
 async def evaluate(
     world0: World,
     card: TaskCard,
-    final_world: World,
+    final_hash: str,
     messages: Sequence[Message],
     judge: LiteralJudge | ModelJudge,
 ) -> Evaluation:
-    """Both reward channels of section 3.3 for one finished episode."""
+    """Both reward channels of section 3.3 for one finished episode whose final world has
+    the canonical hash `final_hash`."""
     gold_hash = replay_gold(world0, card).state_hash()
-    final_hash = final_world.state_hash()
     verdicts: list[AssertionVerdict] = []
     outputs_pass: bool | None = None
     if card.output_assertions:

@@ -12,7 +12,13 @@ memory_size (`env.EnvOptions`).
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.sotopia_tom.dataset import split_names
-from confide.envs.sotopia_tom.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.sotopia_tom.env import (
+    load_tasks,
+    private_markers,
+    run_episode,
+    score_episode,
+    seats,
+)
 from confide.envs.sotopia_tom.metrics import summarize
 
 SPEC = BenchmarkSpec(
@@ -28,6 +34,8 @@ SPEC = BenchmarkSpec(
     default_lineup="reference",
     summarize=summarize,
     private_markers=private_markers,
+    score_episode=score_episode,
+    score_roles=("judge",),
 )
 
 __all__ = ["SPEC"]

@@ -35,16 +35,18 @@ is repairing malformed output (`repair_attempts` > 1; default 1: no repair). Nam
 exactly as the scenario spells them. Message `turn` holds the speaker's 1-based seat, so
 `R<round>.<turn>` is the utterance id the judge cites (section 4.2).
 
-After the conversation the judge bound to the `judge` role (`--role judge=SPEC`; default
-the deterministic reference judge) produces per-metric verdicts, recorded in the trace,
-and `metrics.score_episode` turns them into DA, IA, EFF, CPV and InfoMgmt.
+After the conversation (`play_episode`) comes scoring (`score_episode`, which reads only
+the trace: `confide rescore` calls it again under another judge): the judge bound to the
+`judge` role (`--role judge=SPEC`; default the deterministic reference judge) produces
+per-metric verdicts, recorded in the trace, and `metrics.score_episode` turns them into
+DA, IA, EFF, CPV and InfoMgmt.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -54,7 +56,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.scoring import play_then_score
+from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent, TraceRecorder
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
@@ -63,7 +66,8 @@ from confide.envs.sotopia_tom.actions import (
     briefing_for,
 )
 from confide.envs.sotopia_tom.dataset import load_split, split_names
-from confide.envs.sotopia_tom.metrics import T_MAX, score_episode, seat_labels
+from confide.envs.sotopia_tom.metrics import T_MAX, seat_labels
+from confide.envs.sotopia_tom.metrics import score_episode as score_turns
 from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity, read_scenario_file
 from confide.envs.sotopia_tom.validation import ensure_valid
 from confide.errors import ConfideError
@@ -299,9 +303,8 @@ def transcript_digest(messages: Sequence[Message]) -> str:
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
-async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
-    """One episode: converse, judge, score (the runner writes the footer)."""
-    from confide.envs.sotopia_tom.judge import judge_conversation
+async def play_episode(ctx: EpisodeContext) -> None:
+    """Play one episode's conversation into `ctx.trace` (scored by `score_episode`)."""
     from confide.envs.sotopia_tom.participants import make_participant
 
     scenario: Scenario = ctx.task
@@ -310,9 +313,45 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     participants = {
         seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()
     }
-    conversation = await converse(scenario, participants, ctx.trace, options, ctx.seen)
+    await converse(scenario, participants, ctx.trace, options, ctx.seen)
+
+
+def conversation_from_events(events: Iterable[TraceEvent]) -> Conversation:
+    """The played conversation as recorded in a trace: the routed messages, the
+    `conversation_end` summary and the refused turns (`invalid_recipients`)."""
+    messages: list[Message] = []
+    refused: dict[str, int] = {}
+    end: EnvEvent | None = None
+    for event in events:
+        if isinstance(event, MessageDelivered):
+            messages.append(event.message)
+        elif isinstance(event, EnvEvent) and event.name == "invalid_recipients":
+            refused[event.seat or ""] = refused.get(event.seat or "", 0) + 1
+        elif isinstance(event, EnvEvent) and event.name == "conversation_end":
+            end = event
+    if end is None:
+        raise ConfideError("sotopia-tom: the trace has no conversation_end event")
+    return Conversation(
+        messages=messages,
+        rounds=int(end.data["rounds"]),
+        turns=int(end.data["turns"]),
+        end_reason=end.data["reason"],
+        left={str(k): int(v) for k, v in end.data["left"].items()},
+        refused=refused,
+    )
+
+
+async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
+    """Judge and score the conversation played into `ctx.trace` (the runner writes the
+    footer): the bound judge gives verdicts, `metrics.score_episode` the metrics."""
+    from confide.envs.sotopia_tom.judge import judge_conversation
+
+    scenario: Scenario = ctx.task
+    options = parse_options(ctx.options)
+    binding = expand_lineup(ctx.lineup, scenario.agent_names)
+    conversation = conversation_from_events(ctx.trace.events)
     judged = await judge_conversation(ctx, scenario, conversation.messages)
-    scores = score_episode(scenario, judged.utterances, judged.verdicts, options.max_turns)
+    scores = score_turns(scenario, judged.utterances, judged.verdicts, options.max_turns)
     metrics: dict[str, Any] = {
         "da": scores.da,
         "ia": scores.ia,
@@ -356,6 +395,10 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         "scores": {name: a.model_dump() for name, a in scores.agents.items()},
     }
     return EpisodeResult(rows=rows, metrics=metrics, final_state=final_state)
+
+
+run_episode = play_then_score(play_episode, score_episode)
+"""One episode: converse, then judge and score."""
 
 
 def load_tasks(suite: str | None, path: str | None) -> list[Scenario]:

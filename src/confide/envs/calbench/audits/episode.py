@@ -1,9 +1,10 @@
 """What CalBench adds to every episode once its game is over (calbench.md I.2, D.4): the
 judge cases when a judge role is bound, and the leaderboard columns of each seat row.
 
-`measured(run_episode)` wraps the environment's episode function, so the benchmark spec
-composes it as `run_episode=measured(run_episode)`: the judge reads the finished trace
-(its cases are recorded before the runner writes the footer), then every result row gets
+`measured(score_game)` wraps the environment's score function, so the benchmark spec
+scores with `measured(score_game)` (live and in `confide rescore`): the judge reads the
+played trace (its cases are recorded before the runner writes the footer), then every
+result row gets
 `game_id`, `is_reference`, `coordination`, `excess_cost` and `excess_vps`
 (leaderboard.py), which is what `confide leaderboard` reads from results.csv.
 """
@@ -23,11 +24,11 @@ from confide.errors import ConfideError
 EpisodeFn = Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]]
 
 
-def measured(run_episode: EpisodeFn) -> EpisodeFn:
-    """`run_episode` followed by the judge (if bound) and the leaderboard columns."""
+def measured(score: EpisodeFn) -> EpisodeFn:
+    """`score` followed by the judge (if bound) and the leaderboard columns."""
 
     async def run(ctx: EpisodeContext) -> EpisodeResult:
-        result = await run_episode(ctx)
+        result = await score(ctx)
         scenario = ctx.task
         if not isinstance(scenario, Scenario):
             raise ConfideError(f"calbench: task must be a Scenario, got {type(scenario).__name__}")

@@ -1,14 +1,31 @@
 """The result of one game as the engine hands it to the metrics: the final calendars and,
-per incoming meeting, whether it was resolved in its round (A.4 RESOLUTION)."""
+per incoming meeting, whether it was resolved in its round (A.4 RESOLUTION).
+
+Scoring reads it back from the trace (`outcome_from_events`): a calendar changes only by
+a committed batch, so replaying every `batch_applied` event's schedule and reschedule
+calls on the scenario's initial calendars gives the final ones; each replayed batch must
+make exactly the moves the event recorded, else the trace does not belong to the task.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confide.envs.calbench.scenario import slot_from_domain
-from confide.envs.calbench.world import Calendar, Slot
+from confide.core.trace import EnvEvent
+from confide.envs.calbench.actions import agent_of
+from confide.envs.calbench.scenario import Scenario, slot_from_domain
+from confide.envs.calbench.world import (
+    Action,
+    Calendar,
+    Errand,
+    Reschedule,
+    Schedule,
+    Slot,
+    apply_batch,
+)
+from confide.errors import ConfideError
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,4 +56,56 @@ def consistent_slot(
     if len(slots) == 1:
         (slot,) = slots
         return slot
+    return None
+
+
+def outcome_from_events(scenario: Scenario, events: Iterable[object]) -> GameOutcome:
+    """The outcome of the game recorded in `events` (module docstring)."""
+    calendars = list(scenario.to_calendars())
+    meetings = scenario.to_meetings()
+    resolved: dict[int, bool] = {}
+    for event in events:
+        if not isinstance(event, EnvEvent):
+            continue
+        if event.name == "resolution":
+            resolved[int(event.data["meeting_id"])] = bool(event.data["resolved"])
+        elif event.name == "batch_applied" and event.seat is not None and event.round is not None:
+            agent = agent_of(event.seat)
+            actions = [a for t in event.data["actions"] if (a := _action(t)) is not None]
+            result = apply_batch(
+                calendars[agent],
+                actions,
+                meeting=meetings[event.round],
+                require_schedule=event.data["phase"] == "DECISION",
+            )
+            moves = [
+                ["errand" if isinstance(item, Errand) else "meeting", item.item_id, src, dst]
+                for item, src, dst in result.moves
+            ]
+            recorded = [
+                [m["kind"], m["item_id"], m["from_slot"], m["to_slot"]]
+                for m in event.data["moves"]
+            ]
+            if moves != recorded:
+                raise ConfideError(
+                    f"calbench {scenario.task_id}: round {event.round}, {event.seat}: the "
+                    f"recorded batch moves {recorded} but replays as {moves}; the trace was "
+                    "not played on this task"
+                )
+            calendars[agent] = result.calendar
+    return GameOutcome(tuple(calendars), resolved)
+
+
+def _action(tool: dict[str, Any]) -> Action | None:
+    """A recorded schedule or reschedule call as the engine applied it (None: a message,
+    which a batch ignores)."""
+    if tool.get("type") == "schedule":
+        return Schedule(int(tool["meeting_id"]), int(tool["slot"]))
+    if tool.get("type") == "reschedule":
+        return Reschedule(
+            int(tool["item_id"]),
+            int(tool["from_slot"]),
+            int(tool["to_slot"]),
+            str(tool.get("justification", "")),
+        )
     return None
