@@ -15,12 +15,13 @@ from pathlib import Path
 import yaml
 
 from confide.errors import ConfideError
-from confide.runner.rundir import MARKER
 
 
 def run_benchmark(run_dir: Path) -> str | None:
     """The benchmark id a run directory was made for; None when it records none (a
     results.csv assembled by hand)."""
+    from confide.runner.rundir import MARKER  # here: `confide --help` imports no runner
+
     marker = run_dir / MARKER
     if not marker.is_file():
         return None
