@@ -123,8 +123,9 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         raise ConfideError(f"calbench: task must be a Scenario, got {type(scenario).__name__}")
     options = parse_options(ctx.options)
     binding = expand_lineup(ctx.lineup, seats(scenario))
-    opts = options.model_dump()
     limits = game_limits(options, scenario)
+    # the seats' prompts state the limits the engine enforces (issue 21 item 4)
+    opts = {**options.model_dump(), **limits._asdict()}
     players = {
         seat: make_participant(seat, spec, opts, ctx) for seat, spec in binding.items()
     }
