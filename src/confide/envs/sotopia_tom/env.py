@@ -54,6 +54,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
+from confide.core.refusal import refusal
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
@@ -219,7 +220,7 @@ class _Table:
             if attempt == attempts:
                 action = InfoAction.none()
                 break
-            action = await self.ask(name, rnd, f"Your message was not sent: {resolved}.")
+            action = await self.ask(name, rnd, refusal(resolved))
         self.cursor[name] = len(self.postbox.seen_by(name))
         if action.action_type == "leave":
             self.postbox.deactivate(name)
