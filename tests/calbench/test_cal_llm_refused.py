@@ -65,3 +65,4 @@ def test_the_next_turn_message_names_each_refused_action() -> None:
     told = [c.messages[-1]["content"] for c in model_calls(trace, "agent1")]
     assert told and not any("was refused" in text for text in told)
     assert result.final_state["resolved"] == {"1": True}
+    assert [r["truncated_replies"] for r in result.rows] == [0, 0, 0]

@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -40,13 +40,24 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_SHOWN = 80
 
 
+InvalidCause = Literal["truncated", "format"]
+
+
 class StructuredAttempt(BaseModel):
     """One call of the repair loop: the completion and what was wrong with it (None if
-    it parsed)."""
+    it parsed). `cause` sorts a bad reply: "truncated" when the provider cut it off at
+    the token limit (`finish_reason` "length": a budget problem, not the model's
+    format), "format" otherwise (issue 21 item 2)."""
 
     attempt: int
     completion: Completion
     problem: str | None = None
+
+    @property
+    def cause(self) -> InvalidCause | None:
+        if self.problem is None:
+            return None
+        return "truncated" if self.completion.finish_reason == "length" else "format"
 
 
 class StructuredResult(BaseModel, Generic[T]):

@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.truncation import truncated_replies
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.calendar import Errand
 from confide.envs.calbench.engine import (
@@ -145,12 +146,14 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     )
     outcome = await game.play()
     report = evaluate(scenario, ctx.trace.events, outcome)
+    truncated = truncated_replies(ctx.trace.events)
     rows = [
         {
             "seat": seat_of(row["agent"]),
             "participant": str(binding[seat_of(row["agent"])]),
             "cost_setting": scenario.cost_setting,
             **row,
+            "truncated_replies": truncated.get(seat_of(row["agent"]), 0),
         }
         for row in report.rows
     ]

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict
 
 from confide.core.message import Message
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
+from confide.core.truncation import truncated_replies
 from confide.envs.incognita.cards import TaskCard, replay_gold
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
@@ -184,6 +185,7 @@ def result_row(
     row["tokens"] = sum(row[f"{role}_tokens"] for role in USAGE_ROLES)
     row["cost_usd"] = round(sum(float(usage[r]["cost_usd"]) for r in USAGE_ROLES), 6)
     row["unknown_cost_calls"] = sum(int(usage[r]["unknown_cost_calls"]) for r in USAGE_ROLES)
+    row["truncated_replies"] = truncated_replies(events)[AGENT]
     return row
 
 

@@ -56,6 +56,7 @@ from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.refusal import refusal
 from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.truncation import truncated_replies
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
@@ -338,6 +339,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
         "transcript_sha": transcript_digest(conversation.messages),
     }
     rows = []
+    truncated = truncated_replies(ctx.trace.events)
     for seat, spec in binding.items():
         model, strategy = seat_labels(str(spec))
         agent = scores.agents[seat]
@@ -354,6 +356,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
                 "messages_sent": len(sent),
                 "private_sent": sum(1 for m in sent if m.channel.kind == "dm"),
                 "refused": conversation.refused.get(seat, 0),
+                "truncated_replies": truncated[seat],
                 **metrics,
             }
         )
