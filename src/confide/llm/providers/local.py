@@ -30,6 +30,7 @@ from typing import Any, NamedTuple
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.providers.llama_engine import LlamaEngine
 from confide.llm.providers.local_worker import EngineFactory, LocalWorker, shared_worker
+from confide.llm.tools import text_call_schema, tools_in_prompt, with_text_calls
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
 
 DEFAULT_PREFIX_CACHE_MB = 1024
@@ -125,12 +126,19 @@ class LocalLlamaModel:
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
+        tools, schema = config.tools, config.response_schema
+        if tools:  # in the prompt; with a reply schema, decoding held to a call or a reply
+            messages = tools_in_prompt(messages, tools)
+            config = config.model_copy(update={
+                "tools": (),
+                "response_schema": None if schema is None else text_call_schema(tools, schema),
+            })
         request = [m.model_dump(mode="json") for m in messages]
         start = time.perf_counter()
         output = await asyncio.to_thread(self.worker.complete, request, config)
         choice = output["choices"][0]
         usage = output.get("usage") or {}
-        return Completion(
+        completion = Completion(
             model=self.name,
             text=choice["message"].get("content") or "",
             usage=Usage(
@@ -140,6 +148,10 @@ class LocalLlamaModel:
             latency_s=time.perf_counter() - start,
             finish_reason=choice.get("finish_reason"),
         )
+        if not tools:
+            return completion
+        mode = "text" if schema is None else "grammar"
+        return with_text_calls(completion, tools).model_copy(update={"tool_mode": mode})
 
 
 def make_local_model(model: str, **options: Any) -> LocalLlamaModel:
