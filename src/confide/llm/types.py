@@ -57,6 +57,26 @@ class ToolCall(BaseModel, frozen=True):
     arguments: str = "{}"
 
 
+class TokenLogprob(BaseModel, frozen=True):
+    """One reply token and its log probability."""
+
+    token: str
+    logprob: float
+
+
+def read_logprobs(raw: Any) -> list[TokenLogprob] | None:
+    """The tokens of an OpenAI-shaped `choice.logprobs` ({"content": [{"token",
+    "logprob"}, ...]}); None when absent or of another shape."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list):
+        return None
+    return [
+        TokenLogprob(token=str(t["token"]), logprob=float(t["logprob"]))
+        for t in content
+        if isinstance(t, dict) and "token" in t and isinstance(t.get("logprob"), int | float)
+    ]
+
+
 class ChatMessage(BaseModel, frozen=True):
     """One turn of a chat prompt: an assistant turn may carry the tool calls it made, and
     a "tool" turn is the result of the call `tool_call_id`."""
@@ -94,10 +114,13 @@ class GenerateConfig(BaseModel, frozen=True):
     stop: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
     """Tools the model may call instead of answering in text (tool choice "auto")."""
+    logprobs: bool = False
+    """Ask for each reply token's log probability where the endpoint gives them
+    (OpenAI-compatible servers, `local/`); others answer without."""
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _compact(handler, self, "tools")
+        return _compact(handler, self, "tools", "logprobs")
 
 
 class Usage(BaseModel):
@@ -130,10 +153,12 @@ class Completion(BaseModel):
     tool_mode: ToolMode | None = None
     """Set when the request offered tools: how they reached the model (see `ToolMode`);
     "text" records the fallback to JSON in text in the trace."""
+    logprobs: list[TokenLogprob] | None = None
+    """The reply's tokens with their log probabilities, when asked for and given."""
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _compact(handler, self, "tool_calls", "tool_mode")
+        return _compact(handler, self, "tool_calls", "tool_mode", "logprobs")
 
     @field_validator("text")
     @classmethod

@@ -31,7 +31,7 @@ from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.providers.llama_engine import LlamaEngine
 from confide.llm.providers.local_worker import EngineFactory, LocalWorker, shared_worker
 from confide.llm.tools import text_call_schema, tools_in_prompt, with_text_calls
-from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage, read_logprobs
 
 DEFAULT_PREFIX_CACHE_MB = 1024
 OPTIONS = frozenset({"n_ctx", "n_threads", "prefix_cache_mb"})
@@ -147,6 +147,7 @@ class LocalLlamaModel:
             ),
             latency_s=time.perf_counter() - start,
             finish_reason=choice.get("finish_reason"),
+            logprobs=read_logprobs(choice.get("logprobs")),
         )
         if not tools:
             return completion

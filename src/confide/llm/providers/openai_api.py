@@ -18,6 +18,13 @@ that names the response format is a `capability` error. A response schema is sen
 strongest structured-output mode the endpoint accepts, learned once per model instance
 (one per spec per run) or forced with the `structured_output` option; see
 `confide.llm.structured_output`. OpenAI itself is known to take `json_schema`.
+Tools (`config.tools`) go as OpenAI function definitions with tool choice "auto" where the
+endpoint has function calling (OpenAI itself; others are probed once per model instance
+with a request asking for a call, or forced with the `tool_calls` option, "native" or
+"text"); elsewhere they are described in the prompt and the reply's JSON read back as a
+call (`confide.llm.tools`), and each completion records which in `tool_mode`. Asked-for
+`logprobs` are requested and recorded; an endpoint that refuses them is asked again
+without, once, and never again.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
 temperature, so none is sent to them; OpenAI takes `max_completion_tokens`, while
 compatible servers get the older, more widely supported `max_tokens`.
@@ -65,7 +72,14 @@ from confide.llm.tools import (
     tools_in_prompt,
     with_text_calls,
 )
-from confide.llm.types import ChatMessage, Completion, GenerateConfig, ToolMode, Usage
+from confide.llm.types import (
+    ChatMessage,
+    Completion,
+    GenerateConfig,
+    ToolMode,
+    Usage,
+    read_logprobs,
+)
 from confide.redaction import MIN_SECRET_CHARS, Secret, redact, redact_url, register_secret
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -93,6 +107,7 @@ class _Message(BaseModel):
 class _Choice(BaseModel):
     message: _Message
     finish_reason: str | None = None
+    logprobs: dict[str, Any] | None = None
 
 
 class _Usage(BaseModel):
@@ -204,6 +219,9 @@ class OpenAIChatModel:
         self.forced: StructuredOutput | None = structured_output
         known: StructuredOutput | None = "json_schema" if spec.provider == "openai" else None
         self._learned = known
+        self.logprobs_ok = True
+        """False once the endpoint refused `logprobs` (e.g. reasoning models): later
+        requests go without, as a measurement extra must not fail a call."""
         self._api_key = Secret(api_key)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
@@ -252,6 +270,8 @@ class OpenAIChatModel:
         if config.tools:
             params["tools"] = openai_tools(config.tools)
             params["tool_choice"] = "auto"
+        if config.logprobs and self.logprobs_ok:
+            params["logprobs"] = True
         if not fixed_temperature(self.spec):
             params["temperature"] = config.temperature
         budget = config.max_tokens if config.max_tokens is not None else self.default_max_tokens
@@ -349,6 +369,16 @@ class OpenAIChatModel:
         return mode
 
     async def _send(self, params: dict[str, Any]) -> Completion:
+        try:
+            return await self._send_once(params)
+        except ModelError as exc:
+            refused = exc.kind in ("bad_request", "capability") and "logprob" in str(exc).lower()
+            if "logprobs" not in params or not refused:
+                raise
+        self.logprobs_ok = False
+        return await self._send_once({k: v for k, v in params.items() if k != "logprobs"})
+
+    async def _send_once(self, params: dict[str, Any]) -> Completion:
         start = time.perf_counter()
         try:
             raw = await self._client().chat.completions.with_raw_response.create(**params)
@@ -402,6 +432,7 @@ class OpenAIChatModel:
             latency_s=latency,
             finish_reason="refusal" if refused else choice.finish_reason,
             tool_calls=openai_tool_calls(choice.message.tool_calls),
+            logprobs=read_logprobs(choice.logprobs),
         )
 
     async def aclose(self) -> None:
