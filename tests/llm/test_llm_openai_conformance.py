@@ -85,7 +85,8 @@ def test_real_llama_cpp_server_episode(
     sent = llama_server.chat_requests() - before
     calls = len(trace.model_calls())
     # every traced call reached the server; the rest are the one-off negotiation requests
-    assert calls <= sent <= calls + 2
+    # (and, for Incognita's tool-holding agent, the one function-calling probe)
+    assert calls <= sent <= calls + 2 + (benchmark == "incognita")
     print(f"{benchmark}: {sent} server requests, {time.monotonic() - start:.0f} s")
 
 
