@@ -191,3 +191,19 @@ def test_mock_scripts_calls_natively_or_as_text() -> None:
     assert texted.tool_mode == "text" and texted.tool_calls[0].name == "lookup"
     with pytest.raises(Exception, match="offers no tools"):
         asyncio.run(MockModel([call]).generate(HI, config=GenerateConfig()))
+
+
+def test_the_local_tool_grammar_compiles() -> None:
+    """`local/` holds decoding to a call or a reply: llama.cpp's converter takes the union
+    (anyOf, const, $defs) of Incognita's 15 tools and the agent's message schema."""
+    pytest.importorskip("llama_cpp")
+    from confide.envs.incognita.participants.agent_llm import agent_turn_model
+    from confide.envs.incognita.participants.prompting import tool_specs
+    from confide.envs.incognita.tools import SERVICE_TOOLS
+    from confide.llm.providers.llama_engine import json_gbnf, json_grammar
+
+    specs = tool_specs(tuple(SERVICE_TOOLS))
+    schema = text_call_schema(specs, agent_turn_model(("USER",)).model_json_schema())
+    assert json_grammar(schema) is not None
+    gbnf = json_gbnf(schema)
+    assert all(f'\\"{name}\\"' in gbnf for name in SERVICE_TOOLS)
