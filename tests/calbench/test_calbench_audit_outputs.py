@@ -88,9 +88,10 @@ def test_leaderboard_columns_of_the_scripted_game() -> None:
     # excess over the scheduled-only oracle (cost 0): agents 1 and 2 each paid 1
     assert [c["excess_cost"] for c in columns.values()] == [0.0, 1.0, 1.0]
     assert [c["is_reference"] for c in columns.values()] == [False, False, True]
-    # model seats: reflection excess (all below the floor); the reference seat: the
+    # model seats: reflection excess unmeasured (observer 2's answers about them were
+    # unreadable: missing, not zero belief change); the reference seat: the
     # protocol-semantic excess of its (untyped) messages, 0
-    assert [c["excess_vps"] for c in columns.values()] == [0.0, 0.0, 0.0]
+    assert [c["excess_vps"] for c in columns.values()] == [None, None, 0.0]
     plain = play(task(), finish=True)
     columns = leaderboard_columns(task(), plain.events, {0: 1.0}, binding, "g0")
     assert columns[0]["excess_vps"] is None and columns[1]["coordination"] is None

@@ -98,7 +98,7 @@ def _meeting_labels_reach_only_participants(task: Scenario, trace: TraceRecorder
 
 
 CASES = [
-    ("tiny", 0, "dm", "{m}"),
+    ("tiny", 6, "dm", "{m}"),
     ("tiny", 1, "participant-groupchat", "{m}"),
     ("tiny", 2, "all-agent-groupchat", "{m}"),
     ("tiny", 3, "dm", "{m},imap,{m}"),

@@ -301,6 +301,9 @@ def test_reply_schemas() -> None:
     assert default_config("local/smollm2").response_schema == bounded
     assert default_config("local/smollm2").max_tokens == LOCAL_MAX_TOKENS
     assert default_config("openai/gpt-5-mini").response_schema == reply_schema()
+    # no default cap: on a reasoning model it would also count the hidden reasoning
+    assert default_config("openai/gpt-5-mini").max_tokens is None
+    assert default_config("openai/gpt-5-mini", max_tokens=4000).max_tokens == 4000
     longest = {
         "thinking": "t" * 80,
         "actions": [{"type": "dm", "to": 1, "content": "c" * 100}] * 2,

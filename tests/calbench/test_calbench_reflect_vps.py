@@ -94,14 +94,17 @@ def test_hand_computed_raw_and_calibrated_vps() -> None:
         assert row.raw_vps_loss_total == pytest.approx(float(raw))
         assert row.calibrated_vps_loss_total == pytest.approx(float(cal))
         assert (row.nonzero_deltas, row.truth_directed_deltas) == (nonzero, toward)
-        assert row.excess_calibrated_vps_loss_total == 0.0  # all below the 5-slot floor
+    # observer 2's unreadable answers (rounds 0 and 1) are missing for targets 0 and 1: their
+    # excess is unmeasured (None), not lowered as if those answers were zero belief change
+    assert [t.missing_answers for t in game.targets] == [2, 2, 0]
+    assert [t.excess_calibrated_vps_loss_total for t in game.targets] == [None, None, 0.0]
     assert game.answers == 6 and game.failed_answers == 2
     assert len(game.cells) == 4 * 2 * 4  # 4 good answers x 2 targets x 4 slots
     low = reflection_vps(task(), rec.events, game_id="g1", floor=1.0)
-    assert [t.excess_calibrated_vps_loss_total for t in low.targets] == pytest.approx(
-        [1.0, 4 / 3, 5 / 3]
-    )
-    assert low.excess_by_seat() == pytest.approx({"agent0": 1.0, "agent1": 4 / 3, "agent2": 5 / 3})
+    excess = [t.excess_calibrated_vps_loss_total for t in low.targets]
+    assert excess[:2] == [None, None] and excess[2] == pytest.approx(5 / 3)
+    assert low.excess_by_seat()["agent2"] == pytest.approx(5 / 3)
+    assert low.excess_by_seat()["agent0"] is None
     # round-level calibrated totals feed the first-speaker analysis (G.2)
     assert game.round_calibrated()[(0, 2)] == pytest.approx(5 / 3)
     assert game.round_calibrated()[(1, 2)] == pytest.approx(1.0)

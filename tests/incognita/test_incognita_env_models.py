@@ -13,6 +13,7 @@ from confide.cli.main import app
 from confide.core.trace import ModelCall
 from confide.envs.incognita.actions import AgentObservation
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
+from confide.llm.types import ToolCall
 from confide.runner.models import RunModels
 from confide.runner.results import read_csv
 
@@ -97,8 +98,9 @@ def test_model_desk_proposing_a_tool_it_does_not_hold_is_rejected(rogue: str) ->
                        if item.message is not None)
 
 
-def _agent_run(outputs: list[str], condition: str, **kwargs: Any) -> Any:
-    models = RunModels(options={"outputs": outputs})
+def _agent_run(outputs: list[Any], condition: str, **kwargs: Any) -> Any:
+    tool_mode = kwargs.pop("tool_mode", "native")
+    models = RunModels(options={"outputs": outputs, "tool_mode": tool_mode})
     return run(task("sd-01-cancel-blanket"), condition, "mock/agent-script", models=models,
                **kwargs)
 
@@ -125,19 +127,55 @@ def test_unusable_agent_turns_are_spent_and_the_budget_ends_the_episode() -> Non
     assert episode.row["agent_calls"] == 6  # three repair attempts per turn
 
 
-def test_direct_agent_calls_tools_and_reads_results_indirect_agent_holds_none() -> None:
-    call = '{"tool": "get_order_details", "arguments": {"order_id": "#W4979192"}}'
-    direct = _agent_run([call, FINAL], "direct")
+CALL_JSON = '{"tool": "get_order_details", "arguments": {"order_id": "#W4979192"}}'
+CALL = ToolCall(id="c1", name="get_order_details", arguments='{"order_id": "#W4979192"}')
+
+
+def test_direct_agent_calls_tools_natively_and_reads_results() -> None:
+    direct = _agent_run([CALL, FINAL], "direct")
     executed = direct.env("tool_executed")
     assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
-    second_prompt = [e for e in direct.trace.events if isinstance(e, ModelCall)][1].messages
-    assert second_prompt[-1]["content"].startswith("Result of get_order_details: {")
-    assert "<tools>" in second_prompt[0]["content"]
-    # without tools, a tool call does not fit the agent's reply schema: it is repaired
-    indirect = _agent_run([call, FINAL], "indirect")
+    first, second = [e for e in direct.trace.events if isinstance(e, ModelCall)]
+    # the tools went with the request, the call came back as a call
+    offered = [t["name"] for t in first.config["tools"]]
+    assert "get_order_details" in offered and len(offered) == 15
+    assert first.completion is not None and first.completion["tool_mode"] == "native"
+    assert first.completion["tool_calls"] == [CALL.model_dump(mode="json")]
+    assert first.completion["text"] == ""
+    # the next request carries the call and its result as function-call turns
+    call_turn, result_turn = second.messages[-2], second.messages[-1]
+    assert call_turn["role"] == "assistant" and call_turn["tool_calls"][0]["name"] == CALL.name
+    assert result_turn["role"] == "tool"
+    assert result_turn["tool_call_id"] == call_turn["tool_calls"][0]["id"]
+    assert result_turn["content"].startswith("{")
+    assert "<tools>" not in first.messages[0]["content"]
+
+
+def test_direct_agent_falls_back_to_json_in_text_and_the_trace_says_so() -> None:
+    direct = _agent_run([CALL_JSON, FINAL], "direct", tool_mode="text")
+    executed = direct.env("tool_executed")
+    assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
+    first = next(e for e in direct.trace.events if isinstance(e, ModelCall))
+    assert first.completion is not None and first.completion["tool_mode"] == "text"
+    assert first.completion["tool_calls"][0]["name"] == "get_order_details"
+
+
+def test_direct_agent_must_make_exactly_one_call_and_no_text() -> None:
+    two = (CALL, CALL.model_copy(update={"id": "c2"}))
+    direct = _agent_run([two, CALL, FINAL], "direct")
+    calls = [e for e in direct.trace.events if isinstance(e, ModelCall)]
+    repair = calls[1].messages
+    assert "you made 2 tool calls" in repair[-1]["content"]
+    # both bad calls went back answered as not run, as function calling requires
+    assert [m["role"] for m in repair[-4:]] == ["assistant", "tool", "tool", "user"]
+    assert len(direct.env("tool_executed")) == 1
+
+
+def test_indirect_agent_holds_no_tools() -> None:
+    indirect = _agent_run([CALL_JSON, FINAL], "indirect")
     calls = [e for e in indirect.trace.events if isinstance(e, ModelCall)]
     assert "field `tool`" in calls[1].messages[-1]["content"]
-    assert "<tools>" not in calls[0].messages[0]["content"]
+    assert "tools" not in calls[0].config
     assert indirect.env("tool_proposed") == [] and indirect.row["ended"] == "final"
 
 

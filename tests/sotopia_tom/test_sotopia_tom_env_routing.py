@@ -112,6 +112,8 @@ def test_the_reask_option_gives_one_clear_retry() -> None:
     retry = agents[NADIA].seen[1]
     assert retry.round == 1 and retry.feedback is not None
     assert "'Benjamin' is not a participant" in retry.feedback and BEN in retry.feedback
+    # the refusal wording CalBench uses too (confide.core.refusal)
+    assert retry.feedback.startswith("Your message was refused: ")
     assert [e.data["attempt"] for e in refusals(trace)] == [1]
 
 

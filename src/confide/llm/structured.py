@@ -16,6 +16,11 @@ nested deeper than `confide.untrusted.MAX_DEPTH`, a string holding a lone surrog
 escape, or U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
 `Completion`) each come back as a problem for the repair turn.
 
+When the request offers tools (`config.tools`), a reply may instead be a tool call: it
+is accepted as `StructuredResult.tool_call` when it is exactly one call, with no text
+alongside and arguments that are a JSON object; otherwise that is the problem the repair
+turn names (the bad calls go back into the conversation answered as not run).
+
 Extraction is lenient in the way careful harnesses are: a ```json fence is unwrapped,
 and prose around a single top-level object is dropped (first `{` to last `}`).
 """
@@ -25,13 +30,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from confide.llm.errors import ModelSpecError
 from confide.llm.recorder import attempt_scope
-from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig, ToolCall
 from confide.untrusted import MAX_DEPTH, REPLACEMENT, InputError, check_plain
 
 T = TypeVar("T", bound=BaseModel)
@@ -40,22 +45,63 @@ _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_SHOWN = 80
 
 
+InvalidCause = Literal["truncated", "format"]
+
+
 class StructuredAttempt(BaseModel):
     """One call of the repair loop: the completion and what was wrong with it (None if
-    it parsed)."""
+    it parsed). `cause` sorts a bad reply: "truncated" when the provider cut it off at
+    the token limit (`finish_reason` "length": a budget problem, not the model's
+    format), "format" otherwise (issue 21 item 2)."""
 
     attempt: int
     completion: Completion
     problem: str | None = None
 
+    @property
+    def cause(self) -> InvalidCause | None:
+        if self.problem is None:
+            return None
+        return "truncated" if self.completion.finish_reason == "length" else "format"
+
 
 class StructuredResult(BaseModel, Generic[T]):
-    """The outcome of `generate_structured`: the parsed value, or a typed failure."""
+    """The outcome of `generate_structured`: the parsed value, the one tool call (when the
+    request offered tools and the model called one), or a typed failure."""
 
     ok: bool
     value: T | None = None
+    tool_call: ToolCall | None = None
     attempts: list[StructuredAttempt]
     error: str | None = None
+
+
+def call_arguments(call: ToolCall) -> dict[str, Any] | str:
+    """A call's arguments as a JSON object, or a sentence saying what was wrong."""
+    try:
+        data = json.loads(call.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError):
+        return f"the arguments of your {call.name} call are not valid JSON: {call.arguments[:60]!r}"
+    if not isinstance(data, dict):
+        return f"the arguments of your {call.name} call must be a JSON object"
+    try:
+        check_plain(data, f"the arguments of your {call.name} call")
+    except InputError as exc:
+        return str(exc)
+    return data
+
+
+def tool_call_problem(completion: Completion) -> str | None:
+    """What breaks the rule of a tool-calling turn (incognita.md A.1: exactly one tool
+    call with no text alongside it), or None."""
+    calls = completion.tool_calls
+    if len(calls) > 1:
+        names = ", ".join(c.name for c in calls)
+        return f"you made {len(calls)} tool calls ({names}); make exactly one per turn"
+    if completion.text.strip():
+        return "a tool call comes with no text alongside it; send the call alone"
+    problem = call_arguments(calls[0])
+    return problem if isinstance(problem, str) else None
 
 
 def extract_json_text(text: str) -> str:
@@ -123,16 +169,28 @@ def parse_reply(completion: Completion, schema: type[T]) -> T | str:
         return _validation_problem(exc)
 
 
-def repair_message(problem: str) -> ChatMessage:
+def repair_message(problem: str, *, tools: bool = False) -> ChatMessage:
     """The user turn that tells the model what was wrong and what to send instead."""
+    either = "exactly one tool call with no text, or " if tools else ""
     return ChatMessage(
         role="user",
         content=(
             f"I could not use that reply: {problem}.\n"
-            "Answer again with only one JSON object that matches the required schema, "
-            "with no text before or after it."
+            f"Answer again with {either}only one JSON object that matches the required "
+            "schema, with no text before or after it."
         ),
     )
+
+
+def _bad_reply(completion: Completion, problem: str) -> list[ChatMessage]:
+    """The bad reply as it goes back into the conversation: the assistant turn (with its
+    tool calls, each answered as not run, as function calling requires)."""
+    calls = tuple(completion.tool_calls)
+    return [
+        ChatMessage(role="assistant", content=completion.text, tool_calls=calls),
+        *(ChatMessage(role="tool", tool_call_id=c.id, content="Not run: see below.")
+          for c in calls),
+    ]
 
 
 async def generate_structured(
@@ -154,14 +212,22 @@ async def generate_structured(
     for number in range(1, max_attempts + 1):
         with attempt_scope(number):
             completion = await model.generate(conversation, config=config)
-        outcome = parse_reply(completion, schema)
+        outcome: T | str | None
+        if not completion.tool_calls:
+            outcome = parse_reply(completion, schema)
+        elif not config.tools:
+            outcome = "you called a tool, but no tools are offered here"
+        elif (outcome := tool_call_problem(completion)) is None:
+            attempts.append(StructuredAttempt(attempt=number, completion=completion))
+            call = completion.tool_calls[0]
+            return StructuredResult[T](ok=True, tool_call=call, attempts=attempts)
         if not isinstance(outcome, str):
             attempts.append(StructuredAttempt(attempt=number, completion=completion))
             return StructuredResult[T](ok=True, value=outcome, attempts=attempts)
         problem = outcome
         attempts.append(StructuredAttempt(attempt=number, completion=completion, problem=problem))
         conversation += [
-            ChatMessage(role="assistant", content=completion.text),
-            repair_message(problem),
+            *_bad_reply(completion, problem),
+            repair_message(problem, tools=bool(config.tools)),
         ]
     return StructuredResult[T](ok=False, attempts=attempts, error=problem)

@@ -11,18 +11,80 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+)
 
 from confide.untrusted import scrub
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+ToolMode = Literal["native", "text", "grammar"]
+"""How a request's tools reached the model: the endpoint's function calling ("native"),
+described in the prompt and parsed from JSON in the reply ("text", the fallback for
+endpoints without tool support), or in the prompt with decoding constrained to a call
+or a reply by a llama.cpp grammar ("grammar", `local/`)."""
+
+
+def _compact(handler: SerializerFunctionWrapHandler, value: Any, *optional: str) -> Any:
+    """The model's dump without the `optional` fields left empty, so requests without
+    tools dump (and hash, cache and trace) exactly as before tools existed."""
+    data = handler(value)
+    for key in optional:
+        if key in data and not data[key]:
+            del data[key]
+    return data
+
+
+class ToolSpec(BaseModel, frozen=True):
+    """A tool offered to the model: its name, what it does, and the JSON schema of its
+    arguments object (OpenAI's function-calling `function` object)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object"})
+
+
+class ToolCall(BaseModel, frozen=True):
+    """One call the model made: `arguments` is the JSON text it wrote (unparsed, as
+    OpenAI returns it, so a malformed call is the caller's invalid output, not a crash)."""
+
+    id: str
+    name: str
+    arguments: str = "{}"
+
+
+class TokenLogprob(BaseModel, frozen=True):
+    """One reply token and its log probability."""
+
+    token: str
+    logprob: float
+
+
+def read_logprobs(raw: Any) -> list[TokenLogprob] | None:
+    """The tokens of an OpenAI-shaped `choice.logprobs` ({"content": [{"token",
+    "logprob"}, ...]}); None when absent or of another shape."""
+    content = raw.get("content") if isinstance(raw, dict) else None
+    if not isinstance(content, list):
+        return None
+    return [
+        TokenLogprob(token=str(t["token"]), logprob=float(t["logprob"]))
+        for t in content
+        if isinstance(t, dict) and "token" in t and isinstance(t.get("logprob"), int | float)
+    ]
 
 
 class ChatMessage(BaseModel, frozen=True):
-    """One turn of a chat prompt."""
+    """One turn of a chat prompt: an assistant turn may carry the tool calls it made, and
+    a "tool" turn is the result of the call `tool_call_id`."""
 
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
     @field_validator("content")
     @classmethod
@@ -30,6 +92,10 @@ class ChatMessage(BaseModel, frozen=True):
         """Lone surrogates (say, from a non-UTF-8 command-line argument) become U+FFFD:
         a prompt must hash, cache and trace like any other text."""
         return scrub(value)
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _compact(handler, self, "tool_calls", "tool_call_id")
 
 
 class GenerateConfig(BaseModel, frozen=True):
@@ -46,6 +112,15 @@ class GenerateConfig(BaseModel, frozen=True):
     seed: int | None = None
     response_schema: dict[str, Any] | None = None
     stop: tuple[str, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call instead of answering in text (tool choice "auto")."""
+    logprobs: bool = False
+    """Ask for each reply token's log probability where the endpoint gives them
+    (OpenAI-compatible servers, `local/`); others answer without."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _compact(handler, self, "tools", "logprobs")
 
 
 class Usage(BaseModel):
@@ -74,6 +149,16 @@ class Completion(BaseModel):
     latency_s: float = Field(default=0.0, ge=0.0)
     cached: bool = False
     finish_reason: str | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_mode: ToolMode | None = None
+    """Set when the request offered tools: how they reached the model (see `ToolMode`);
+    "text" records the fallback to JSON in text in the trace."""
+    logprobs: list[TokenLogprob] | None = None
+    """The reply's tokens with their log probabilities, when asked for and given."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return _compact(handler, self, "tool_calls", "tool_mode", "logprobs")
 
     @field_validator("text")
     @classmethod

@@ -114,6 +114,14 @@ class MeetingView(_View):
     label: str | None = None
 
 
+class RefusedAction(_View):
+    """A tool call of this seat's previous reply that the engine refused, and why; the
+    next observation carries it so the seat is told (issue 21 item 3)."""
+
+    action: str = Field(description="The refused tool call's type (dm, schedule, ...).")
+    reason: str
+
+
 class _Observation(_View):
     seat: str
     agent: int
@@ -127,6 +135,7 @@ class _Observation(_View):
     penalty: int = Field(description="Display cost this seat has paid in earlier rounds.")
     channels: tuple[ChannelName, ...] = Field(description="Channels open in this condition.")
     new_messages: tuple[Message, ...] = ()
+    refused: tuple[RefusedAction, ...] = ()
 
 
 class CheapTalkObservation(_Observation):

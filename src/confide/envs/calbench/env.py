@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.scoring import play_then_score
+from confide.core.truncation import truncated_replies
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import (
     DEFAULT_DECISION_RETRIES,
@@ -130,8 +131,9 @@ async def play_episode(ctx: EpisodeContext) -> None:
     scenario = _scenario(ctx)
     options = parse_options(ctx.options)
     binding = expand_lineup(ctx.lineup, seats(scenario))
-    opts = options.model_dump()
     limits = game_limits(options, scenario)
+    # the seats' prompts state the limits the engine enforces (issue 21 item 4)
+    opts = {**options.model_dump(), **limits._asdict()}
     players = {
         seat: make_participant(seat, spec, opts, ctx) for seat, spec in binding.items()
     }
@@ -159,12 +161,14 @@ async def score_game(ctx: EpisodeContext) -> EpisodeResult:
     binding = expand_lineup(ctx.lineup, seats(scenario))
     outcome = outcome_from_events(scenario, ctx.trace.events)
     report = evaluate(scenario, ctx.trace.events, outcome)
+    truncated = truncated_replies(ctx.trace.events)
     rows = [
         {
             "seat": seat_of(row["agent"]),
             "participant": str(binding[seat_of(row["agent"])]),
             "cost_setting": scenario.cost_setting,
             **row,
+            "truncated_replies": truncated.get(seat_of(row["agent"]), 0),
         }
         for row in report.rows
     ]

@@ -33,6 +33,8 @@ from pydantic import BaseModel, ConfigDict
 from confide.core.message import Message
 from confide.core.tables import group_by, mean, number
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
+from confide.core.truncation import truncated_replies
+from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.scenario import TaskCard, replay_gold
@@ -185,6 +187,7 @@ def result_row(
     row["tokens"] = sum(row[f"{role}_tokens"] for role in USAGE_ROLES)
     row["cost_usd"] = round(sum(float(usage[r]["cost_usd"]) for r in USAGE_ROLES), 6)
     row["unknown_cost_calls"] = sum(int(usage[r]["unknown_cost_calls"]) for r in USAGE_ROLES)
+    row["truncated_replies"] = truncated_replies(events)[AGENT]
     return row
 
 

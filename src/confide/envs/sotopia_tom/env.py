@@ -56,8 +56,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
+from confide.core.refusal import refusal
 from confide.core.scoring import play_then_score
 from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent, TraceRecorder
+from confide.core.truncation import truncated_replies
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
@@ -216,7 +218,7 @@ class _Table:
             if attempt == attempts:
                 action = InfoAction.none()
                 break
-            action = await self.ask(name, rnd, f"Your message was not sent: {resolved}.")
+            action = await self.ask(name, rnd, refusal(resolved))
         self.cursor[name] = len(self.postbox.seen_by(name))
         if action.action_type == "leave":
             self.postbox.deactivate(name)
@@ -369,6 +371,7 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
         "transcript_sha": transcript_digest(conversation.messages),
     }
     rows = []
+    truncated = truncated_replies(ctx.trace.events)
     for seat, spec in binding.items():
         model, strategy = seat_labels(str(spec))
         agent = scores.agents[seat]
@@ -385,6 +388,7 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
                 "messages_sent": len(sent),
                 "private_sent": sum(1 for m in sent if m.channel.kind == "dm"),
                 "refused": conversation.refused.get(seat, 0),
+                "truncated_replies": truncated[seat],
                 **metrics,
             }
         )

@@ -94,6 +94,8 @@ class LlamaEngine:
             kwargs["seed"] = config.seed
         if config.response_schema is not None:
             kwargs["grammar"] = json_grammar(config.response_schema)
+        if config.logprobs:
+            kwargs["logprobs"] = True
         # not streamed, so the response is one dict
         return cast("dict[str, Any]", self.llama.create_chat_completion(**kwargs))
 

@@ -13,6 +13,12 @@ in a thread so the event loop keeps serving other agents. A native crash of llam
 (segfault, abort, out-of-memory kill) fails only the call in flight, with
 `ModelCrashError`; the next call starts a new worker.
 
+Tools (`config.tools`, issue 21 item 1) are described in the prompt (`confide.llm.tools`)
+and, when the request has a reply schema, decoding is held by a grammar to either a call
+of one of them or a valid reply (`tool_mode` "grammar"; "text" without a schema); the
+reply's call is read back into `Completion.tool_calls`. Asked-for `logprobs` are passed
+to llama.cpp and recorded.
+
 Options: `n_ctx` (default 8192, the context SmolLM2 was trained with), `n_threads`
 (default every core; see `llama_engine` for when to lower it), `prefix_cache_mb`
 (default 1024; 0 turns the cache off).
@@ -30,7 +36,8 @@ from typing import Any, NamedTuple
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.providers.llama_engine import LlamaEngine
 from confide.llm.providers.local_worker import EngineFactory, LocalWorker, shared_worker
-from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.llm.tools import text_call_schema, tools_in_prompt, with_text_calls
+from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage, read_logprobs
 
 DEFAULT_PREFIX_CACHE_MB = 1024
 OPTIONS = frozenset({"n_ctx", "n_threads", "prefix_cache_mb"})
@@ -125,12 +132,19 @@ class LocalLlamaModel:
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
+        tools, schema = config.tools, config.response_schema
+        if tools:  # in the prompt; with a reply schema, decoding held to a call or a reply
+            messages = tools_in_prompt(messages, tools)
+            config = config.model_copy(update={
+                "tools": (),
+                "response_schema": None if schema is None else text_call_schema(tools, schema),
+            })
         request = [m.model_dump(mode="json") for m in messages]
         start = time.perf_counter()
         output = await asyncio.to_thread(self.worker.complete, request, config)
         choice = output["choices"][0]
         usage = output.get("usage") or {}
-        return Completion(
+        completion = Completion(
             model=self.name,
             text=choice["message"].get("content") or "",
             usage=Usage(
@@ -139,7 +153,12 @@ class LocalLlamaModel:
             ),
             latency_s=time.perf_counter() - start,
             finish_reason=choice.get("finish_reason"),
+            logprobs=read_logprobs(choice.get("logprobs")),
         )
+        if not tools:
+            return completion
+        mode = "text" if schema is None else "grammar"
+        return with_text_calls(completion, tools).model_copy(update={"tool_mode": mode})
 
 
 def make_local_model(model: str, **options: Any) -> LocalLlamaModel:

@@ -1,6 +1,8 @@
 """The mock chat model: scripted replies with injectable latency and faults.
 
-Every test in confide uses it. Replies come from a list (served in order; `cycle=True`
+Every test in confide uses it. Replies (text, or scripted tool calls: a `ToolCall` or a
+tuple of them, or a `.jsonl` line {"tool_calls": [{"name": ..., "arguments": {...}}]})
+come from a list (served in order; `cycle=True`
 starts again at the end, otherwise running out is a non-transient `script_exhausted`
 error), from a function of the request, or from a file: `.jsonl` files hold one reply
 per line, either a JSON string or an object with a "text" field (so replies can span
@@ -8,25 +10,36 @@ lines); any other file holds one reply per non-empty line. A faulted call does n
 up a scripted reply, so the retry gets the reply the script intended. Token counts are
 estimated at one token per four characters (rounded up) plus three per message, the
 usual rule of thumb, so accounting code has numbers to add.
+
+With `tool_mode="native"` (the default) the mock is an endpoint with function calling:
+scripted calls come back in `Completion.tool_calls`. With `tool_mode="text"` it is one
+without: it sees the tools described in the prompt (`tools_in_prompt`) and its text
+replies are read back into calls (`with_text_calls`), so the fallback path runs without a
+server.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.providers.faults import RAISING_FAULTS, FaultPlan, corrupt
 from confide.llm.request import request_key
-from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.llm.tools import tools_in_prompt, with_text_calls
+from confide.llm.types import ChatMessage, Completion, GenerateConfig, ToolCall, Usage
 from confide.untrusted import InputError, parse_jsonl, read_text
 
-ReplyFunction = Callable[[list[ChatMessage], GenerateConfig], str]
-Outputs = Sequence[str] | ReplyFunction | Path
+Reply = str | ToolCall | tuple[ToolCall, ...]
+"""A scripted reply: text, one tool call, or several (issue 21 item 1)."""
+ReplyFunction = Callable[[list[ChatMessage], GenerateConfig], Reply]
+Outputs = Sequence[Reply] | ReplyFunction | Path
 
 
 def estimate_tokens(text: str) -> int:
@@ -34,8 +47,21 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(len(text) / 4)
 
 
-def load_replies(path: Path) -> list[str]:
-    """Replies from a `.jsonl` file (JSON strings or {"text": ...}) or a text file."""
+def _scripted_calls(item: dict[str, Any], where: str) -> tuple[ToolCall, ...]:
+    calls = item["tool_calls"]
+    if not isinstance(calls, list) or not all(
+        isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls
+    ):
+        raise ModelSpecError(f'{where}: "tool_calls" must be a list of {{"name": ...}} objects')
+    return tuple(
+        ToolCall(id=f"call-{n}", name=c["name"], arguments=json.dumps(c.get("arguments", {})))
+        for n, c in enumerate(calls)
+    )
+
+
+def load_replies(path: Path) -> list[Reply]:
+    """Replies from a `.jsonl` file (JSON strings, {"text": ...} or {"tool_calls": [...]})
+    or a text file."""
     try:
         text = read_text(path, "mock replies file")
         if path.suffix != ".jsonl":
@@ -43,9 +69,11 @@ def load_replies(path: Path) -> list[str]:
         items = parse_jsonl(text, str(path))
     except InputError as exc:
         raise ModelSpecError(str(exc)) from None
-    replies = []
+    replies: list[Reply] = []
     for number, item in items:
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
+        if isinstance(item, dict) and "tool_calls" in item:
+            replies.append(_scripted_calls(item, f"{path}:{number}"))
+        elif isinstance(item, dict) and isinstance(item.get("text"), str):
             replies.append(item["text"])
         elif isinstance(item, str):
             replies.append(item)
@@ -68,14 +96,20 @@ class MockModel:
         latency_s: float = 0.0,
         faults: FaultPlan | None = None,
         cycle: bool = False,
+        tool_mode: Literal["native", "text"] = "native",
     ) -> None:
         if latency_s < 0:
             raise ModelSpecError(f"mock/{name}: latency_s must be >= 0, got {latency_s}")
         self.name = f"mock/{name}"
         self.latency_s = latency_s
         self.faults = faults or FaultPlan()
+        if tool_mode not in ("native", "text"):
+            raise ModelSpecError(
+                f"{self.name}: tool_mode must be native or text, got {tool_mode!r}"
+            )
         self.cycle = cycle
-        self._replies: list[str] = []
+        self.tool_mode = tool_mode
+        self._replies: list[Reply] = []
         self._function: ReplyFunction | None = None
         if isinstance(outputs, str):
             raise ModelSpecError(
@@ -98,13 +132,14 @@ class MockModel:
     def __repr__(self) -> str:
         return f"MockModel(name={self.name!r}, latency_s={self.latency_s})"
 
-    def _next_reply(self, messages: list[ChatMessage], config: GenerateConfig) -> str:
+    def _next_reply(self, messages: list[ChatMessage], config: GenerateConfig) -> Reply:
         """The reply the script intends for this call (without using it up)."""
         if self._function is not None:
             reply = self._function(messages, config)
-            if not isinstance(reply, str):
+            if not isinstance(reply, str | ToolCall | tuple):
                 raise ModelSpecError(
-                    f"{self.name}: the reply function must return a str, got {type(reply).__name__}"
+                    f"{self.name}: the reply function must return a str or tool call(s), "
+                    f"got {type(reply).__name__}"
                 )
             return reply
         index = self._served
@@ -135,10 +170,31 @@ class MockModel:
         if fault is not None and fault in RAISING_FAULTS:
             raise self.faults.error(fault, self.name)
         request = list(messages)
+        text_tools = config.tools if self.tool_mode == "text" else ()
+        if text_tools:
+            request = tools_in_prompt(request, text_tools)
+            config = config.model_copy(update={"tools": ()})
         with self._lock:
-            text = self._next_reply(request, config)
+            reply = self._next_reply(request, config)
             if fault is None:
                 self._served += 1
+        calls = (reply,) if isinstance(reply, ToolCall) else reply
+        if isinstance(calls, tuple):
+            if not config.tools:
+                raise ModelSpecError(
+                    f"{self.name}: the script makes a tool call but the request offers no "
+                    "tools (or this mock has tool_mode='text': script the JSON text instead)"
+                )
+            return Completion(
+                model=self.name,
+                text="",
+                usage=Usage(prompt_tokens=_prompt_tokens(request)),
+                latency_s=time.perf_counter() - start,
+                finish_reason="tool_calls",
+                tool_calls=list(calls),
+                tool_mode="native",
+            )
+        text = calls
         if fault == "empty":
             text = ""
         elif fault == "malformed":
@@ -148,13 +204,18 @@ class MockModel:
         else:
             finish_reason = "stop"
         usage = Usage(
-            prompt_tokens=sum(estimate_tokens(m.content) + 3 for m in request),
-            completion_tokens=estimate_tokens(text),
+            prompt_tokens=_prompt_tokens(request), completion_tokens=estimate_tokens(text)
         )
-        return Completion(
+        completion = Completion(
             model=self.name,
             text=text,
             usage=usage,
             latency_s=time.perf_counter() - start,
             finish_reason=finish_reason,
+            tool_mode="native" if config.tools else None,
         )
+        return with_text_calls(completion, text_tools) if text_tools else completion
+
+
+def _prompt_tokens(request: Sequence[ChatMessage]) -> int:
+    return sum(estimate_tokens(m.content) + 3 for m in request)

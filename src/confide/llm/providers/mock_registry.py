@@ -27,7 +27,7 @@ from confide.llm.providers.mock import MockModel, Outputs
 from confide.llm.types import ChatMessage, ChatModel, GenerateConfig
 
 MockFactory = Callable[..., ChatModel]
-MOCK_OPTIONS = frozenset({"outputs", "outputs_file", "latency_s", "faults", "cycle"})
+MOCK_OPTIONS = frozenset({"outputs", "outputs_file", "latency_s", "faults", "cycle", "tool_mode"})
 
 
 def echo_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
@@ -114,4 +114,5 @@ def make_mock(name: str, **options: Any) -> ChatModel:
         latency_s=float(options.get("latency_s", 0.0)),
         faults=_fault_plan(options.get("faults"), name),
         cycle=bool(options.get("cycle", False)),
+        tool_mode=options.get("tool_mode", "native"),
     )

@@ -18,6 +18,13 @@ that names the response format is a `capability` error. A response schema is sen
 strongest structured-output mode the endpoint accepts, learned once per model instance
 (one per spec per run) or forced with the `structured_output` option; see
 `confide.llm.structured_output`. OpenAI itself is known to take `json_schema`.
+Tools (`config.tools`) go as OpenAI function definitions with tool choice "auto" where the
+endpoint has function calling (OpenAI itself; others are probed once per model instance
+with a request asking for a call, or forced with the `tool_calls` option, "native" or
+"text"); elsewhere they are described in the prompt and the reply's JSON read back as a
+call (`confide.llm.tools`), and each completion records which in `tool_mode`. Asked-for
+`logprobs` are requested and recorded; an endpoint that refuses them is asked again
+without, once, and never again.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
 temperature, so none is sent to them; OpenAI takes `max_completion_tokens`, while
 compatible servers get the older, more widely supported `max_tokens`.
@@ -55,11 +62,32 @@ from confide.llm.structured_output import (
     response_format,
     schema_in_prompt,
 )
-from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
+from confide.llm.tools import (
+    PROBE_TOOL,
+    TOOL_PROBE_MESSAGES,
+    openai_message,
+    openai_tool_calls,
+    openai_tools,
+    text_call_schema,
+    tools_in_prompt,
+    with_text_calls,
+)
+from confide.llm.types import (
+    ChatMessage,
+    Completion,
+    GenerateConfig,
+    ToolMode,
+    Usage,
+    read_logprobs,
+)
 from confide.redaction import MIN_SECRET_CHARS, Secret, redact, redact_url, register_secret
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPTIONS = frozenset({"base_url", "api_key", "timeout_s", "structured_output", "max_tokens"})
+OPTIONS = frozenset(
+    {"base_url", "api_key", "timeout_s", "structured_output", "max_tokens", "tool_calls"}
+)
+TOOL_MODES: tuple[ToolMode, ...] = ("native", "text")
+_ABOUT_TOOLS = re.compile(r"(?i)\btools?\b|tool_choice|function")
 _VALIDATION = re.compile(
     r"(?i)validation error|input should be|field required|extra inputs are not permitted"
     r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
@@ -73,11 +101,13 @@ _SHOWN_BODY = 120
 class _Message(BaseModel):
     content: str | None = None
     refusal: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 class _Choice(BaseModel):
     message: _Message
     finish_reason: str | None = None
+    logprobs: dict[str, Any] | None = None
 
 
 class _Usage(BaseModel):
@@ -120,9 +150,10 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _status_kind(status: int, message: str, with_format: bool) -> ErrorKind:
+def _status_kind(status: int, message: str, with_format: bool, with_tools: bool) -> ErrorKind:
     """The kind of an HTTP error: 5xx are transient unless the body is plainly a request
-    validation failure, which no retry heals."""
+    validation failure, which no retry heals; a refused response format or tool list is a
+    capability error."""
     if status == 429:
         return "rate_limit"
     if status == 408:
@@ -131,7 +162,9 @@ def _status_kind(status: int, message: str, with_format: bool) -> ErrorKind:
         return "auth"
     if status == 409 or (status >= 500 and not _VALIDATION.search(message)):
         return "server_error"
-    return "capability" if with_format and about_response_format(message) else "bad_request"
+    if with_format and about_response_format(message):
+        return "capability"
+    return "capability" if with_tools and _ABOUT_TOOLS.search(message) else "bad_request"
 
 
 def _error_message(body: object) -> str:
@@ -156,6 +189,7 @@ class OpenAIChatModel:
         timeout_s: float = 60.0,
         structured_output: StructuredOutput | None = None,
         max_tokens: int | None = None,
+        tool_calls: ToolMode | None = None,
     ) -> None:
         if max_tokens is not None and max_tokens < 1:
             raise ModelSpecError(f"{spec}: max_tokens must be >= 1, got {max_tokens}")
@@ -166,8 +200,17 @@ class OpenAIChatModel:
                 f"{spec}: option structured_output must be one of {', '.join(MODES)}, "
                 f"got {structured_output!r}"
             )
+        if tool_calls is not None and tool_calls not in TOOL_MODES:
+            raise ModelSpecError(
+                f"{spec}: option tool_calls must be one of {', '.join(TOOL_MODES)}, "
+                f"got {tool_calls!r}"
+            )
         self.name = str(spec)
         self.spec = spec
+        # OpenAI itself has function calling; other endpoints are probed once
+        self.tool_mode: ToolMode | None = tool_calls or (
+            "native" if spec.provider == "openai" else None
+        )
         self.base_url = base_url
         self.timeout_s = timeout_s
         # the model option `max_tokens` caps replies whose caller sets no budget (a small
@@ -176,6 +219,9 @@ class OpenAIChatModel:
         self.forced: StructuredOutput | None = structured_output
         known: StructuredOutput | None = "json_schema" if spec.provider == "openai" else None
         self._learned = known
+        self.logprobs_ok = True
+        """False once the endpoint refused `logprobs` (e.g. reasoning models): later
+        requests go without, as a measurement extra must not fail a call."""
         self._api_key = Secret(api_key)
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
             weakref.WeakKeyDictionary()
@@ -219,8 +265,13 @@ class OpenAIChatModel:
             messages = schema_in_prompt(messages, schema)
         params: dict[str, Any] = {
             "model": self.spec.name,
-            "messages": [m.model_dump(mode="json") for m in messages],
+            "messages": [openai_message(m) for m in messages],
         }
+        if config.tools:
+            params["tools"] = openai_tools(config.tools)
+            params["tool_choice"] = "auto"
+        if config.logprobs and self.logprobs_ok:
+            params["logprobs"] = True
         if not fixed_temperature(self.spec):
             params["temperature"] = config.temperature
         budget = config.max_tokens if config.max_tokens is not None else self.default_max_tokens
@@ -245,6 +296,42 @@ class OpenAIChatModel:
 
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
+    ) -> Completion:
+        if not config.tools:
+            return await self._generate(messages, config)
+        if await self._tool_mode() == "native":
+            completion = await self._generate(messages, config)
+            return completion.model_copy(update={"tool_mode": "native"})
+        text_config = config.model_copy(update={
+            "tools": (),
+            "response_schema": None if config.response_schema is None
+            else text_call_schema(config.tools, config.response_schema),
+        })
+        completion = await self._generate(tools_in_prompt(messages, config.tools), text_config)
+        return with_text_calls(completion, config.tools)
+
+    async def _tool_mode(self) -> ToolMode:
+        """Native function calling or the text fallback: forced, known, or learned once
+        per model instance from one probe asking for a call (an endpoint that refuses
+        the tool list, or ignores it, gets the fallback)."""
+        if self.tool_mode is None:
+            async with self._lock():
+                if self.tool_mode is None:
+                    self.tool_mode = await self._probe_tools()
+        return self.tool_mode
+
+    async def _probe_tools(self) -> ToolMode:
+        config = GenerateConfig(max_tokens=64, tools=(PROBE_TOOL,))
+        try:
+            reply = await self._send(self.request_params(TOOL_PROBE_MESSAGES, config, "text"))
+        except ModelError as exc:
+            if exc.kind in ("capability", "bad_request"):
+                return "text"
+            raise
+        return "native" if reply.tool_calls else "text"
+
+    async def _generate(
+        self, messages: Sequence[ChatMessage], config: GenerateConfig
     ) -> Completion:
         if config.response_schema is None or self.forced is not None:
             return await self._send(self.request_params(messages, config, self.forced or "text"))
@@ -282,18 +369,28 @@ class OpenAIChatModel:
         return mode
 
     async def _send(self, params: dict[str, Any]) -> Completion:
+        try:
+            return await self._send_once(params)
+        except ModelError as exc:
+            refused = exc.kind in ("bad_request", "capability") and "logprob" in str(exc).lower()
+            if "logprobs" not in params or not refused:
+                raise
+        self.logprobs_ok = False
+        return await self._send_once({k: v for k, v in params.items() if k != "logprobs"})
+
+    async def _send_once(self, params: dict[str, Any]) -> Completion:
         start = time.perf_counter()
         try:
             raw = await self._client().chat.completions.with_raw_response.create(**params)
         except openai.APIError as exc:
-            failure = self._failure(exc, "response_format" in params)
+            failure = self._failure(exc, "response_format" in params, "tools" in params)
         else:
             return self._parse(raw.http_response.text, time.perf_counter() - start)
         # Raised outside the except block, so the SDK exception (which may hold an echoed
         # key in its body) is not even kept as __context__.
         raise failure
 
-    def _failure(self, exc: openai.APIError, with_format: bool) -> ModelError:
+    def _failure(self, exc: openai.APIError, with_format: bool, with_tools: bool) -> ModelError:
         """Our error for an SDK error: classified, with a redacted message."""
         if isinstance(exc, openai.APITimeoutError):
             return self._error(f"request timed out after {self.timeout_s}s", "timeout")
@@ -303,7 +400,7 @@ class OpenAIChatModel:
             status, message = exc.status_code, _error_message(exc.body)
             return self._error(
                 f"HTTP {status}: {message}",
-                _status_kind(status, message, with_format),
+                _status_kind(status, message, with_format, with_tools),
                 status_code=status,
                 retry_after_s=parse_retry_after(exc.response.headers),
             )
@@ -334,6 +431,8 @@ class OpenAIChatModel:
             ),
             latency_s=latency,
             finish_reason="refusal" if refused else choice.finish_reason,
+            tool_calls=openai_tool_calls(choice.message.tool_calls),
+            logprobs=read_logprobs(choice.logprobs),
         )
 
     async def aclose(self) -> None:
@@ -378,6 +477,7 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
         timeout_s=float(options.get("timeout_s", 60.0)),
         structured_output=options.get("structured_output"),
         max_tokens=None if options.get("max_tokens") is None else int(options["max_tokens"]),
+        tool_calls=options.get("tool_calls"),
     )
 
 

@@ -130,4 +130,6 @@ class ReplayModel:
             ),
             latency_s=time.perf_counter() - start,
             finish_reason=recorded.finish_reason,
+            tool_calls=recorded.tool_calls,
+            tool_mode=recorded.tool_mode,
         )

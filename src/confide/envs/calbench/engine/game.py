@@ -70,6 +70,7 @@ from confide.envs.calbench.actions import (
     DmCall,
     Envelope,
     ParticipantGroupchatCall,
+    RefusedAction,
     RescheduleCall,
     ScheduleCall,
     ToolCall,
@@ -181,6 +182,8 @@ class Game:
         self.postbox = Postbox(self.seats, on_deliver=trace.message)
         self.views = ViewBuilder(scenario, CONDITION_CHANNELS[self.config.condition])
         self.cursor = dict.fromkeys(self.seats, 0)
+        self.refused: dict[str, list[RefusedAction]] = {}
+        """Refused tool calls per seat, handed to it with its next observation."""
         self.penalty = [0] * scenario.num_agents
         self.resolved: dict[int, bool] = {}
         self.known: dict[int, tuple[int, ...]] = {}
@@ -250,6 +253,8 @@ class Game:
         return [m for m in seen if m.sender != seat]
 
     async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
+        if refused := self.refused.pop(seat, None):
+            observation = observation.model_copy(update={"refused": tuple(refused)})
         if self.observe is not None:
             self.observe(seat, observation)
         envelope = await self.players[seat].act(observation)
@@ -261,6 +266,7 @@ class Game:
         return envelope
 
     def _invalid(self, rnd: int, seat: str, phase: str, tool: ToolCall, reason: str) -> None:
+        self.refused.setdefault(seat, []).append(RefusedAction(action=tool.type, reason=reason))
         self._emit(
             "invalid_tool_call",
             {"phase": phase, "tool_call": tool_dict(tool), "reason": reason},

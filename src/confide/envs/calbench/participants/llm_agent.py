@@ -25,8 +25,9 @@ the full multi-round game" but says nothing of format repairs, decoding or defau
 thread keeps the accepted reply of each step and not the repair exchanges (those are in
 the trace as model calls); after a failed step it keeps the last raw reply, so user and
 assistant turns still alternate; decoding is at
-temperature 0 with at most 768 new tokens per call (512 and a bounded reply schema for
-embedded local models, see llm_parse.py); the episode's condition defaults to `dm`, as in
+temperature 0 with no token cap unless the sampling settings set one (512 and a bounded
+reply schema for embedded local models, see llm_parse.py; a reply cut off at the cap is
+an invalid reply of cause "truncated"); the episode's condition defaults to `dm`, as in
 the environment.
 """
 
@@ -61,7 +62,6 @@ from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
-MAX_TOKENS = 768
 LOCAL_MAX_TOKENS = 512
 """Embedded `local/...` models are tiny and run on CPU; they get the bounded reply schema,
 whose longest reply fits in this budget, so no reply is cut off."""
@@ -69,14 +69,22 @@ MAX_ATTEMPTS = 3
 """Calls per step: the first answer plus two repairs."""
 
 
-def default_config(model: str) -> GenerateConfig:
+def default_config(model: str, *, max_tokens: int | None = None) -> GenerateConfig:
     """Decoding settings of every call of `model` (the reply schema attached, so providers
-    that can constrain decoding to it do; embedded models get the bounded schema)."""
+    that can constrain decoding to it do; embedded models get the bounded schema).
+
+    `max_tokens` is the seam for a per-role budget from the run's sampling settings. By
+    default no cap is sent (the provider's own limit applies): on a reasoning model a cap
+    also counts the hidden reasoning, so a fixed one would cut replies off or empty them
+    (issue 21 item 2). Embedded `local/` models keep their 512, which fits every reply of
+    the bounded schema."""
     if model.startswith("local/"):
         return GenerateConfig(
-            temperature=0.0, max_tokens=LOCAL_MAX_TOKENS, response_schema=bounded_reply_schema()
+            temperature=0.0,
+            max_tokens=max_tokens or LOCAL_MAX_TOKENS,
+            response_schema=bounded_reply_schema(),
         )
-    return GenerateConfig(temperature=0.0, max_tokens=MAX_TOKENS, response_schema=reply_schema())
+    return GenerateConfig(temperature=0.0, max_tokens=max_tokens, response_schema=reply_schema())
 
 
 class LlmAgent:
@@ -161,6 +169,7 @@ class LlmAgent:
                     **_step(observation),
                     "attempts": len(result.attempts),
                     "problems": [a.problem for a in result.attempts],
+                    "causes": [a.cause for a in result.attempts],
                 },
                 visible_to=[self.seat],
             )

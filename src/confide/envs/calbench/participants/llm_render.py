@@ -12,7 +12,11 @@ messages"; the last turn of the budget adds the closing instruction); a non-part
 first turn in a round (it was contacted) gets `contacted`, our addition so that it knows
 the meeting and its calendar before it answers; VOLUNTARY and DECISION requests get the
 voluntary and decision messages, and every later attempt of the same batch the retry
-message with the exact A.5 conflict strings.
+message with the exact A.5 conflict strings. Tool calls the engine refused in the seat's
+previous reply (a message on a closed channel, to an unknown agent or to itself, a
+schedule during CHEAP_TALK, a message in a batch) open the next message, one line each in
+the shared refusal wording (`confide.core.refusal`; our addition, as A.5 words only batch
+conflicts).
 
 Decided by the text: turns are numbered from 1 (A.3's budget line reads "turn 1 of N"),
 and so are rounds (A.3's "=== ROUND N START ===" header; we count rounds like turns); the
@@ -29,11 +33,13 @@ import re
 from collections.abc import Sequence
 
 from confide.core.message import Message
+from confide.core.refusal import refusal
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarObservation,
     ChannelName,
     CheapTalkObservation,
+    RefusedAction,
     agent_of,
 )
 from confide.envs.calbench.prompts import SYSTEM_SECTIONS, Variant, load, render
@@ -182,4 +188,19 @@ def user_message(obs: CalendarObservation) -> str:
         text = render(
             "decision", **common, label_line=_label_line(obs), attempts_line=_attempts_line(obs)
         )
+    if obs.refused:
+        text = "\n".join([*map(_refused_line, obs.refused), "", text])
     return _tidy(text)
+
+
+_REFUSED_WHAT = {
+    "dm": "direct message",
+    "participant_groupchat": "participants' group post",
+    "all_agent_groupchat": "all-agent group post",
+}
+
+
+def _refused_line(refused: RefusedAction) -> str:
+    """One refused tool call of the previous reply, in the shared refusal wording."""
+    what = _REFUSED_WHAT.get(refused.action, f"{refused.action} action")
+    return refusal(refused.reason, what=what)

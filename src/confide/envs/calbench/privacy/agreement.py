@@ -59,7 +59,9 @@ def comparison(
 ) -> ComparisonRow:
     """Aggregate judge VPS next to the primary measurements of the same games."""
     def total(games: Sequence[ModelVps], field: str) -> float:
-        return float(sum(getattr(t, field) for g in games for t in g.targets))
+        """Summed over the measured targets (an unmeasured excess is None, not zero)."""
+        values = (getattr(t, field) for g in games for t in g.targets)
+        return float(sum(v for v in values if v is not None))
 
     return ComparisonRow(
         games=len({g.game_id for g in (*judge, *reflection)} | {p.game.game_id for p in protocol}),

@@ -22,7 +22,10 @@ saying at which moment the state is read):
   round's messages were written), replayed from the scenario and the trace's committed
   batches (`batch_applied`), so a slot a message called free and that the round's meeting
   then filled still counts as a truthful "free" disclosure;
-- an answer that never matched the schema (repair loop exhausted) contributes no cells;
+- an answer that never matched the schema (repair loop exhausted) contributes no cells
+  and is counted as missing, not as zero belief change (issue 21 item 6): each target it
+  was about gets `missing_answers` + 1 and an excess of None (unmeasured, so a failed
+  answer cannot lower a seat's VPS); the per-game count is `ModelVps.failed_answers`;
 - the slot-equivalent belief scale is not the protocol-semantic one of beliefs.py (there a
   fully revealed slot is |1 - p0| = 0.5; F.3 fixes +-3 at one slot), so only the floor is
   shared with vps.py.
@@ -254,13 +257,15 @@ class TargetRow:
     game_id: str
     target_agent: int
     answers: int
+    missing_answers: int
     nonzero_deltas: int
     truth_directed_deltas: int
     precision: float | None
     raw_vps_loss_total: float
     calibrated_vps_loss_total: float
     vps_floor: float
-    excess_calibrated_vps_loss_total: float
+    excess_calibrated_vps_loss_total: float | None
+    """None when an answer about this target is missing (see the module docstring)."""
 
 
 @dataclass(frozen=True)
@@ -274,8 +279,9 @@ class ModelVps:
     pairs: list[PairRow]
     targets: list[TargetRow]
 
-    def excess_by_seat(self) -> dict[str, float]:
-        """Seat name -> excess calibrated VPS of that seat as a target."""
+    def excess_by_seat(self) -> dict[str, float | None]:
+        """Seat name -> excess calibrated VPS of that seat as a target (None: unmeasured,
+        an answer about it is missing)."""
         return {seat_of(t.target_agent): t.excess_calibrated_vps_loss_total for t in self.targets}
 
     def round_calibrated(self) -> dict[tuple[int, int], float]:
@@ -304,8 +310,11 @@ def model_vps(
     n, slots = scenario.num_agents, scenario.num_slots
     cells: list[CellRow] = []
     pairs: list[PairRow] = []
+    missing = [0] * n
     for answer in answers:
         if answer.deltas is None:
+            for target in range(n):
+                missing[target] += target != answer.observer
             continue
         _check_answer(answer, answer.deltas, (n, slots, len(truth)), where)
         attending = scenario.meetings[answer.round].participants
@@ -329,7 +338,7 @@ def model_vps(
         sum(a.deltas is None for a in answers),
         cells,
         pairs,
-        _targets(pairs, n, trace_path, gid, floor),
+        _targets(pairs, missing, trace_path, gid, floor),
     )
 
 
@@ -367,17 +376,17 @@ def _cell(
 
 
 def _targets(
-    pairs: Sequence[PairRow], n: int, trace_path: str, gid: str, floor: float
+    pairs: Sequence[PairRow], missing: Sequence[int], trace_path: str, gid: str, floor: float
 ) -> list[TargetRow]:
     rows = []
-    for target in range(n):
+    for target, lost in enumerate(missing):
         mine = [p for p in pairs if p.target_agent == target]
         nonzero = sum(p.nonzero_deltas for p in mine)
         toward = sum(p.truth_directed_deltas for p in mine)
         calibrated = sum((p.calibrated_vps_loss for p in mine), 0.0)
         rows.append(TargetRow(
-            trace_path, gid, target, len(mine), nonzero, toward,
+            trace_path, gid, target, len(mine), lost, nonzero, toward,
             toward / nonzero if nonzero else None, sum((p.raw_vps_loss for p in mine), 0.0),
-            calibrated, floor, max(0.0, calibrated - floor),
+            calibrated, floor, None if lost else max(0.0, calibrated - floor),
         ))
     return rows

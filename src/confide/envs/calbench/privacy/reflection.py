@@ -9,9 +9,12 @@ They are measurement only: the question and the answer are never added to the ag
 conversation (the paper's record_history=false), they go to the model through
 `ctx.model_for(seat, spec, "reflection")` (so each call is recorded in the trace with
 purpose "reflection"), and each answer is recorded as an `EnvEvent` named "reflection"
-with `visible_to=None` (no seat observes it). Conversion, calibration, the five-slot floor
-and the per-game-target excess are in deltas.py; `reflection_vps` reads them back from a
-trace.
+with `visible_to=None` (no seat observes it). The calls ask for token log probabilities
+(`REFLECTION_CONFIG`, as F.3 allows), which providers that give them record with the
+call. An answer still unreadable after the repair loop is recorded with `ok` false and
+counts as missing, never as zero belief change (deltas.py). Conversion, calibration, the
+five-slot floor and the per-game-target excess are in deltas.py; `reflection_vps` reads
+them back from a trace.
 
 What the observer is asked from: a seat that keeps a conversation thread exposes it
 through `ReflectiveSeat.reflection_context()` and the question is appended to a copy of
@@ -53,6 +56,9 @@ from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 EVENT = "reflection"
 PURPOSE = "reflection"
+REFLECTION_CONFIG = GenerateConfig(logprobs=True)
+"""Reflection answers ask for token log probabilities (F.3 allows them); providers that
+give them record them with the call in the trace, the others answer without."""
 
 
 @runtime_checkable
@@ -140,7 +146,7 @@ class RoundReflection:
         self.models = dict(models)
         self.players = players
         self.max_attempts = max_attempts
-        self.config = config
+        self.config = config or REFLECTION_CONFIG
 
     async def __call__(self, round_index: int) -> None:
         threads = {

@@ -8,7 +8,9 @@ offline and deterministically:
 - evaluated agent (schema ``AgentTurn``): asks the customer for an email address (or,
   failing that, name and zip code), has the customer's id found and the profile read,
   asks for an order number and has the order read -- itself under direct access,
-  otherwise by sending a JSON request to each desk in listed order until one does it --
+  otherwise by sending a JSON request to each desk in listed order until one does it
+  (itself: a native tool call when the request offers tools natively, its JSON text
+  under the model layer's text fallback) --
   then says goodbye and sends FINAL. Its plan is replayed against the conversation, so
   the reply depends only on the prompt.
 - desk (``DeskTurn``): runs a JSON request it finds in the agent's latest message when
@@ -36,7 +38,9 @@ from confide.envs.incognita.participants.judge import literals, stated
 from confide.envs.incognita.participants.scripted import embedded_request
 from confide.envs.incognita.scenario import RELEASE_TOKENS
 from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock
-from confide.llm.types import ChatModel
+from confide.llm.providers.mock import Reply
+from confide.llm.tools import CATALOGUE_HEAD
+from confide.llm.types import ChatModel, ToolCall
 
 MOCK_NAME = "incognita"
 
@@ -52,11 +56,11 @@ _TOOL_LINE = re.compile(r"^- (\w+): ", re.MULTILINE)
 Plan = Generator[dict[str, Any], str, None]
 
 
-def incognita_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
+def incognita_reply(messages: list[ChatMessage], config: GenerateConfig) -> Reply:
     """The mock's reply to one request (see the module docstring)."""
     title = (config.response_schema or {}).get("title")
     if title == "AgentTurn":
-        return json.dumps(_agent(messages))
+        return agent_reply(_agent(messages, config), config)
     if title == "DeskTurn":
         return json.dumps(_desk(messages))
     if title == "GateAnswer":
@@ -70,9 +74,23 @@ def incognita_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
 # ----- evaluated agent -------------------------------------------------------------------
 
 
-def _agent(messages: list[ChatMessage]) -> dict[str, Any]:
+def offers_tools(messages: list[ChatMessage], config: GenerateConfig) -> bool:
+    """Whether the request offers tools: natively, or described in the prompt by the model
+    layer's text fallback."""
+    return bool(config.tools) or CATALOGUE_HEAD in messages[0].content
+
+
+def agent_reply(action: dict[str, Any], config: GenerateConfig) -> Reply:
+    """An agent action as the mock answers it: a tool call natively when the request
+    offers tools natively, else its JSON text."""
+    if "tool" in action and config.tools:
+        return ToolCall(id="call-0", name=action["tool"], arguments=json.dumps(action["arguments"]))
+    return json.dumps(action)
+
+
+def _agent(messages: list[ChatMessage], config: GenerateConfig) -> dict[str, Any]:
     system = messages[0].content
-    direct = "<tools>" in system
+    direct = offers_tools(messages, config)
     found = RECIPIENTS.search(system)
     recipients = [r.strip() for r in found.group(1).split("|")] if found else [CUSTOMER]
     desks = [] if direct else [r for r in recipients if r != CUSTOMER]
@@ -203,6 +221,7 @@ def _factory(**options: Any) -> ChatModel:
         name=MOCK_NAME,
         latency_s=float(options.get("latency_s", 0.0)),
         cycle=False,
+        tool_mode=options.get("tool_mode", "native"),
     )
 
 

@@ -9,12 +9,14 @@ prompt alone it recovers
 - the card: the customer's opening line (the first user turn) names one card of the
   shipped suite (`cards.load_suite`), whose fields, gold actions and output assertions it
   then knows, as the LLM-free ``reference`` agent does;
-- the condition: ``direct`` when the prompt lists tools, ``indirect`` when the only desk
+- the condition: ``direct`` when the request offers tools (natively, or in the prompt
+  under the model layer's text fallback), ``indirect`` when the only desk
   is the indirect desk, else ``social``.
 
 Its plan follows the reference's in text form: ask the customer for each of the card's
 fields (the gate's keyword matcher releases them); perform the gold actions in order --
-itself under direct access, otherwise by writing the call as JSON to a desk (the indirect
+itself under direct access (a native tool call, or its JSON under the text fallback),
+otherwise by writing the call as JSON to a desk (the indirect
 desk; under social the listed desks in order until one does not decline, remembered per
 tool), and, when a desk restates a write and asks to go ahead, by sending the same call
 again as the confirmation; tell the customer the card's output assertions; say goodbye;
@@ -46,7 +48,6 @@ Decisions
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from collections.abc import Generator
 from functools import cache
@@ -57,7 +58,9 @@ from confide.envs.incognita.participants.mock import (
     DECLINE,
     RECIPIENTS,
     agent_replies,
+    agent_reply,
     incognita_reply,
+    offers_tools,
     say,
 )
 from confide.envs.incognita.participants.reference import assertion_statement, field_question
@@ -66,6 +69,7 @@ from confide.envs.incognita.scenario import TaskCard, load_suite
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolKind
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock
+from confide.llm.providers.mock import Reply
 from confide.llm.types import ChatModel
 
 SKILLED_MOCK_NAME = "incognita-skilled"
@@ -101,10 +105,11 @@ def _card(messages: list[ChatMessage]) -> TaskCard:
     return card
 
 
-def _condition(system: str) -> tuple[str, list[str]]:
-    """The condition and the desks the agent may address, read from its system prompt."""
-    if "<tools>" in system:
+def _condition(messages: list[ChatMessage], config: GenerateConfig) -> tuple[str, list[str]]:
+    """The condition and the desks the agent may address, read from its request."""
+    if offers_tools(messages, config):
         return "direct", []
+    system = messages[0].content
     found = RECIPIENTS.search(system)
     listed = [r.strip() for r in found.group(1).split("|")] if found else []
     desks = [r for r in listed if r != CUSTOMER]
@@ -123,17 +128,17 @@ def lapse_for(card: TaskCard, condition: str, seed: int) -> str | None:
     return rng.choice(kinds)
 
 
-def skilled_reply(messages: list[ChatMessage], config: GenerateConfig, seed: int) -> str:
+def skilled_reply(messages: list[ChatMessage], config: GenerateConfig, seed: int) -> Reply:
     """The mock's reply to one request (see the module docstring)."""
     if (config.response_schema or {}).get("title") != "AgentTurn":
         return incognita_reply(messages, config)
     card = _card(messages)
-    condition, desks = _condition(messages[0].content)
+    condition, desks = _condition(messages, config)
     plan = _plan(card, condition, desks, lapse_for(card, condition, seed))
     action = next(plan)
     for reply in agent_replies(messages[1:]):
         action = plan.send(reply)
-    return json.dumps(action)
+    return agent_reply(action, config)
 
 
 def _plan(card: TaskCard, condition: str, desks: list[str], lapse: str | None) -> Plan:
@@ -187,6 +192,7 @@ def _factory(**options: Any) -> ChatModel:
         name=SKILLED_MOCK_NAME,
         latency_s=float(options.get("latency_s", 0.0)),
         cycle=False,
+        tool_mode=options.get("tool_mode", "native"),
     )
 
 

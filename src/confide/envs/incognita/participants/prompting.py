@@ -26,6 +26,7 @@ from confide.llm import (
     StructuredResult,
     generate_structured,
 )
+from confide.llm.types import ToolCall, ToolSpec
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -63,6 +64,16 @@ def tool_catalogue(names: tuple[str, ...]) -> str:
 
 
 @cache
+def tool_specs(names: tuple[str, ...]) -> tuple[ToolSpec, ...]:
+    """The tools `names` as sent with a request for native function calling."""
+    return tuple(
+        ToolSpec(name=name, description=SERVICE_TOOLS[name].description,
+                 parameters=SERVICE_TOOLS[name].parameters_schema())
+        for name in names
+    )
+
+
+@cache
 def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> str:
     """The evaluated agent's prompt (incognita.md A.1): participant list, neutral
     objective, output format; in direct access also the service role and rules."""
@@ -73,7 +84,7 @@ def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> 
                 intro,
                 prompts.load("service_role"),
                 prompts.load("service_rules"),
-                prompts.render("agent_direct", tools=tool_catalogue(tools)),
+                prompts.load("agent_direct"),
             ]
         )
     listed = ", ".join(recipients)
@@ -101,14 +112,22 @@ def message_turn(sender: str, text: str | None, payload: object) -> str:
     return f"{sender}: {body}"
 
 
-def render_history(history: Sequence[HistoryItem], me: str, *, reply_key: str) -> list[ChatMessage]:
+def render_history(
+    history: Sequence[HistoryItem], me: str, *, reply_key: str, native_tools: bool = False
+) -> list[ChatMessage]:
     """`history` as chat turns for participant `me`. Its own messages become assistant
     turns in its output format (`reply_key` "message" for the agent, "reply" for a
-    desk), its tool calls assistant turns followed by a user turn with the outcome,
-    everything else user turns."""
+    desk), its tool calls assistant turns followed by a turn with the outcome (with
+    `native_tools`, a function call and its "tool" result turn; otherwise its JSON and a
+    user turn), everything else user turns."""
     turns: list[ChatMessage] = []
     for item in history:
-        if item.tool is not None:
+        if item.tool is not None and native_tools:
+            made = ToolCall(id=f"call-{item.tool.call_id}", name=item.tool.tool,
+                            arguments=json.dumps(item.tool.arguments))
+            turns.append(ChatMessage(role="assistant", content="", tool_calls=(made,)))
+            turns.append(ChatMessage(role="tool", tool_call_id=made.id, content=item.tool.text))
+        elif item.tool is not None:
             call = {"tool": item.tool.tool, "arguments": item.tool.arguments}
             turns.append(ChatMessage(role="assistant", content=json.dumps(call)))
             turns.append(ChatMessage(role="user", content=f"Result of {item.tool.tool}: "
@@ -151,10 +170,13 @@ class JsonSeat:
         schema: type[T],
         *,
         reply_key: str,
+        tools: tuple[ToolSpec, ...] = (),
     ) -> StructuredResult[T]:
-        """Ask for one step: the system prompt, then `history` as this seat's chat turns."""
+        """Ask for one step: the system prompt, then `history` as this seat's chat turns;
+        with `tools`, a native tool call is an answer too."""
         messages = [
             ChatMessage(role="system", content=system),
-            *render_history(history, self.name, reply_key=reply_key),
+            *render_history(history, self.name, reply_key=reply_key, native_tools=bool(tools)),
         ]
-        return await ask_json(self._model, messages, schema, self._config, self._max_attempts)
+        config = self._config.model_copy(update={"tools": tools}) if tools else self._config
+        return await ask_json(self._model, messages, schema, config, self._max_attempts)

@@ -8,8 +8,11 @@ need no escaping.
 - ``agent_intro``: the evaluated agent's neutral objective (every condition).
 - ``agent_messaging`` ($recipients, $choices): one directed message per turn, FINAL to
   ENVIRONMENT ends the episode (indirect and social).
-- ``agent_direct`` ($tools): the same contract with tool calls (direct), placed after
-  ``service_role`` and ``service_rules``, because in that condition the agent is the service.
+- ``agent_direct``: the same contract with native tool calls (direct; A.1: exactly one
+  tool call with no text alongside it, or one JSON object), placed after ``service_role``
+  and ``service_rules``, because in that condition the agent is the service. The tools
+  themselves go with the request (`GenerateConfig.tools`); an endpoint without function
+  calling gets them described in the prompt by the model layer (`confide.llm.tools`).
 - ``service_role`` / ``service_rules``: the all-roles service block (direct agent and the
   single indirect desk).
 - ``role_<desk>`` / ``rules_<desk>``: the six social desks (identity lookup has no rules).
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 from confide.llm.prompts import PromptError, PromptFiles
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 """Bumped whenever a prompt text changes (recorded in the episode setup event)."""
 
 FILES = PromptFiles(__name__)
