@@ -34,7 +34,6 @@ from confide.core.message import Message
 from confide.core.tables import group_by, mean, number
 from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
 from confide.core.truncation import truncated_replies
-from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.scenario import TaskCard, replay_gold

@@ -33,7 +33,6 @@ from confide.envs.incognita.participants.prompting import (
     agent_system_prompt,
     tool_specs,
 )
-from confide.envs.incognita.actions import AgentAction, AgentObservation
 from confide.llm.structured import call_arguments
 
 
