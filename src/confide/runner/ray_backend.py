@@ -31,6 +31,7 @@ so concurrent writers of one key leave one whole entry (`confide.llm.cache`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import itertools
 import logging
@@ -242,7 +243,7 @@ class RayEpisodes:
     ) -> None:
         import ray
 
-        self._ray = ray
+        self._ray: Any = ray  # handles and refs are untyped: one Any instead of many casts
         self._spec_id = spec.id
         cache = experiment.cache_dir
         self._experiment = experiment.model_copy(
@@ -254,8 +255,8 @@ class RayEpisodes:
         self._meter = meter
         self._cwd = os.getcwd()
         self._limits = dict(limits)
-        self._slots = ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
-        count = max(1, int(ray.cluster_resources().get("CPU", 1)))
+        self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+        count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self._names = itertools.count()
         self._workers = [self._start() for _ in range(count)]
         self._load = [0] * count
@@ -342,10 +343,9 @@ class RayEpisodes:
     def close(self) -> None:
         """Remove the workers' temporary directories and end the workers."""
         ray = self._ray
-        try:
+        # a dead or unreachable worker keeps its temporary directory
+        with contextlib.suppress(ray.exceptions.RayError):
             ray.get([w.actor.close.remote() for w in self._workers], timeout=30)
-        except ray.exceptions.RayError:
-            pass  # a dead or unreachable worker keeps its temporary directory
         for worker in self._workers:
             ray.kill(worker.actor, no_restart=True)
         ray.kill(self._slots, no_restart=True)
@@ -369,10 +369,12 @@ def ray_episodes(
     started = not ray.is_initialized()
     if started:
         address = experiment.ray_address or "local"
-        local = {"include_dashboard": False} if address == "local" else {}
         try:
             ray.init(
-                address=address, log_to_driver=False, logging_level=logging.WARNING, **local
+                address=address,
+                include_dashboard=False if address == "local" else None,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
             )
         except ConnectionError as exc:
             raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
