@@ -215,6 +215,10 @@ class EpisodeWorker:
         path.unlink()
         return data, footer, self.models.meter.snapshot(), next(self._reports)
 
+    def ready(self) -> str:
+        """Where this worker runs (answered once `__init__` is done)."""
+        return self.placement["node_id"]
+
     def close(self) -> None:
         """Remove the temporary trace directory."""
         shutil.rmtree(self.trace_dir, ignore_errors=True)
@@ -260,6 +264,7 @@ class RayEpisodes:
         self._names = itertools.count()
         self._workers = [self._start() for _ in range(count)]
         self._load = [0] * count
+        self._check_start()
         self._reported: dict[str, tuple[int, dict[str, ModelUsage]]] = {}
         self.in_flight = experiment.concurrency or count * experiment.episodes_at_once
         """Episodes handed out at once: `concurrency`, by default the local default per
@@ -272,9 +277,20 @@ class RayEpisodes:
         )
         return _Worker(actor, holder)
 
-    @property
-    def workers(self) -> int:
-        return len(self._workers)
+    def _check_start(self) -> None:
+        """Wait for the first worker to be up, so a worker that cannot start at all (Ray
+        nodes without confide, a broken environment) fails the run here, once, instead
+        of failing every episode three times."""
+        ray = self._ray
+        first, _ = ray.wait([w.actor.ready.remote() for w in self._workers], num_returns=1)
+        try:
+            ray.get(first[0])
+        except ray.exceptions.RayError as exc:
+            reason = str(exc).strip().splitlines()
+            raise ConfideError(
+                "a Ray worker could not start (every node needs the same Python environment "
+                f"with confide installed): {reason[-1] if reason else exc!r}"
+            ) from None
 
     async def play(self, plan: EpisodePlan) -> EpisodeEnd | None:
         """Play `plan` on a worker and write its trace; None when the run stopped first."""
