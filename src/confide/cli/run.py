@@ -53,6 +53,15 @@ def run(
     cache: Annotated[
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
+    backend: Annotated[
+        str | None,
+        typer.Option(help="local (default) or ray: episodes on Ray workers (extra `ray`)."),
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(help="With --backend ray: 'auto' joins the running cluster, or host:port; "
+                     "default: start a local one."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     fresh: Annotated[
         bool,
@@ -82,6 +91,8 @@ def run(
         "concurrency": concurrency,
         "output_dir": str(out) if out else None,
         "cache_dir": str(cache) if cache else None,
+        "backend": backend,
+        "ray_address": ray_address,
     }
     path = Path(target)
     if path.suffix in (".yaml", ".yml"):

@@ -47,7 +47,9 @@ SCHEMA_VERSION = 1
 FLUSH_INTERVAL_S = 0.5
 """A partial trace reaches the disk at least this often (it is for watching a live
 episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
-VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at"})
+VOLATILE_KEYS = frozenset({"ts", "latency_s", "cached", "started_at", "placement"})
+"""Differ between two runs of the same episode (`placement`: the host and Ray worker
+that ran it)."""
 TRACE_SUFFIX = ".jsonl.gz"
 PROMPT_PREFIX = "prompt_prefix"
 _MODEL_CALL = '"model_call"'

@@ -75,6 +75,10 @@ class UsageMeter:
         """Count one retried provider attempt."""
         self._update(model, ModelUsage(retries=1))
 
+    def add(self, model: str, usage: ModelUsage) -> None:
+        """Add usage counted elsewhere (another process's meter)."""
+        self._update(model, usage)
+
     def snapshot(self) -> dict[str, ModelUsage]:
         """A copy of the per-model totals."""
         with self._lock:

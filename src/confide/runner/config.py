@@ -9,7 +9,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from confide import atomic
 from confide.core.benchmark import parse_lineup
@@ -62,6 +69,15 @@ class Experiment(BaseModel):
     model_options: dict[str, Any] = Field(
         default_factory=dict, description="Options passed to every model provider (e.g. base_url)."
     )
+    backend: Literal["local", "ray"] = Field(
+        default="local",
+        description="local: one asyncio process; ray: episodes on Ray workers (extra `ray`).",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="Ray cluster to join ('auto': the running one; 'host:port'); default: "
+        "start a local one. Only with backend: ray.",
+    )
 
     @property
     def episodes_at_once(self) -> int:
@@ -71,6 +87,12 @@ class Experiment(BaseModel):
         models = [seat.model for text in self.lineups for seat in parse_lineup(text)]
         models += [spec.split(":", 1)[0] for spec in self.roles.values()]
         return 1 if any(m is not None and m.startswith("local/") for m in models) else 4
+
+    @model_validator(mode="after")
+    def _address_needs_ray(self) -> Experiment:
+        if self.ray_address is not None and self.backend != "ray":
+            raise ValueError(f"ray_address {self.ray_address!r} needs backend: ray")
+        return self
 
     @field_validator("lineups")
     @classmethod

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import gc
 import traceback
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +117,10 @@ async def run_experiment_async(
     no more episodes and cancels the running ones; the outputs then cover the finished
     episodes. `freeze_gc` (the CLI's choice, never a library default: it changes the
     caller's whole process) moves the loaded tasks out of the cyclic collector's sight."""
+    if experiment.backend == "ray":
+        from confide.runner.ray_backend import require_ray
+
+        require_ray()
     spec = get_benchmark(experiment.benchmark)
     plans = expand(spec, experiment)
     prints = episode_fingerprints(spec.id, experiment, plans)
@@ -160,17 +164,32 @@ async def _run_locked(
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
     failed: list[str] = []
-    limit = asyncio.Semaphore(experiment.episodes_at_once)
-    with RunProgress(len(plans), len(plans) - len(todo), models.meter, show_progress) as bar:
+
+    async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:
+        return await run_episode(
+            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop
+        )
+
+    play: Callable[[EpisodePlan], Awaitable[EpisodeEnd | None]] = play_here
+    at_once = experiment.episodes_at_once
+    backend = contextlib.ExitStack()
+    if experiment.backend == "ray":  # episodes run on Ray workers; all the rest stays here
+        from confide.runner.ray_backend import ray_episodes
+
+        cluster = backend.enter_context(
+            ray_episodes(spec, experiment, trace_dir, prints, stop, models.meter)
+        )
+        play, at_once = cluster.play, cluster.in_flight
+    limit = asyncio.Semaphore(at_once)
+    with backend, RunProgress(len(plans), len(plans) - len(todo), models.meter,
+                              show_progress) as bar:
 
         async def worker(chain: list[EpisodePlan]) -> None:
             async with limit:
                 for plan in chain:
                     if stop.is_set():
                         return
-                    footer = await run_episode(
-                        spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop
-                    )
+                    footer = await play(plan)
                     if footer is None:
                         return
                     done[plan.episode_id] = footer
@@ -208,11 +227,12 @@ async def run_episode(
     models: RunModels,
     fingerprint: dict[str, str],
     stop: asyncio.Event,
+    placement: Mapping[str, str] | None = None,
 ) -> EpisodeEnd | None:
     """Run one episode into its trace file and return its slim footer (`_slim`); an
     exception becomes a failed footer (the run goes on). When `stop` is set first, the
     episode is cancelled, its partial trace removed, and None returned. The header records
-    each model's structured-output mode."""
+    each model's structured-output mode and, given one, where the episode ran."""
     roles = [SeatSpec(spec) for spec in experiment.roles.values()]
     modes = await models.structured_output([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
@@ -230,6 +250,7 @@ async def run_episode(
                 "roles": experiment.roles,
                 "options": experiment.options,
                 **({"structured_output": modes} if modes else {}),
+                **({"placement": dict(placement)} if placement else {}),
             },
             versions={"confide": __version__},
             fingerprint=fingerprint,

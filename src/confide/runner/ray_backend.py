@@ -1,0 +1,407 @@
+"""`backend: ray`: episodes on the workers of a Ray cluster, everything else on the driver.
+
+The driver (the `confide run` process) does what it does for the local backend: expands
+the experiment, holds the run directory's lock, skips finished episodes, shows progress
+and writes results.csv, the summary and every derived output. Only `run_episode` moves:
+it runs inside `EpisodeWorker` actors, one per CPU of the cluster (`num_cpus=1` each, so
+Ray spreads them over the nodes), each an asyncio actor playing several episodes at once
+exactly as the local runner does, with its benchmark, suites and models kept warm.
+
+Where files live: a worker writes the trace into its own temporary directory and returns
+the finished file's bytes with the slim footer; the driver writes them into
+`<run dir>/traces/` atomically. So the run directory needs to exist only on the driver's
+machine (no shared storage), and a trace appears there only when its episode finished: a
+worker killed mid-episode leaves nothing in the run directory. Relative paths a worker
+reads (a `replay/` trace, `cache_dir`, a price table) are resolved against the driver's
+working directory; on several machines they must exist at the same path on every node.
+
+Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
+a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
+that finished. A killed driver takes its Ray job down with it (Ray kills a job's actors
+when its driver exits); re-running the command resumes from the traces on disk.
+
+Shared limits: the per-provider concurrency limits (`confide.llm.limits.DEFAULT_LIMITS`)
+hold for the whole cluster. A `ProviderSlots` actor owns one semaphore per provider and
+every worker's models take their call slots from it (`ClusterLimiter`); a dead worker's
+slots are given back when the driver replaces it. The on-disk response cache needs no
+coordination: each entry is written to a unique temporary file and renamed into place,
+so concurrent writers of one key leave one whole entry (`confide.llm.cache`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import itertools
+import logging
+import os
+import shutil
+import socket
+import tempfile
+from collections import deque
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confide import atomic
+from confide.core.benchmark import BenchmarkSpec
+from confide.core.trace import EpisodeEnd, trace_file
+from confide.errors import ConfideError
+from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
+from confide.registry import get_benchmark
+from confide.runner.config import Experiment
+from confide.runner.execute import run_episode
+from confide.runner.expand import EpisodePlan
+from confide.runner.models import RunModels
+
+INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
+ATTEMPTS = 3
+"""Plays of one episode whose worker died before it is recorded as failed."""
+PROVIDER_LIMITS: Mapping[str, int | None] = DEFAULT_LIMITS
+"""Call slots per provider for the whole cluster (the local backend's per-process ones)."""
+"""Plays of one episode whose worker died before it is recorded as failed."""
+
+Outcome = tuple[bytes, EpisodeEnd, dict[str, ModelUsage], int]
+"""What a worker returns for a finished episode: the trace file's bytes, the slim footer,
+the worker's cumulative model usage and that usage's sequence number."""
+
+
+def require_ray() -> None:
+    """Fail with the install hint unless Ray can be imported (a preflight check)."""
+    if importlib.util.find_spec("ray") is None:
+        raise ConfideError(INSTALL_HINT)
+
+
+class ProviderSlots:
+    """Cluster-wide call slots per provider (run as a Ray actor). A slot is asked for
+    with a ticket; giving back a ticket that was never granted withdraws it, so a call
+    cancelled while it waits never takes a slot later."""
+
+    def __init__(self, limits: Mapping[str, int | None]) -> None:
+        self._free = {p: n for p, n in limits.items() if n is not None}
+        self._waiting: dict[str, deque[tuple[str, asyncio.Future[None]]]] = {
+            p: deque() for p in self._free
+        }
+        self._held: dict[str, tuple[str, str]] = {}
+        """ticket -> (holder, provider)"""
+        self._withdrawn: set[str] = set()
+        self._gone: set[str] = set()
+
+    async def acquire(self, provider: str, holder: str, ticket: str) -> bool:
+        """Wait for a slot of `provider`; False when the ticket was withdrawn first."""
+        if provider not in self._free:
+            return True
+        if self._free[provider] > 0 and not self._waiting[provider]:
+            self._free[provider] -= 1
+        else:
+            grant: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiting[provider].append((ticket, grant))
+            await grant
+        if ticket in self._withdrawn or holder in self._gone:
+            self._withdrawn.discard(ticket)
+            self._hand_on(provider)
+            return False
+        self._held[ticket] = (holder, provider)
+        return True
+
+    def release(self, ticket: str) -> None:
+        """Give back the slot of `ticket`, or withdraw it if it is not granted yet."""
+        entry = self._held.pop(ticket, None)
+        if entry is None:
+            self._withdrawn.add(ticket)
+            return
+        self._hand_on(entry[1])
+
+    def release_holder(self, holder: str) -> None:
+        """Give back every slot of a dead worker and refuse its waiting requests."""
+        self._gone.add(holder)
+        for ticket, (owner, _) in list(self._held.items()):
+            if owner == holder:
+                self.release(ticket)
+
+    def held(self) -> dict[str, int]:
+        """Slots in use per provider."""
+        counts = dict.fromkeys(self._free, 0)
+        for _, provider in self._held.values():
+            counts[provider] += 1
+        return counts
+
+    def _hand_on(self, provider: str) -> None:
+        waiting = self._waiting[provider]
+        while waiting:
+            _, grant = waiting.popleft()
+            if not grant.done():  # skip a request whose call was cancelled
+                grant.set_result(None)
+                return
+        self._free[provider] += 1
+
+
+class ClusterLimiter(ProviderLimiter):
+    """A `ProviderLimiter` whose slots come from the cluster's `ProviderSlots` actor."""
+
+    def __init__(self, slots: Any, holder: str, limits: Mapping[str, int | None]) -> None:
+        super().__init__(limits)
+        self._slots = slots
+        self._holder = holder
+        self._tickets = itertools.count()
+
+    @asynccontextmanager
+    async def slot(self, provider: str) -> AsyncIterator[None]:
+        if self.limits.get(provider) is None:
+            yield
+            return
+        ticket = f"{self._holder}:{next(self._tickets)}"
+        try:
+            await self._slots.acquire.remote(provider, self._holder, ticket)
+            yield
+        finally:
+            self._slots.release.remote(ticket)  # also withdraws a request cancelled mid-wait
+
+
+class EpisodeWorker:
+    """Plays episodes on one Ray worker process (run as a Ray actor)."""
+
+    def __init__(
+        self,
+        benchmark: str,
+        experiment: Experiment,
+        holder: str,
+        slots: Any,
+        limits: Mapping[str, int | None],
+        cwd: str,
+    ) -> None:
+        import ray
+
+        if os.path.isdir(cwd):
+            os.chdir(cwd)  # relative paths mean what they mean on the driver
+        self.spec = get_benchmark(benchmark)
+        self.experiment = experiment
+        limiter = ClusterLimiter(slots, holder, limits)
+        options = {**experiment.model_options, "limiter": limiter}
+        self.models = RunModels(cache_dir=experiment.cache_dir, options=options)
+        self.trace_dir = Path(tempfile.mkdtemp(prefix="confide-ray-"))
+        self.placement = {
+            "backend": "ray",
+            "host": socket.gethostname(),
+            "pid": str(os.getpid()),
+            "node_id": ray.get_runtime_context().get_node_id(),
+            "worker": holder,
+        }
+        self._reports = itertools.count(1)
+
+    async def play(self, plan: EpisodePlan, fingerprint: dict[str, str]) -> Outcome | None:
+        """Run one episode; its trace bytes, slim footer and this worker's usage so far
+        (None if it was cancelled)."""
+        stop = asyncio.Event()
+        episode = asyncio.ensure_future(
+            run_episode(
+                self.spec, plan, self.experiment, self.trace_dir, self.models, fingerprint,
+                stop, self.placement,
+            )
+        )
+        try:
+            footer = await asyncio.shield(episode)
+        except asyncio.CancelledError:  # the driver stopped: discard the partial trace
+            stop.set()
+            await episode
+            raise
+        if footer is None:
+            return None
+        path = trace_file(self.trace_dir, plan.episode_id)
+        data = await asyncio.to_thread(path.read_bytes)
+        path.unlink()
+        return data, footer, self.models.meter.snapshot(), next(self._reports)
+
+    def ready(self) -> str:
+        """Where this worker runs (answered once `__init__` is done)."""
+        return self.placement["node_id"]
+
+    def close(self) -> None:
+        """Remove the temporary trace directory."""
+        shutil.rmtree(self.trace_dir, ignore_errors=True)
+
+
+@dataclass
+class _Worker:
+    actor: Any
+    holder: str
+
+
+class RayEpisodes:
+    """The driver's side: hands episodes to the least busy worker, writes the traces they
+    return, replays an episode whose worker died, and adds the workers' model usage to the
+    run's meter (for the progress bar and `RunSummary.usage`)."""
+
+    def __init__(
+        self,
+        spec: BenchmarkSpec,
+        experiment: Experiment,
+        trace_dir: Path,
+        prints: Mapping[str, dict[str, str]],
+        stop: asyncio.Event,
+        meter: UsageMeter,
+        limits: Mapping[str, int | None],
+    ) -> None:
+        import ray
+
+        self._ray: Any = ray  # handles and refs are untyped: one Any instead of many casts
+        self._spec_id = spec.id
+        cache = experiment.cache_dir
+        self._experiment = experiment.model_copy(
+            update={"cache_dir": str(Path(cache).resolve()) if cache is not None else None}
+        )
+        self._trace_dir = trace_dir
+        self._prints = prints
+        self._stop = stop
+        self._meter = meter
+        self._cwd = os.getcwd()
+        self._limits = dict(limits)
+        self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+        count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
+        self._names = itertools.count()
+        self._workers = [self._start() for _ in range(count)]
+        self._load = [0] * count
+        self._check_start()
+        self._reported: dict[str, tuple[int, dict[str, ModelUsage]]] = {}
+        self.in_flight = experiment.concurrency or count * experiment.episodes_at_once
+        """Episodes handed out at once: `concurrency`, by default the local default per
+        worker."""
+
+    def _start(self) -> _Worker:
+        holder = f"w{next(self._names)}"
+        actor = self._ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker).remote(
+            self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd
+        )
+        return _Worker(actor, holder)
+
+    def _check_start(self) -> None:
+        """Wait for the first worker to be up, so a worker that cannot start at all (Ray
+        nodes without confide, a broken environment) fails the run here, once, instead
+        of failing every episode three times."""
+        ray = self._ray
+        first, _ = ray.wait([w.actor.ready.remote() for w in self._workers], num_returns=1)
+        try:
+            ray.get(first[0])
+        except ray.exceptions.RayError as exc:
+            reason = str(exc).strip().splitlines()
+            raise ConfideError(
+                "a Ray worker could not start (every node needs the same Python environment "
+                f"with confide installed): {reason[-1] if reason else exc!r}"
+            ) from None
+
+    async def play(self, plan: EpisodePlan) -> EpisodeEnd | None:
+        """Play `plan` on a worker and write its trace; None when the run stopped first."""
+        ray = self._ray
+        lost: BaseException | None = None
+        for _ in range(ATTEMPTS):
+            index = min(range(len(self._workers)), key=self._load.__getitem__)
+            worker = self._workers[index]
+            self._load[index] += 1
+            try:
+                outcome = await self._await(
+                    worker.actor.play.remote(plan, self._prints[plan.episode_id])
+                )
+            except ray.exceptions.RayActorError as exc:  # the worker died: play it again
+                lost = exc
+                self._replace(index, worker)
+                continue
+            finally:
+                self._load[index] -= 1
+            if outcome is None:
+                return None
+            data, footer, usage, sequence = outcome
+            path = trace_file(self._trace_dir, plan.episode_id)
+            await asyncio.to_thread(atomic.write_bytes, path, data)
+            self._add_usage(worker.holder, sequence, usage)
+            return footer
+        reason = str(lost).strip().splitlines()[0] if lost is not None else "unknown"
+        return EpisodeEnd(
+            status="error", error=f"its Ray worker died on all {ATTEMPTS} attempts ({reason})"
+        )
+
+    async def _await(self, ref: Any) -> Outcome | None:
+        """The result of `ref`, or None (the task cancelled) when the run stops first."""
+        result = asyncio.wrap_future(ref.future())
+        stopped = asyncio.ensure_future(self._stop.wait())
+        await asyncio.wait((result, stopped), return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not result.done():
+            self._ray.cancel(ref)
+            result.cancel()
+            return None
+        outcome: Outcome | None = result.result()
+        return outcome
+
+    def _replace(self, index: int, dead: _Worker) -> None:
+        """A fresh worker in place of `dead` (once, however many of its episodes fail),
+        its provider slots given back."""
+        if self._workers[index] is not dead:
+            return
+        self._ray.kill(dead.actor, no_restart=True)
+        self._slots.release_holder.remote(dead.holder)
+        self._workers[index] = self._start()
+
+    def _add_usage(self, holder: str, sequence: int, usage: dict[str, ModelUsage]) -> None:
+        """Add what a worker spent since its last report (reports may arrive out of
+        order: an older one is ignored)."""
+        last_sequence, last = self._reported.get(holder, (0, {}))
+        if sequence <= last_sequence:
+            return
+        self._reported[holder] = (sequence, usage)
+        for model, total in usage.items():
+            before = last.get(model, ModelUsage())
+            delta = {k: getattr(total, k) - getattr(before, k) for k in ModelUsage.model_fields}
+            self._meter.add(model, ModelUsage(**delta))
+
+    def close(self) -> None:
+        """Remove the workers' temporary directories and end the workers."""
+        ray = self._ray
+        # a dead or unreachable worker keeps its temporary directory
+        with contextlib.suppress(ray.exceptions.RayError):
+            ray.get([w.actor.close.remote() for w in self._workers], timeout=30)
+        for worker in self._workers:
+            ray.kill(worker.actor, no_restart=True)
+        ray.kill(self._slots, no_restart=True)
+
+
+@contextmanager
+def ray_episodes(
+    spec: BenchmarkSpec,
+    experiment: Experiment,
+    trace_dir: Path,
+    prints: Mapping[str, dict[str, str]],
+    stop: asyncio.Event,
+    meter: UsageMeter,
+) -> Iterator[RayEpisodes]:
+    """Connect to Ray (`experiment.ray_address`: 'auto' or host:port joins that cluster,
+    None starts a local one; a process already connected keeps its connection), start
+    the workers, and end them (and a Ray started here) afterwards."""
+    require_ray()
+    import ray
+
+    started = not ray.is_initialized()
+    if started:
+        address = experiment.ray_address or "local"
+        try:
+            ray.init(
+                address=address,
+                include_dashboard=False if address == "local" else None,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
+        except ConnectionError as exc:
+            raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
+    try:
+        episodes = RayEpisodes(
+            spec, experiment, trace_dir, prints, stop, meter, PROVIDER_LIMITS
+        )
+        try:
+            yield episodes
+        finally:
+            episodes.close()
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,181 @@
+"""The Ray backend (issue 19) on one local Ray shared by the session (`ray_session`): the
+same results as the local backend, a worker SIGKILLed mid-episode, the cluster-wide
+provider limit, a driver SIGKILLed mid-run and resumed."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confide.core import canonical_events, read_trace
+from confide.runner import RunSummary, build_experiment, run_experiment
+from confide.runner.results import read_csv
+
+pytestmark = pytest.mark.ray
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _outputs(run_dir: Path) -> dict[str, Any]:
+    """What must not depend on the backend: the tables and the canonical traces."""
+    traces = {
+        p.name: canonical_events([t.header, *t.events, *([t.footer] if t.footer else [])])
+        for p in sorted((run_dir / "traces").glob("*.jsonl.gz"))
+        for t in [read_trace(p)]
+    }
+    tables = {  # every table the run wrote, with the run's own path (some name traces) cut
+        p.name: gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for p in sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+    }
+    run = str(run_dir).encode()
+    return {"traces": traces, "tables": {k: v.replace(run, b"RUN") for k, v in tables.items()}}
+
+
+def _placements(run_dir: Path) -> list[dict[str, str]]:
+    return [
+        read_trace(p).header.config["placement"]
+        for p in sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    ]
+
+
+def _demo_tasks(path: Path, count: int, rounds: int = 2) -> Path:
+    path.write_text("".join(
+        json.dumps({"id": f"t{i:02d}", "seats": ["a", "b"], "rounds": rounds}) + "\n"
+        for i in range(count)
+    ))
+    return path
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"benchmark": "calbench", "suite": "tiny", "limit": 2, "lineups": ["imap", "sdmap"],
+         "conditions": ["dm"]},
+        {"benchmark": "sotopia-tom", "limit": 2, "lineups": ["leaky"]},
+    ],
+    ids=["calbench", "sotopia-tom"],
+)
+def test_ray_run_equals_local_run(
+    ray_session: str, tmp_path: Path, config: dict[str, Any]
+) -> None:
+    local = run_experiment(
+        build_experiment({**config, "output_dir": str(tmp_path / "local")}), show_progress=False
+    )
+    on_ray = run_experiment(
+        build_experiment({**config, "output_dir": str(tmp_path / "ray"), "backend": "ray"}),
+        show_progress=False,
+    )
+    assert on_ray.failed == [] and on_ray.episodes == local.episodes >= 2
+    assert on_ray.rows == local.rows
+    assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "local")
+    placements = _placements(tmp_path / "ray")
+    assert {p["backend"] for p in placements} == {"ray"} and len(placements) == local.episodes
+
+
+def test_worker_sigkilled_mid_episode_is_played_again_once(
+    ray_session: str, tmp_path: Path
+) -> None:
+    run_dir = tmp_path / "run"
+    experiment = build_experiment({
+        "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 16, rounds=4)),
+        "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
+        "output_dir": str(run_dir), "backend": "ray",
+    })
+    result: list[RunSummary] = []
+    runner = threading.Thread(target=lambda: result.append(run_experiment(experiment,
+                                                                         show_progress=False)))
+    runner.start()
+    deadline = time.monotonic() + 120
+    while not list((run_dir / "traces").glob("*.jsonl.gz")):
+        assert runner.is_alive() and time.monotonic() < deadline
+        time.sleep(0.05)
+    # the worker that finished the first episode still has episodes in flight (2 workers
+    # share 4 at once, 16 to go): kill it
+    victim = _placements(run_dir)[0]
+    os.kill(int(victim["pid"]), signal.SIGKILL)
+    runner.join(timeout=180)
+    assert not runner.is_alive()
+    summary = result[0]
+    assert summary.failed == [] and summary.finished == 16
+    ids = sorted(p.name.removesuffix(".jsonl.gz") for p in (run_dir / "traces").glob("*.gz"))
+    assert len(ids) == 16 and not list((run_dir / "traces").glob("*.partial"))
+    rows = read_csv(run_dir / "results.csv")
+    assert sorted({r["episode_id"] for r in rows}) == ids and len(rows) == 16 * 2
+    workers = {p["worker"] for p in _placements(run_dir)}
+    assert "w2" in workers, "a fresh worker replaced the killed one"
+    killed = [p for p in _placements(run_dir) if p["pid"] == victim["pid"]]
+    assert all(p["worker"] == victim["worker"] for p in killed)
+
+
+def test_provider_limit_holds_across_workers(
+    ray_session: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ray_probe import start_gauge
+
+    from confide.llm import DEFAULT_LIMITS
+    from confide.runner import ray_backend
+
+    monkeypatch.setattr(ray_backend, "PROVIDER_LIMITS", {**DEFAULT_LIMITS, "mock": 2})
+    gauge = start_gauge()
+    try:
+        summary = run_experiment(build_experiment({
+            "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 8)),
+            "lineups": ["mock/gauge"], "concurrency": 8, "output_dir": str(tmp_path / "run"),
+            "backend": "ray",
+        }), show_progress=False)
+        import ray
+
+        now, peak = ray.get(gauge.read.remote())
+    finally:
+        import ray
+
+        ray.kill(gauge)
+    assert summary.failed == [] and summary.usage["total"]["calls"] == 8 * 2 * 2
+    assert len({p["worker"] for p in _placements(tmp_path / "run")}) == 2  # both workers
+    assert (now, peak) == (0, 2)  # 8 episodes wanted 8 calls at once; 2 were let through
+
+
+def test_driver_sigkilled_then_rerun_resumes(ray_session: str, tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    exp_file = tmp_path / "exp.yaml"
+    exp_file.write_text(
+        f"benchmark: demo\ntasks: {_demo_tasks(tmp_path / 'tasks.jsonl', 20)}\n"
+        f"lineups: ['mock/echo']\nconcurrency: 2\noutput_dir: {run_dir}\n"
+        "model_options: {latency_s: 0.05}\n"
+    )
+    cmd = [sys.executable, "-m", "confide.cli.main", "run", str(exp_file), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    driver = subprocess.Popen(
+        [*cmd, "--backend", "ray", "--ray-address", ray_session],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 120
+    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 4:
+        assert driver.poll() is None, driver.stderr.read() if driver.stderr else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
+    assert 4 <= len(done_before) < 20
+
+    resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(done_before)} resumed, 0 failed)" in resumed.stdout.replace("\n", " ")
+    finals = sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    assert len(finals) == 20 and not list((run_dir / "traces").glob("*.partial"))
+    for name, content in done_before.items():  # finished episodes were not rerun
+        assert (run_dir / "traces" / name).read_bytes() == content
+    rows = read_csv(run_dir / "results.csv")
+    assert sorted({r["episode_id"] for r in rows}) == [p.name.removesuffix(".jsonl.gz")
+                                                       for p in finals]
+    assert len(rows) == 20 * 2
