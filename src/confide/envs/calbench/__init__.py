@@ -10,11 +10,13 @@ columns to its rows (audits/episode.py); the run directory gets the privacy and 
 tables (privacy/outputs.py, audits/outputs.py).
 """
 
-from confide.core.benchmark import BenchmarkSpec
+from confide.core.benchmark import BenchmarkSpec, RoleSpec
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured, write_calbench_outputs
 from confide.envs.calbench.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.participants import REFERENCE_NAMES
+from confide.envs.calbench.prompts import load_variant
 from confide.envs.calbench.suites import suite_names
 from confide.envs.calbench.summary import summarize
 
@@ -34,6 +36,11 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
+    options=CalbenchOptions,
+    roles=(
+        RoleSpec("judge", None, "the VPS judge model (F.3); unbound: no judge cases"),
+    ),
+    check_strategy=load_variant,
 )
 
 __all__ = ["SPEC"]

@@ -27,7 +27,8 @@ from confide.envs.incognita.env import (
     seats,
 )
 from confide.envs.incognita.metrics import summarize
-from confide.envs.incognita.participants import REFERENCES
+from confide.envs.incognita.options import EnvOptions
+from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -43,6 +44,9 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_incognita_outputs,
+    options=EnvOptions,
+    roles=ROLES,
+    prepare_model=register_mocks,
 )
 
 __all__ = ["SPEC"]

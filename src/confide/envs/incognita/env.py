@@ -56,10 +56,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
+from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent
@@ -69,6 +68,7 @@ from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_c
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
 from confide.envs.incognita.gate import DisclosureGate, Via, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
+from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.participants import (
     Customer,
     Desk,
@@ -93,32 +93,6 @@ from confide.errors import ConfideError
 
 SEAT = "agent"
 DEFAULT_SUITE = "incognita-retail-18"
-
-
-class EnvOptionsError(ConfideError):
-    """An environment option is unknown or out of range."""
-
-
-class EnvOptions(BaseModel):
-    """Episode options (``--option KEY=VALUE``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns: int = Field(default=300, ge=1, description="The agent's turn budget (A.1).")
-    desk_steps: int = Field(default=8, ge=1, description="Steps a desk may take per message.")
-    agent_temperature: float = Field(default=1.0, ge=0.0)
-    max_attempts: int = Field(default=3, ge=1, description="Repair-loop calls per model turn.")
-
-
-def parse_options(options: dict[str, Any]) -> EnvOptions:
-    try:
-        return EnvOptions.model_validate(options)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise EnvOptionsError(
-            f"incognita option {where!r} (value {err.get('input')!r}): {err['msg']}"
-        ) from None
 
 
 # ----- tasks -------------------------------------------------------------------------------
@@ -186,8 +160,7 @@ class Episode:
         self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
         seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
         self.participant = seat.raw
-        self.agent = make_agent(ctx, seat, self.card, options.agent_temperature,
-                                options.max_attempts)
+        self.agent = make_agent(ctx, seat, self.card, options.max_attempts)
         self.customer: Customer = make_customer(ctx, self.card)
         self.classifier: GateClassifier | None = make_gate(ctx, options.max_attempts)
         self.desks: dict[str, Desk] = {
@@ -363,4 +336,4 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     task = ctx.task
     if not isinstance(task, ServiceTask):
         raise ConfideError(f"incognita runs ServiceTask tasks, got {type(task).__name__}")
-    return await Episode(ctx, task, parse_options(ctx.options)).run()
+    return await Episode(ctx, task, parse_options(EnvOptions, ctx.options, "incognita")).run()

@@ -4,16 +4,20 @@ Benchmark id `sotopia-tom`. Tasks are scenarios (`scenario.py`; suite `core`, or
 scenario JSON file via `--tasks`); seats are the scenario's agents in order. Reference
 participants `reference` (policy-exact, typed payloads) and `leaky` (planted violations);
 model seats take `provider/model[:strategy]` with strategies basic, cot-privacy,
-tom-coach, tom-belief, self-focused. The judge is bound with `--role judge=SPEC`
-(default: the deterministic reference judge). Environment options (`--option`):
-max_turns, stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
-memory_size (`env.EnvOptions`).
+tom-coach, tom-belief, self-focused. The judge is a declared role, bound with `--role
+judge=SPEC`: the deterministic reference judge is the default for reference lineups, and a
+lineup with any model seat must bind one. Environment options (`--option`): max_turns,
+stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
+memory_size (`options.EnvOptions`).
 """
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.sotopia_tom.dataset import split_names
 from confide.envs.sotopia_tom.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.sotopia_tom.judge import ROLE as JUDGE
 from confide.envs.sotopia_tom.metrics import summarize
+from confide.envs.sotopia_tom.options import EnvOptions
+from confide.envs.sotopia_tom.strategies import check_strategy
 
 SPEC = BenchmarkSpec(
     id="sotopia-tom",
@@ -28,6 +32,9 @@ SPEC = BenchmarkSpec(
     default_lineup="reference",
     summarize=summarize,
     private_markers=private_markers,
+    options=EnvOptions,
+    roles=(JUDGE,),
+    check_strategy=check_strategy,
 )
 
 __all__ = ["SPEC"]

@@ -49,10 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
+from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.sotopia_tom.actions import (
@@ -62,51 +61,13 @@ from confide.envs.sotopia_tom.actions import (
     briefing_for,
 )
 from confide.envs.sotopia_tom.dataset import load_split, split_names
-from confide.envs.sotopia_tom.metrics import T_MAX, score_episode, seat_labels
+from confide.envs.sotopia_tom.metrics import score_episode, seat_labels
+from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity, read_scenario_file
 from confide.envs.sotopia_tom.validation import ensure_valid
 from confide.errors import ConfideError
 
 EndReason = Literal["max_turns", "stale", "left"]
-
-
-class EnvOptionsError(ConfideError):
-    """An environment option (`--option KEY=VALUE`) is unknown or has a bad value."""
-
-
-class EnvOptions(BaseModel):
-    """Options of one episode; the defaults are the paper's settings (section 5.3)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns: int = Field(default=T_MAX, ge=2, description="T_max, in agent turns.")
-    stale_turns: int = Field(
-        default=3, ge=1, description="Consecutive non-substantive turns that end an episode."
-    )
-    leave_ends: Literal["any", "all"] = Field(
-        default="any", description="Whether the first leave ('any') or the last ('all') ends it."
-    )
-    max_tokens: int | None = Field(default=None, ge=1, description="Per agent model call.")
-    repair_attempts: int = Field(
-        default=1, ge=1, description="Calls per structured reply (1: no repair, as the paper)."
-    )
-    reask_invalid_recipients: bool = Field(
-        default=False, description="Ask again once, with feedback, after bad recipients."
-    )
-    memory_size: int = Field(default=8, ge=1, description="Bounded memory of stateful agents.")
-
-
-def parse_options(options: Mapping[str, Any]) -> EnvOptions:
-    """Validate environment options; the error names the option and its value."""
-    try:
-        return EnvOptions.model_validate(dict(options))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        name = ".".join(str(p) for p in err["loc"]) or "<options>"
-        known = ", ".join(EnvOptions.model_fields)
-        raise EnvOptionsError(
-            f"sotopia-tom option {name}={err.get('input')!r}: {err['msg']} (options: {known})"
-        ) from None
 
 
 class InfoParticipant(Protocol):
@@ -312,7 +273,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     from confide.envs.sotopia_tom.strategies import make_participant
 
     scenario: Scenario = ctx.task
-    options = parse_options(ctx.options)
+    options = parse_options(EnvOptions, ctx.options, "sotopia-tom")
     binding = expand_lineup(ctx.lineup, scenario.agent_names)
     participants = {
         seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()

@@ -19,8 +19,11 @@ strongest structured-output mode the endpoint accepts, learned once per model in
 (one per spec per run) or forced with the `structured_output` option; see
 `confide.llm.structured_output`. OpenAI itself is known to take `json_schema`.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
-temperature, so none is sent to them; OpenAI takes `max_completion_tokens`, while
-compatible servers get the older, more widely supported `max_tokens`.
+temperature and top_p while they reason, so neither is sent to them unless the request's
+`reasoning_effort` is "none" (incognita.md section 5 runs its simulators so, at
+temperature 0); `reasoning_effort` is sent as such to OpenAI and to compatible servers
+(which may ignore it). OpenAI takes `max_completion_tokens`, while compatible servers get
+the older, more widely supported `max_tokens`.
 
 Keys are held in a `Secret` and registered with `confide.redaction`, and every error
 message is redacted, so a key never shows up in a repr, a log or a trace even when a
@@ -221,8 +224,12 @@ class OpenAIChatModel:
             "model": self.spec.name,
             "messages": [m.model_dump(mode="json") for m in messages],
         }
-        if not fixed_temperature(self.spec):
+        if not fixed_temperature(self.spec) or config.reasoning_effort == "none":
             params["temperature"] = config.temperature
+            if config.top_p is not None:
+                params["top_p"] = config.top_p
+        if config.reasoning_effort is not None:
+            params["reasoning_effort"] = config.reasoning_effort
         budget = config.max_tokens if config.max_tokens is not None else self.default_max_tokens
         if budget is not None:
             key = "max_completion_tokens" if self.spec.provider == "openai" else "max_tokens"

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.seeding import derive_seed
-from confide.envs.sotopia_tom.env import EnvOptions, InfoParticipant
+from confide.envs.sotopia_tom.env import InfoParticipant
+from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.scenario import Scenario
 from confide.envs.sotopia_tom.strategies.base import ModelAgent
 from confide.envs.sotopia_tom.strategies.basic import BasicAgent
@@ -34,6 +35,14 @@ STRATEGIES: dict[str, type[ModelAgent]] = {
 }
 
 
+def check_strategy(strategy: str) -> None:
+    """Raise unless `strategy` is one of the five (the spec's `check_strategy`)."""
+    if strategy not in STRATEGIES:
+        raise ConfideError(
+            f"sotopia-tom: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}"
+        )
+
+
 def make_participant(
     seat: str, spec: SeatSpec, ctx: EpisodeContext, scenario: Scenario, options: EnvOptions
 ) -> InfoParticipant:
@@ -49,11 +58,7 @@ def make_participant(
             f"{', '.join(REFERENCES)} or provider/model[:strategy]"
         )
     strategy = spec.strategy or "basic"
-    if strategy not in STRATEGIES:
-        raise ConfideError(
-            f"sotopia-tom: unknown strategy {strategy!r} in {spec.raw!r}; "
-            f"available: {', '.join(STRATEGIES)}"
-        )
+    check_strategy(strategy)
     config = GenerateConfig(
         temperature=0.0,
         max_tokens=options.max_tokens,
@@ -81,4 +86,4 @@ def make_participant(
     return STRATEGIES[strategy](seat, model, emit=emit, config=config, max_attempts=attempts)
 
 
-__all__ = ["REFERENCES", "STRATEGIES", "make_participant"]
+__all__ = ["REFERENCES", "STRATEGIES", "check_strategy", "make_participant"]
