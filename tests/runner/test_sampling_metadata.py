@@ -111,7 +111,7 @@ def test_a_run_applies_records_and_resolves(tmp_path: Path) -> None:
     }
     assert header.versions["python"] == platform.python_version()
     assert "pydantic" in header.versions and "confide" in header.versions
-    assert header.config["run"]["cpu_count"] == os.cpu_count()
+    assert header.config["host"]["cpu_count"] == os.cpu_count()
     run = json.loads((out / "run.json").read_text())
     assert run["versions"] == header.versions
     assert run["cpu_count"] == os.cpu_count() and run["started_at"].endswith("Z")
@@ -142,6 +142,11 @@ def test_defaults_are_explicit_and_an_explicit_default_is_the_same_configuration
     changed = build_experiment({"benchmark": "sotopia-tom", "limit": 1,
                                 "options": {"max_turns": 30}})
     assert prints(changed) != prints(plain)
+    sampled = build_experiment({"benchmark": "sotopia-tom", "limit": 1,
+                                "sampling": {"judge": {"temperature": 0.5}}})
+    (episode,) = prints(sampled).values()
+    assert episode["sampling.judge.temperature"] == "0.5"
+    assert prints(sampled) != prints(plain)
 
 
 def test_task_dependent_defaults_stay_implicit() -> None:

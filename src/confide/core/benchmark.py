@@ -117,15 +117,23 @@ class EpisodeContext:
     """The task's seats, which the `seats` sampling entry applies to."""
 
     def model_for(
-        self, seat: str | None, spec: str, purpose: str = "act", *, role: str | None = None
+        self,
+        seat: str | None,
+        spec: str,
+        purpose: str = "act",
+        *,
+        role: str | None = None,
+        lineup_seat: str | None = None,
     ) -> Any:
         """A chat model for `seat` (or for `role`, a non-evaluated part such as the judge)
         whose calls are recorded in this episode's trace and carry the experiment's
-        sampling settings for that seat or role."""
-        sampling = sampling_for(self.sampling, seat=seat, role=role, seats=set(self.seat_names))
-        return self.model_factory(
-            spec, seat=seat, purpose=purpose, trace=self.trace, sampling=sampling
+        sampling settings for that seat or role. `lineup_seat` names the seat for the
+        settings when the trace labels it otherwise."""
+        sampling = sampling_for(
+            self.sampling, seat=lineup_seat or seat, role=role, seats=set(self.seat_names)
         )
+        extra = {} if sampling is None else {"sampling": sampling}  # older factories take none
+        return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace, **extra)
 
     def seen(self, seat: str, observation: BaseModel) -> None:
         if self.observe is not None:

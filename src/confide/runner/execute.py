@@ -228,7 +228,7 @@ async def run_episode(
                 "options": experiment.options,
                 **({"structured_output": modes} if modes else {}),
                 **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
-                "run": {k: v for k, v in meta.items() if k != "versions"},
+                "host": {k: v for k, v in meta.items() if k != "versions"},
             },
             versions=dict(meta["versions"]),
             fingerprint=fingerprint,

@@ -70,6 +70,7 @@ from confide.envs.incognita.gate import DisclosureGate, Via, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.participants import (
+    LINEUP_SEAT,
     Customer,
     Desk,
     GateClassifier,
@@ -91,7 +92,7 @@ from confide.envs.incognita.participants.protocol import (
 from confide.envs.incognita.world import World
 from confide.errors import ConfideError
 
-SEAT = "agent"
+SEAT = LINEUP_SEAT
 DEFAULT_SUITE = "incognita-retail-18"
 
 

@@ -49,6 +49,8 @@ from confide.errors import ConfideError
 from confide.llm import ChatModel, GenerateConfig
 
 REFERENCES: tuple[str, ...] = ("reference",)
+LINEUP_SEAT = "agent"
+"""The lineup's one seat (`env.SEAT`), which the `sampling` of seats applies to."""
 SCRIPTED = "scripted"
 KEYWORDS = "keywords"
 LITERAL = "literal"
@@ -140,7 +142,9 @@ def _model(
     ctx: EpisodeContext, seat: str | None, spec: str, purpose: str, role: str | None = None
 ) -> ChatModel:
     register_mocks(spec)
-    model: ChatModel = ctx.model_for(seat, spec, purpose, role=role)
+    # the agent's calls are labelled AGENT in the trace; its lineup seat is `SEAT`
+    lineup_seat = LINEUP_SEAT if seat == AGENT else None
+    model: ChatModel = ctx.model_for(seat, spec, purpose, role=role, lineup_seat=lineup_seat)
     return model
 
 
