@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ from confide.cli.main import main
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment
 from confide.runner.config import ConfigError
-from confide.runner.preflight import PreflightError, preflight
+from confide.runner.preflight import PreflightError, declared_problems, preflight
 
 _KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONFIDE_OPENAI_API_BASE_URL",
          "CONFIDE_OPENAI_API_KEY")
@@ -204,3 +205,28 @@ def test_dry_run_prints_the_plan_and_writes_nothing(
     assert "sampling judge: reasoning_effort=high" in printed
     assert "max_turns=60" in printed  # the resolved options
     assert not out.exists()
+
+
+def test_roles_a_model_lineup_must_bind_are_declared_per_benchmark() -> None:
+    """Incognita declares its desks and customer (issue 17): scripted ones still serve
+    model agents today, and flipping `llm_lineup_needs_binding` is all it takes to
+    require model ones."""
+    spec = get_benchmark("incognita")
+    roles = {role.name: role for role in spec.roles}
+    assert {"customer", "desk", "gate", "judge"} <= roles.keys()
+    model_lineup = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"]})
+    assert declared_problems(spec, model_lineup) == []
+    strict = replace(spec, roles=tuple(
+        replace(role, llm_lineup_needs_binding=role.name in ("customer", "desk"))
+        for role in spec.roles
+    ))
+    problems = declared_problems(strict, model_lineup)
+    assert len(problems) == 2
+    assert all("needs the" in p for p in problems)
+    reference = build_experiment({"benchmark": "incognita"})
+    assert declared_problems(strict, reference) == []
+    bound = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"],
+                              "roles": {"customer": "mock/json", "desk": "mock/json"}})
+    assert declared_problems(strict, bound) == []
+    judge = get_benchmark("sotopia-tom").role("judge")
+    assert judge is not None and judge.llm_lineup_needs_binding
