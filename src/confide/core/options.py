@@ -33,21 +33,24 @@ def option_problems(model: type[BaseModel], raw: Mapping[str, Any], benchmark: s
     try:
         model.model_validate(dict(raw))
     except ValidationError as exc:
-        known = ", ".join(model.model_fields) or "none"
-        problems = []
-        for err in exc.errors():
-            name = ".".join(str(p) for p in err["loc"]) or "<options>"
-            what = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
-            problems.append(
-                f"{benchmark} option {name}={err.get('input')!r}: {what} (options: {known})"
-            )
-        return problems
+        return _describe(model, exc, benchmark)
     return []
 
 
 def parse_options(model: type[OptionsT], raw: Mapping[str, Any], benchmark: str) -> OptionsT:
     """`raw` validated as `model`; `OptionsError` lists every bad option."""
-    problems = option_problems(model, raw, benchmark)
-    if problems:
-        raise OptionsError(problems)
-    return model.model_validate(dict(raw))
+    try:
+        return model.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise OptionsError(_describe(model, exc, benchmark)) from None
+
+
+def _describe(model: type[BaseModel], exc: ValidationError, benchmark: str) -> list[str]:
+    known = ", ".join(model.model_fields) or "none"
+    problems = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err["loc"]) or "<options>"
+        what = "unknown option" if err["type"] == "extra_forbidden" else err["msg"]
+        value = err.get("input")
+        problems.append(f"{benchmark} option {name}={value!r}: {what} (options: {known})")
+    return problems
