@@ -26,7 +26,8 @@ from confide.core.benchmark import EpisodeContext, expand_lineup
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
 from confide.envs.calbench.engine import Game, GameConfig
-from confide.envs.calbench.env import _load_tasks, game_limits, parse_options, seats
+from confide.envs.calbench.env import _load_tasks, game_limits, seats
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.oracle import _solve_cached
 from confide.envs.calbench.participants import make_participant
 from confide.runner import build_experiment, run_experiment
@@ -41,7 +42,7 @@ async def play_alone(plan: EpisodePlan) -> None:
         trace=TraceRecorder(plan.episode_id), model_factory=lambda *a, **k: None,
         condition=plan.condition,
     )
-    options = parse_options({})
+    options = CalbenchOptions()
     limits = game_limits(options, task)
     binding = expand_lineup(plan.lineup, seats(task))
     opts = options.model_dump()

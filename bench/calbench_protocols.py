@@ -36,7 +36,8 @@ from typing import Any
 from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
-from confide.envs.calbench.env import game_limits, parse_options
+from confide.envs.calbench.env import game_limits
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.scenario import Scenario
 
 PEER_NAMES = {
@@ -79,7 +80,7 @@ def main() -> int:
     raw = [json.loads(line) for f in files for line in f.read_text().splitlines() if line]
     tasks = [t for f in files for t in SPEC.load_tasks(None, str(f))]
     pairs = list(zip(raw, tasks, strict=True))[: args.limit]
-    turns = [game_limits(parse_options({}), t).max_turns_per_round for _, t in pairs]
+    turns = [game_limits(CalbenchOptions(), t).max_turns_per_round for _, t in pairs]
     print(f"{len(pairs)} fixture tasks, best of {args.repeat} per game and side")
     print(f"{'protocol':<12} {'published':>10} {'confide':>9} {'ratio':>7}")
     gc.freeze()  # as `confide run` does once its tasks are loaded

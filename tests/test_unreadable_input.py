@@ -186,8 +186,14 @@ def test_an_empty_scenario_list_is_an_error(tmp_path: Path) -> None:
 
 
 def test_demo_run_with_failed_episodes_reports_them(tmp_path: Path) -> None:
-    result = CliRunner().invoke(app, ["run", "demo", "--lineup", "mock/no-such-mock", "--out",
-                                      str(tmp_path / "run"), "--no-progress"])
+    # a model that passes the preflight but fails every call (an unknown mock name is now
+    # refused before any episode runs: tests/runner/test_preflight.py)
+    path = tmp_path / "exp.yaml"
+    path.write_text("benchmark: demo\nlineups: [mock/echo]\nmodel_options:\n"
+                    "  faults: {rate: 1.0, kinds: [timeout]}\n"
+                    "  retry: {base_delay_s: 0.0, max_delay_s: 0.0}\n")
+    result = CliRunner().invoke(app, ["run", str(path), "--out", str(tmp_path / "run"),
+                                      "--no-progress"])
     assert isinstance(result.exception, SystemExit) and result.exit_code == 1, result.output
     assert "3 episodes (0 resumed, 3 failed)" in result.output
 

@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
+from confide.core.options import parse_options as parse
 from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
-from confide.envs.calbench.env import game_limits, parse_options
+from confide.envs.calbench.env import game_limits
 from confide.envs.calbench.errors import CalendarDataError
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.scenario import save_scenarios
 from confide.envs.calbench.suites import (
     build_suite,
@@ -63,12 +65,12 @@ def test_tiny_suite() -> None:
 
 def test_game_limits_prefer_option_then_task_then_default() -> None:
     task = load_suite("tiny")[0]
-    assert game_limits(parse_options({}), task) == (2, 1)
-    explicit = parse_options({"max_turns_per_round": 5, "decision_retries": 0})
+    assert game_limits(_options({}), task) == (2, 1)
+    explicit = _options({"max_turns_per_round": 5, "decision_retries": 0})
     assert game_limits(explicit, task) == (5, 0)
-    assert game_limits(parse_options({"max_turns_per_round": None}), task) == (None, 1)
+    assert game_limits(_options({"max_turns_per_round": None}), task) == (None, 1)
     bare = task.model_copy(update={"max_turns_per_round": None, "decision_retries": None})
-    assert game_limits(parse_options({}), bare) == (DEFAULT_MAX_TURNS, DEFAULT_DECISION_RETRIES)
+    assert game_limits(_options({}), bare) == (DEFAULT_MAX_TURNS, DEFAULT_DECISION_RETRIES)
 
 
 def test_shipped_tiny_equals_regeneration(tmp_path: Path) -> None:
@@ -210,3 +212,7 @@ def test_every_public_fixture_task_loads() -> None:
         tasks = load_tasks(path)
         assert len(tasks) == 108
         assert all(t.published is not None and t.published.optimal_cost is not None for t in tasks)
+
+
+def _options(raw: dict[str, object]) -> CalbenchOptions:
+    return parse(CalbenchOptions, raw, "calbench")

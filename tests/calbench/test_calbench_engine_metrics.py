@@ -241,8 +241,8 @@ def test_summary_prints_the_papers_table2_row_after_each_dm_reference_row() -> N
 
 @pytest.mark.parametrize("bad", [{"max_turns": 3}, {"decision_retries": "many"}])
 def test_bad_options_name_the_option(bad: dict[str, object]) -> None:
-    from confide.envs.calbench.env import parse_options
-    from confide.errors import ConfideError
+    from confide.core.options import OptionsError, parse_options
+    from confide.envs.calbench.options import CalbenchOptions
 
-    with pytest.raises(ConfideError, match=f"calbench options: field '{next(iter(bad))}'"):
-        parse_options(bad)
+    with pytest.raises(OptionsError, match=f"calbench option {next(iter(bad))}="):
+        parse_options(CalbenchOptions, bad, "calbench")

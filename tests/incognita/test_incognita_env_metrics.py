@@ -8,6 +8,7 @@ from _incognita_env_support import run, task
 
 from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.message import Channel, Message
+from confide.core.options import OptionsError
 from confide.core.trace import (
     EnvEvent,
     MessageDelivered,
@@ -15,7 +16,7 @@ from confide.core.trace import (
     TraceEvent,
     TraceRecorder,
 )
-from confide.envs.incognita.env import EnvOptionsError, run_episode
+from confide.envs.incognita.env import run_episode
 from confide.envs.incognita.metrics import (
     episode_measures,
     evaluate,
@@ -171,8 +172,8 @@ def _ctx(**changes: Any) -> EpisodeContext:
 @pytest.mark.parametrize(
     ("changes", "error", "match"),
     [
-        ({"options": {"max_turn": 3}}, EnvOptionsError, "max_turn"),
-        ({"options": {"max_turns": 0}}, EnvOptionsError, "max_turns"),
+        ({"options": {"max_turn": 3}}, OptionsError, "max_turn"),
+        ({"options": {"max_turns": 0}}, OptionsError, "max_turns"),
         ({"roles": {"desks": "scripted"}}, ParticipantError, "'desks'"),
         ({"roles": {"desk": "wizard"}}, ParticipantError, "desk='wizard'"),
         ({"lineup": parse_lineup("oracle")}, ParticipantError, "'oracle'"),

@@ -52,7 +52,8 @@ def test_overrides_apply_on_top(tmp_path: Path) -> None:
 def test_embedded_models_run_one_episode_at_a_time_by_default(
     fields: dict[str, object], expected: int
 ) -> None:
-    assert build_experiment({"benchmark": "demo", **fields}).episodes_at_once == expected
+    experiment = build_experiment({"benchmark": "demo", **fields}, check=False)  # config only
+    assert experiment.episodes_at_once == expected
 
 
 def test_expansion_ids_are_deterministic_and_unique() -> None:
@@ -71,8 +72,11 @@ def test_expansion_ids_are_deterministic_and_unique() -> None:
 
 def test_unknown_condition_and_task_ids() -> None:
     spec = get_benchmark("demo")
+    with pytest.raises(ConfigError, match="unknown condition 'social'"):
+        build_experiment({"benchmark": "demo", "conditions": ["social"]})
     with pytest.raises(Exception, match="has no condition 'social'"):
-        expand(spec, build_experiment({"benchmark": "demo", "conditions": ["social"]}))
+        unchecked = build_experiment({"benchmark": "demo", "conditions": ["social"]}, check=False)
+        expand(spec, unchecked)
     with pytest.raises(Exception, match="task ids not found: nope"):
         expand(spec, build_experiment({"benchmark": "demo", "task_ids": ["nope"]}))
 

@@ -71,7 +71,7 @@ RUNS = {
     "incognita": {
         "lineups": ["mock/odd"],
         "conditions": ["indirect"],
-        "options": {"agent_temperature": 0.0},  # greedy, so the agent's replies are cached
+        "sampling": {"seats": {"temperature": 0.0}},  # greedy: the agent's replies are cached
         "roles": {"customer": "mock/odd", "desk": "mock/odd", "judge": "mock/odd"},
     },
 }

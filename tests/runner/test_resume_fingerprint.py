@@ -47,7 +47,7 @@ def test_issue_example_refused_then_fresh_starts_over(tmp_path: Path) -> None:
     rows = read_csv(out / "results.csv")
     for path in (out / "traces").glob("*.jsonl.gz"):
         header = read_trace(path).header
-        assert header.config["options"] == {"max_turns_per_round": 20}
+        assert header.config["options"]["max_turns_per_round"] == 20
         assert header.fingerprint["seed"] == "2"
         assert {r["seed"] for r in rows if r["episode_id"] == header.episode_id} == {
             str(header.seed)}
@@ -68,8 +68,9 @@ def _tasks(path: Path, rounds: int) -> Path:
 @pytest.mark.parametrize(
     ("change", "expected"),
     [
-        ({"roles": {"judge": "mock/json"}}, ["roles.judge: (absent) vs. \"mock/json\""]),
-        ({"options": {"rounds_bonus": 1}}, ["options.rounds_bonus: (absent) vs. 1"]),
+        ({"roles": {"judge": "mock/json"}},
+         ["roles.judge: \"reference\" vs. \"mock/json\"", "confide rescore"]),
+        ({"options": {"max_turns": 30}}, ["options.max_turns: 60 vs. 30"]),
         ({"model_options": {"mock": {"latency_s": 0.0}}},
          ["model_options.mock.latency_s: changed"]),
         ({"seed": 9}, ["seed: 0 vs. 9", "episode_seed: changed"]),
@@ -83,8 +84,13 @@ def test_each_part_of_the_fingerprint_is_checked(
 ) -> None:
     tasks = _tasks(tmp_path / "tasks.jsonl", 2)
     out = tmp_path / "run"
-    run_experiment(build_experiment(_demo(out, tasks)), show_progress=False)
     fields = _demo(out, tasks)
+    if isinstance(change, dict) and ("roles" in change or "options" in change):
+        # a benchmark that declares a judge role and options (the resolved defaults,
+        # judge=reference and max_turns=60, are what the first run recorded)
+        fields = {"benchmark": "sotopia-tom", "limit": 1, "output_dir": str(out)}
+    run_experiment(build_experiment(fields), show_progress=False)
+    fields = dict(fields)
     if change == "task":
         _tasks(tasks, 3)  # same task id, different content
     elif change == "scoring":

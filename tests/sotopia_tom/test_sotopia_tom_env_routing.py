@@ -8,18 +8,17 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
+from confide.core.options import OptionsError, parse_options
 from confide.core.trace import EnvEvent, TraceRecorder
 from confide.envs.sotopia_tom import SPEC
 from confide.envs.sotopia_tom.actions import InfoAction, InfoObservation
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.env import (
     Conversation,
-    EnvOptions,
-    EnvOptionsError,
     converse,
-    parse_options,
     private_markers,
 )
+from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.scenario import Scenario
 from confide.registry import get_benchmark
 from confide.testing import check_env
@@ -218,15 +217,19 @@ def test_t_max_counts_turns_and_can_end_mid_round() -> None:
 
 
 def test_options_are_validated_with_clear_errors() -> None:
-    defaults = parse_options({})
+    defaults = parse_options(EnvOptions, {}, "sotopia-tom")
     assert (defaults.max_turns, defaults.stale_turns, defaults.leave_ends) == (60, 3, "any")
     assert defaults.repair_attempts == 1 and defaults.reask_invalid_recipients is False
-    with pytest.raises(EnvOptionsError, match=r"max_round=5.*options: max_turns"):
-        parse_options({"max_round": 5})
-    with pytest.raises(EnvOptionsError, match="max_turns=1"):
-        parse_options({"max_turns": 1})
-    with pytest.raises(EnvOptionsError, match="leave_ends='some'"):
-        parse_options({"leave_ends": "some"})
+    with pytest.raises(OptionsError, match=r"max_round=5: unknown option.*options: max_turns"):
+        parse_options(EnvOptions, {"max_round": 5}, "sotopia-tom")
+    with pytest.raises(OptionsError, match="max_turns=1"):
+        parse_options(EnvOptions, {"max_turns": 1}, "sotopia-tom")
+    with pytest.raises(OptionsError, match="leave_ends='some'"):
+        parse_options(EnvOptions, {"leave_ends": "some"}, "sotopia-tom")
+    # every bad option at once, one line each
+    with pytest.raises(OptionsError) as caught:
+        parse_options(EnvOptions, {"max_round": 5, "max_turns": 1}, "sotopia-tom")
+    assert len(caught.value.problems) == 2
 
 
 def test_observations_hold_only_the_agents_own_private_values() -> None:

@@ -89,11 +89,17 @@ def mocks() -> Iterator[None]:
     unregister_mock("is-broken")
 
 
+TYPED_JUDGE = {"judge": "reference"}
+
+
 def run(lineup: str, **options: Any) -> Capture:
     """One episode; everyone leaves in round 3, so `leave_ends=all` lets each agent play
     three turns (the first-leave stop itself is tested in test_sotopia_tom_env_routing)."""
     options.setdefault("leave_ends", "all")
-    return run_once(SPEC, S, lineup, model_factory=RunModels(), options=options)
+    # the mock agents send typed payloads, which the reference judge scores exactly; it must
+    # be bound explicitly for a lineup with model seats (issue 16, fix 1)
+    return run_once(SPEC, S, lineup, model_factory=RunModels(), options=options,
+                    roles=TYPED_JUDGE)
 
 
 def events(capture: Capture, name: str) -> list[EnvEvent]:
@@ -206,4 +212,9 @@ def test_mixed_lineup_and_unknown_strategy() -> None:
 
 
 def test_model_lineup_is_conformant() -> None:
-    check_env(SPEC, S, "mock/is-agent:tom-belief", model_factory=RunModels())
+    check_env(SPEC, S, "mock/is-agent:tom-belief", model_factory=RunModels(), roles=TYPED_JUDGE)
+
+
+def test_a_model_lineup_without_a_bound_judge_is_refused() -> None:
+    with pytest.raises(ConfideError, match="needs --role judge=<provider/model>"):
+        run_once(SPEC, S, "mock/is-agent:basic", model_factory=RunModels())

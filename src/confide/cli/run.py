@@ -39,6 +39,12 @@ def run(
     option: Annotated[
         list[str] | None, typer.Option(help="Environment option KEY=VALUE (YAML value).")
     ] = None,
+    sampling: Annotated[
+        list[str] | None,
+        typer.Option(help="Sampling setting WHO.FIELD=VALUE, WHO a seat, 'seats' (every "
+                     "evaluated seat) or a role; FIELD temperature, top_p, max_tokens, seed "
+                     "or reasoning_effort, e.g. seats.reasoning_effort=high."),
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Run only the first N tasks.")] = None,
     repetitions: Annotated[int | None, typer.Option(help="Repetitions per task.")] = None,
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
@@ -67,12 +73,18 @@ def run(
         bool,
         typer.Option(help="Start over: remove the --out directory's traces and outputs first."),
     ] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(help="Check everything and print the resolved plan; run nothing."),
+    ] = False,
 ) -> None:
     """Run episodes, write traces, results.csv and the summary table, and print it.
 
     Re-running into the same --out directory resumes: finished episodes are kept when
     they were made under the same configuration (otherwise the run refuses; see --fresh).
-    Ctrl-C or SIGTERM stops it cleanly with exit status 130.
+    Ctrl-C or SIGTERM stops it cleanly with exit status 130. Before anything runs, the
+    preflight reports every problem it can find (unknown participants, options, roles,
+    strategies, providers, seat counts, missing keys or extras) in one message.
     """
     from confide.core.trace import TRACE_SUFFIX  # imported here: `--help` stays fast
     from confide.runner import build_experiment, load_experiment, run_experiment
@@ -85,6 +97,7 @@ def run(
         "conditions": condition or None,
         "roles": _pairs(role, "--role", parse=False) or None,
         "options": _pairs(option, "--option", parse=True) or None,
+        "sampling": _sampling(sampling) or None,
         "limit": limit,
         "repetitions": repetitions,
         "seed": seed,
@@ -96,12 +109,19 @@ def run(
     }
     path = Path(target)
     if path.suffix in (".yaml", ".yml"):
-        experiment = load_experiment(path, overrides)
+        experiment = load_experiment(path, overrides, check=False)
     else:
         get_benchmark(target)
         data = {k: v for k, v in overrides.items() if v is not None}
         data.setdefault("output_dir", f"runs/{target}")
-        experiment = build_experiment({"benchmark": target, **data})
+        experiment = build_experiment({"benchmark": target, **data}, check=False)
+    if dry_run:
+        from confide.cli.plan import describe_plan
+        from confide.runner.preflight import preflight
+
+        for line in describe_plan(preflight(experiment)):
+            console().print(line, soft_wrap=True, markup=False)
+        return
     try:
         summary = run_experiment(
             experiment, show_progress=progress, fresh=fresh, freeze_gc=True
@@ -172,6 +192,17 @@ def render_table(rows: list[dict[str, Any]], title: str) -> Table:
 
 def _cell(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
+
+
+def _sampling(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """`--sampling WHO.FIELD=VALUE` flags as the experiment's `sampling` mapping."""
+    result: dict[str, dict[str, Any]] = {}
+    for key, value in _pairs(items, "--sampling", parse=True).items():
+        who, dot, name = key.rpartition(".")
+        if not dot or not who:
+            raise ConfideError(f"--sampling expects WHO.FIELD=VALUE, got {key}={value!r}")
+        result.setdefault(who, {})[name] = value
+    return result
 
 
 def _pairs(items: list[str] | None, flag: str, *, parse: bool) -> dict[str, Any]:

@@ -12,11 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol
 
 from pydantic import BaseModel
+from typing_extensions import TypeVar
 
+from confide.core.options import NoOptions
+from confide.core.sampling import Sampling, sampling_for
 from confide.core.trace import Trace, TraceRecorder
+
+TaskT = TypeVar("TaskT", default=Any)
 
 
 class Task(Protocol):
@@ -83,8 +88,15 @@ class ModelFactory(Protocol):
     """Turns a model spec into a ChatModel carrying the run's cache, retry, concurrency
     limit and usage meter, and recording every call into `trace` for `seat`."""
 
-    def __call__(self, spec: str, *, seat: str | None, purpose: str, trace: TraceRecorder) -> Any:
-        ...
+    def __call__(
+        self,
+        spec: str,
+        *,
+        seat: str | None,
+        purpose: str,
+        trace: TraceRecorder,
+        sampling: Sampling | None = None,
+    ) -> Any: ...
 
 
 @dataclass
@@ -102,10 +114,29 @@ class EpisodeContext:
     options: dict[str, Any] = field(default_factory=dict)
     observe: Callable[[str, BaseModel], None] | None = None
     """Conformance hook: environments call it with (seat, observation) before every act."""
+    sampling: dict[str, Sampling] = field(default_factory=dict)
+    """The experiment's sampling settings by seat, `seats` or role (`core.sampling`)."""
+    seat_names: frozenset[str] = frozenset()
+    """The task's seats, which the `seats` sampling entry applies to."""
 
-    def model_for(self, seat: str | None, spec: str, purpose: str = "act") -> Any:
-        """A chat model for `seat` whose calls are recorded in this episode's trace."""
-        return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace)
+    def model_for(
+        self,
+        seat: str | None,
+        spec: str,
+        purpose: str = "act",
+        *,
+        role: str | None = None,
+        lineup_seat: str | None = None,
+    ) -> Any:
+        """A chat model for `seat` (or for `role`, a non-evaluated part such as the judge)
+        whose calls are recorded in this episode's trace and carry the experiment's
+        sampling settings for that seat or role. `lineup_seat` names the seat for the
+        settings when the trace labels it otherwise."""
+        sampling = sampling_for(
+            self.sampling, seat=lineup_seat or seat, role=role, seats=set(self.seat_names)
+        )
+        extra = {} if sampling is None else {"sampling": sampling}  # older factories take none
+        return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace, **extra)
 
     def seen(self, seat: str, observation: BaseModel) -> None:
         if self.observe is not None:
@@ -122,18 +153,41 @@ class EpisodeResult:
 
 
 @dataclass(frozen=True)
-class BenchmarkSpec:
-    """How the runner and the CLI talk to one benchmark."""
+class RoleSpec:
+    """A non-evaluated part of an episode bound with `--role NAME=SPEC` (the judge, a
+    simulator): its LLM-free `default` (None: unbound, the part is skipped), the other
+    LLM-free bindings it accepts besides model specs, and whether a lineup with any model
+    seat must bind it (an LLM-free default that cannot read model output would score
+    such a lineup wrongly)."""
+
+    name: str
+    default: str | None
+    description: str
+    choices: tuple[str, ...] = ()
+    llm_lineup_needs_binding: bool = False
+
+    @property
+    def offline(self) -> tuple[str, ...]:
+        """Every LLM-free binding: the default and the other choices."""
+        return tuple(dict.fromkeys([*([self.default] if self.default else []), *self.choices]))
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec(Generic[TaskT]):
+    """How the runner and the CLI talk to one benchmark, and what it takes as input: its
+    options model, roles, reference participants, strategies and conditions, all checked
+    by the preflight (`confide.runner.preflight`) before any episode runs."""
 
     id: str
     description: str
-    load_tasks: Callable[[str | None, str | None], Sequence[Any]]
+    load_tasks: Callable[[str | None, str | None], Sequence[TaskT]]
     """(suite name or None for the default suite, path to a task file or None) -> tasks."""
-    seats: Callable[[Any], Sequence[str]]
+    seats: Callable[[TaskT], Sequence[str]]
     run_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]]
     default_suite: str
     suites: tuple[str, ...]
     references: tuple[str, ...]
+    """The reference (LLM-free) participants a seat can name."""
     default_lineup: str
     """The lineup conformance checks and single-lineup runs use."""
     conditions: tuple[str | None, ...] = (None,)
@@ -153,3 +207,15 @@ class BenchmarkSpec:
     benchmark cannot be rescored."""
     score_roles: tuple[str, ...] = ()
     """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""
+    options: type[BaseModel] = NoOptions
+    """The pydantic model of the environment options (`envs/<id>/options.py`)."""
+    roles: tuple[RoleSpec, ...] = ()
+    check_strategy: Callable[[str], object] | None = None
+    """Raises `ConfideError` for a strategy a model seat (`provider/model:strategy`) cannot
+    take; None: model seats take no strategy."""
+    prepare_model: Callable[[str], object] | None = None
+    """Called with each model spec of a run before it is built (e.g. to register the
+    environment's own mock models)."""
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)

@@ -103,13 +103,16 @@ class GenerateConfig(BaseModel, frozen=True):
 
     `response_schema` is a JSON schema the reply should satisfy: providers that support it
     constrain decoding to it (OpenAI `json_schema` response format, llama.cpp grammars),
-    the mock `json` model answers with an instance of it, others ignore it. `max_tokens`
-    None means the provider's default.
+    the mock `json` model answers with an instance of it, others ignore it. `max_tokens`,
+    `top_p` and `reasoning_effort` None mean the provider's default; a provider without
+    reasoning effort ignores it (`llm.providers.openai_api` sends it to OpenAI).
     """
 
     temperature: float = Field(default=0.0, ge=0.0)
     max_tokens: int | None = Field(default=None, ge=1)
     seed: int | None = None
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    reasoning_effort: str | None = None
     response_schema: dict[str, Any] | None = None
     stop: tuple[str, ...] = ()
     tools: tuple[ToolSpec, ...] = ()

@@ -20,6 +20,7 @@ from pydantic import (
 
 from confide import atomic
 from confide.core.benchmark import parse_lineup
+from confide.core.sampling import Sampling
 from confide.errors import ConfideError
 from confide.redaction import scrub_data
 from confide.untrusted import InputError, load_yaml
@@ -78,6 +79,12 @@ class Experiment(BaseModel):
         description="Ray cluster to join ('auto': the running one; 'host:port'); default: "
         "start a local one. Only with backend: ray.",
     )
+    sampling: dict[str, Sampling] = Field(
+        default_factory=dict,
+        description="Sampling settings (temperature, top_p, max_tokens, seed, "
+        "reasoning_effort) by seat name, `seats` (every evaluated seat) or role name; each "
+        "overrides the environment's own settings field by field (confide.core.sampling).",
+    )
 
     @property
     def episodes_at_once(self) -> int:
@@ -102,8 +109,11 @@ class Experiment(BaseModel):
         return value
 
 
-def load_experiment(path: Path | str, overrides: dict[str, Any] | None = None) -> Experiment:
-    """Read and validate an experiment YAML file, applying CLI overrides on top."""
+def load_experiment(
+    path: Path | str, overrides: dict[str, Any] | None = None, *, check: bool = True
+) -> Experiment:
+    """Read and validate an experiment YAML file, applying CLI overrides on top (`check`:
+    see `build_experiment`)."""
     path = Path(path)
     try:
         data = load_yaml(path, "experiment file")
@@ -111,14 +121,27 @@ def load_experiment(path: Path | str, overrides: dict[str, Any] | None = None) -
         raise ConfigError(str(exc)) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
-    data.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return build_experiment(data, source=str(path))
+    for key, value in (overrides or {}).items():
+        if key == "sampling" and isinstance(value, dict) and isinstance(data.get(key), dict):
+            merged = dict(data[key])  # per seat or role, field by field
+            for who, fields in value.items():
+                merged[who] = {**(merged.get(who) or {}), **fields}
+            data[key] = merged
+        elif value is not None:
+            data[key] = value
+    return build_experiment(data, source=str(path), check=check)
 
 
-def build_experiment(data: dict[str, Any], source: str = "command line") -> Experiment:
-    """Validate experiment fields; the error names source, field and value."""
+def build_experiment(
+    data: dict[str, Any], source: str = "command line", *, check: bool = True
+) -> Experiment:
+    """Validate experiment fields, then (with `check`) what the benchmark declares: its
+    options, roles, participants, strategies, conditions and sampling keys
+    (`preflight.declared_problems`). Every error names source, field and value. The CLI
+    passes `check=False` and runs the whole preflight instead, which reports these
+    together with the problems only the tasks and the providers reveal."""
     try:
-        return Experiment.model_validate(data)
+        experiment = Experiment.model_validate(data)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
@@ -127,9 +150,17 @@ def build_experiment(data: dict[str, Any], source: str = "command line") -> Expe
             shown = "" if isinstance(value, dict) else f" (value: {value!r})"
             problems.append(f"{source}: field '{field}'{shown}: {err['msg']}")
         raise ConfigError("\n".join(problems)) from None
+    if check:
+        from confide.registry import get_benchmark
+        from confide.runner.preflight import declared_problems
+
+        declared = declared_problems(get_benchmark(experiment.benchmark), experiment)
+        if declared:
+            raise ConfigError("\n".join(f"{source}: {problem}" for problem in declared))
+    return experiment
 
 
 def dump_experiment(experiment: Experiment, path: Path) -> None:
     """Write the resolved experiment next to its results, without secrets."""
-    data = scrub_data(experiment.model_dump())
+    data = scrub_data(experiment.model_dump(mode="json"))
     atomic.write_text(path, yaml.safe_dump(data, sort_keys=False))

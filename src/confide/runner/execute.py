@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import json
 import traceback
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from confide import __version__
+from confide import atomic
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
 from confide.core.trace import (
     EpisodeEnd,
@@ -35,14 +36,17 @@ from confide.core.trace import (
     find_trace,
     read_trace,
 )
-from confide.registry import get_benchmark
+from confide.redaction import scrub_data
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.fingerprint import check_resume, episode_fingerprints
 from confide.runner.interrupt import StopSignals
+from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels
 from confide.runner.outputs import write_run_outputs
+from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
+from confide.runner.resolve import resolve_experiment
 from confide.runner.rundir import prepare, run_lock
 
 
@@ -111,7 +115,8 @@ async def run_experiment_async(
     stop: asyncio.Event | None = None,
     freeze_gc: bool = False,
 ) -> RunSummary:
-    """Expand, lock the run directory, check that the complete episodes may be reused
+    """Preflight (every problem at once, before anything is written), resolve every
+    default, lock the run directory, check that the complete episodes may be reused
     (`fresh` discards them instead), run the rest with bounded concurrency, then write
     results.csv, the summary table and the benchmark's own outputs. Setting `stop` starts
     no more episodes and cancels the running ones; the outputs then cover the finished
@@ -121,7 +126,8 @@ async def run_experiment_async(
         from confide.runner.ray_backend import require_ray
 
         require_ray()
-    spec = get_benchmark(experiment.benchmark)
+    spec = preflight(experiment).spec
+    experiment = resolve_experiment(spec, experiment)
     plans = expand(spec, experiment)
     prints = episode_fingerprints(spec.id, experiment, plans)
     # Tasks and suites are loaded and live for the whole run: move them out of the cyclic
@@ -161,13 +167,15 @@ async def _run_locked(
     )
     done = {k: footer for k, (_, footer) in complete.items()}
     dump_experiment(experiment, run_dir / "experiment.yaml")
+    meta = run_metadata()
+    write_run_json(run_dir, experiment, meta)
     todo = [p for p in plans if p.episode_id not in done]
     models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
     failed: list[str] = []
 
     async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:
         return await run_episode(
-            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop
+            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta
         )
 
     play: Callable[[EpisodePlan], Awaitable[EpisodeEnd | None]] = play_here
@@ -228,11 +236,14 @@ async def run_episode(
     fingerprint: dict[str, str],
     stop: asyncio.Event,
     placement: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
 ) -> EpisodeEnd | None:
     """Run one episode into its trace file and return its slim footer (`_slim`); an
     exception becomes a failed footer (the run goes on). When `stop` is set first, the
     episode is cancelled, its partial trace removed, and None returned. The header records
-    each model's structured-output mode and, given one, where the episode ran."""
+    each model's structured-output mode, the sampling settings, the run metadata (`meta`:
+    versions, start, CPU count) and, given one, where the episode ran."""
+    meta = meta if meta is not None else run_metadata()
     roles = [SeatSpec(spec) for spec in experiment.roles.values()]
     modes = await models.structured_output([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
@@ -251,8 +262,10 @@ async def run_episode(
                 "options": experiment.options,
                 **({"structured_output": modes} if modes else {}),
                 **({"placement": dict(placement)} if placement else {}),
+                **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
+                "host": {k: v for k, v in meta.items() if k != "versions"},
             },
-            versions={"confide": __version__},
+            versions=dict(meta["versions"]),
             fingerprint=fingerprint,
         )
     )
@@ -266,6 +279,8 @@ async def run_episode(
         condition=plan.condition,
         roles=dict(experiment.roles),
         options=dict(experiment.options),
+        sampling=dict(experiment.sampling),
+        seat_names=frozenset(spec.seats(plan.task)),
     )
     body = asyncio.ensure_future(spec.run_episode(ctx))
     stopped = asyncio.ensure_future(stop.wait())
@@ -290,6 +305,16 @@ async def run_episode(
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
     return _slim(footer)
+
+
+def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:
+    return {key: value.overrides() for key, value in experiment.sampling.items()}
+
+
+def write_run_json(run_dir: Path, experiment: Experiment, meta: Mapping[str, Any]) -> None:
+    """`run.json`: the run metadata and the resolved experiment (without secrets)."""
+    data = {**meta, "experiment": scrub_data(experiment.model_dump(mode="json"))}
+    atomic.write_text(run_dir / "run.json", json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
 def _slim(footer: EpisodeEnd) -> EpisodeEnd:

@@ -8,11 +8,12 @@ the episode's fingerprint: a flat mapping from a dotted key to a canonical text 
 covering everything that determines the episode. That is the task's content (a hash), the
 benchmark, seat specs (the lineup), condition, repetition, the experiment and episode
 seeds, the role bindings (the judge among them: when only a score role differs, the
-refusal advises `confide rescore`), the environment options (sampling
-settings such as Incognita's `agent_temperature` live there), the model options (hashed,
-credentials left out) and `SCORING_VERSION`. Before anything runs, `check_resume`
-compares each finished episode's stored fingerprint with the one this run would give it
-and refuses with one message listing every difference.
+refusal advises `confide rescore`), the environment options, the sampling settings per
+seat and role, the model options (hashed, credentials left out) and `SCORING_VERSION`.
+The runner passes the resolved experiment (`runner.resolve`), so an option or role given
+at its default is the same configuration as one left out. Before anything runs,
+`check_resume` compares each finished episode's stored fingerprint with the one this run
+would give it and refuses with one message listing every difference.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ def episode_fingerprints(
         "scoring_version": str(SCORING_VERSION),
         **_flat("roles", experiment.roles, hashed=False),
         **_flat("options", experiment.options, hashed=False),
+        **_flat("sampling", {k: v.overrides() for k, v in experiment.sampling.items()},
+                hashed=False),
         **_flat("model_options", experiment.model_options, hashed=True),
     }
     tasks: dict[str, str] = {}

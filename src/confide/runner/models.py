@@ -13,9 +13,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from confide.core.benchmark import SeatSpec
+from confide.core.sampling import Sampling
 from confide.core.trace import ModelCall, TraceRecorder
 from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
+from confide.llm.sampled import SampledModel
 from confide.llm.spec import parse_spec, providers
 from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
 
@@ -63,12 +65,23 @@ class RunModels:
         return modes
 
     def __call__(
-        self, spec: str, *, seat: str | None, purpose: str, trace: TraceRecorder
+        self,
+        spec: str,
+        *,
+        seat: str | None,
+        purpose: str,
+        trace: TraceRecorder,
+        sampling: Sampling | None = None,
     ) -> ChatModel:
+        """The shared model for `spec`, recording into `trace`, with `sampling` applied
+        outside the recorder so the trace shows the settings actually sent."""
+
         def sink(record: ModelCallRecord) -> None:
             trace.emit(model_call_event(record, seat=seat, purpose=purpose))
 
-        return with_recorder(self.base(spec), sink)
+        model = with_recorder(self.base(spec), sink)
+        overrides = sampling.overrides() if sampling is not None else {}
+        return SampledModel(model, overrides) if overrides else model
 
 
 def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str) -> ModelCall:

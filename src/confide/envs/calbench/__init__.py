@@ -10,14 +10,16 @@ columns to its rows (audits/episode.py); the run directory gets the privacy and 
 tables (outputs/privacy.py, outputs/audits.py).
 """
 
-from confide.core.benchmark import BenchmarkSpec
+from confide.core.benchmark import BenchmarkSpec, RoleSpec
 from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.outputs.audits import write_calbench_outputs
 from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
+from confide.envs.calbench.prompts import load_variant
 from confide.envs.calbench.suites import suite_names
 
 SPEC = BenchmarkSpec(
@@ -38,6 +40,11 @@ SPEC = BenchmarkSpec(
     write_outputs=write_calbench_outputs,
     score_episode=measured(score_game),
     score_roles=("judge",),
+    options=CalbenchOptions,
+    roles=(
+        RoleSpec("judge", None, "the VPS judge model (F.3); unbound: no judge cases"),
+    ),
+    check_strategy=load_variant,
 )
 
 __all__ = ["SPEC"]

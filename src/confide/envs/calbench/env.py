@@ -14,26 +14,23 @@ condition (default `dm`).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, NamedTuple
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from typing import NamedTuple
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.options import parse_options
 from confide.core.scoring import play_then_score
 from confide.core.truncation import truncated_replies
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import (
-    DEFAULT_DECISION_RETRIES,
     DEFAULT_MAX_TURNS,
     Game,
     GameConfig,
 )
 from confide.envs.calbench.engine.outcome import outcome_from_events
-from confide.envs.calbench.errors import describe_validation_error
 from confide.envs.calbench.metrics import evaluate
+from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.participants import make_participant
 from confide.envs.calbench.privacy.reflection import reflection_hook
 from confide.envs.calbench.scenario import Scenario
@@ -47,28 +44,6 @@ DEFAULT_LABEL_BANK = Path(__file__).parent / "data" / "label_bank_v1.json"
 """Our label bank (three sensitivity tiers): shipped suites are hydrated with it at load
 time (A.1), so LLM seats see private labels and the semantic-leakage audit has something
 to guard. Reference protocols never read labels, so their results do not depend on it."""
-
-
-class CalbenchOptions(BaseModel):
-    """Environment options (types here, ranges in `GameConfig`); unknown keys are
-    rejected."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns_per_round: int | None = DEFAULT_MAX_TURNS
-    decision_retries: int = DEFAULT_DECISION_RETRIES
-    sd_model: dict[int, float] = Field(default_factory=dict)
-    reflection: bool = True
-    """Ask model seats the measurement-only reflection question after every round (F.3);
-    off saves one call per model seat and round but leaves their VPS unmeasured."""
-
-
-def parse_options(raw: Mapping[str, Any]) -> CalbenchOptions:
-    """Validate environment options; the error names the option and its value."""
-    try:
-        return CalbenchOptions.model_validate(dict(raw))
-    except ValidationError as exc:
-        raise ConfideError(describe_validation_error(exc, "calbench options")) from None
 
 
 class GameLimits(NamedTuple):
@@ -129,7 +104,7 @@ def _scenario(ctx: EpisodeContext) -> Scenario:
 async def play_episode(ctx: EpisodeContext) -> None:
     """Play one game with the lineup bound to the scenario's agents into `ctx.trace`."""
     scenario = _scenario(ctx)
-    options = parse_options(ctx.options)
+    options = parse_options(CalbenchOptions, ctx.options, "calbench")
     binding = expand_lineup(ctx.lineup, seats(scenario))
     limits = game_limits(options, scenario)
     # the seats' prompts state the limits the engine enforces (issue 21 item 4)

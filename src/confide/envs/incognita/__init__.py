@@ -27,8 +27,9 @@ from confide.envs.incognita.env import (
     seats,
 )
 from confide.envs.incognita.metrics import summarize
+from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.write import write_incognita_outputs
-from confide.envs.incognita.participants import REFERENCES
+from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -46,6 +47,9 @@ SPEC = BenchmarkSpec(
     write_outputs=write_incognita_outputs,
     score_episode=score_episode,
     score_roles=("judge",),
+    options=EnvOptions,
+    roles=ROLES,
+    prepare_model=register_mocks,
 )
 
 __all__ = ["SPEC"]

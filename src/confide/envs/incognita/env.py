@@ -57,10 +57,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
+from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
@@ -78,7 +77,9 @@ from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_c
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
 from confide.envs.incognita.gate import DisclosureGate, Via, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
+from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.participants import (
+    LINEUP_SEAT,
     Customer,
     Desk,
     GateClassifier,
@@ -93,34 +94,8 @@ from confide.envs.incognita.scenario import SUITE_FILE, CardSuite, TaskCard, loa
 from confide.envs.incognita.world import World
 from confide.errors import ConfideError
 
-SEAT = "agent"
+SEAT = LINEUP_SEAT
 DEFAULT_SUITE = "incognita-retail-18"
-
-
-class EnvOptionsError(ConfideError):
-    """An environment option is unknown or out of range."""
-
-
-class EnvOptions(BaseModel):
-    """Episode options (``--option KEY=VALUE``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns: int = Field(default=300, ge=1, description="The agent's turn budget (A.1).")
-    desk_steps: int = Field(default=8, ge=1, description="Steps a desk may take per message.")
-    agent_temperature: float = Field(default=1.0, ge=0.0)
-    max_attempts: int = Field(default=3, ge=1, description="Repair-loop calls per model turn.")
-
-
-def parse_options(options: dict[str, Any]) -> EnvOptions:
-    try:
-        return EnvOptions.model_validate(options)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"])
-        raise EnvOptionsError(
-            f"incognita option {where!r} (value {err.get('input')!r}): {err['msg']}"
-        ) from None
 
 
 # ----- tasks -------------------------------------------------------------------------------
@@ -187,8 +162,7 @@ class Episode:
         self.layer = ExecutionLayer(self.world, self.condition.owners, ctx.trace)
         self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
         seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
-        self.agent = make_agent(ctx, seat, self.card, options.agent_temperature,
-                                options.max_attempts)
+        self.agent = make_agent(ctx, seat, self.card, options.max_attempts)
         self.customer: Customer = make_customer(ctx, self.card)
         self.classifier: GateClassifier | None = make_gate(ctx, options.max_attempts)
         self.desks: dict[str, Desk] = {
@@ -348,7 +322,7 @@ def _task(ctx: EpisodeContext) -> ServiceTask:
 
 async def play_episode(ctx: EpisodeContext) -> None:
     """Play one Incognita episode into `ctx.trace` (see the module docstring)."""
-    await Episode(ctx, _task(ctx), parse_options(ctx.options)).run()
+    await Episode(ctx, _task(ctx), parse_options(EnvOptions, ctx.options, "incognita")).run()
 
 
 def final_hash(task: ServiceTask, events: Sequence[TraceEvent]) -> str:
@@ -367,7 +341,7 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
     """Evaluate the episode played into `ctx.trace` (section 3.3, outside the interaction:
     no participant sees it) and build its result row from the trace events."""
     task = _task(ctx)
-    options = parse_options(ctx.options)
+    options = parse_options(EnvOptions, ctx.options, "incognita")
     check_roles(ctx.roles)
     played = list(ctx.trace.events)
     setup = next(e for e in played if isinstance(e, EnvEvent) and e.name == "episode_setup")

@@ -4,10 +4,11 @@ Benchmark id `sotopia-tom`. Tasks are scenarios (`scenario.py`; suite `core`, or
 scenario JSON file via `--tasks`); seats are the scenario's agents in order. Reference
 participants `reference` (policy-exact, typed payloads) and `leaky` (planted violations);
 model seats take `provider/model[:strategy]` with strategies basic, cot-privacy,
-tom-coach, tom-belief, self-focused. The judge is bound with `--role judge=SPEC`
-(default: the deterministic reference judge). Environment options (`--option`):
-max_turns, stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
-memory_size (`env.EnvOptions`).
+tom-coach, tom-belief, self-focused. The judge is a declared role, bound with `--role
+judge=SPEC`: the deterministic reference judge is the default for reference lineups, and a
+lineup with any model seat must bind one. Environment options (`--option`): max_turns,
+stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
+memory_size (`options.EnvOptions`).
 """
 
 from confide.core.benchmark import BenchmarkSpec
@@ -19,7 +20,10 @@ from confide.envs.sotopia_tom.env import (
     score_episode,
     seats,
 )
+from confide.envs.sotopia_tom.judge import ROLE as JUDGE
 from confide.envs.sotopia_tom.metrics import summarize
+from confide.envs.sotopia_tom.options import EnvOptions
+from confide.envs.sotopia_tom.participants import check_strategy
 
 SPEC = BenchmarkSpec(
     id="sotopia-tom",
@@ -36,6 +40,9 @@ SPEC = BenchmarkSpec(
     private_markers=private_markers,
     score_episode=score_episode,
     score_roles=("judge",),
+    options=EnvOptions,
+    roles=(JUDGE,),
+    check_strategy=check_strategy,
 )
 
 __all__ = ["SPEC"]

@@ -51,10 +51,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.message import Channel, Message
+from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.refusal import refusal
 from confide.core.scoring import play_then_score
@@ -68,8 +67,9 @@ from confide.envs.sotopia_tom.actions import (
     briefing_for,
 )
 from confide.envs.sotopia_tom.dataset import load_split, split_names
-from confide.envs.sotopia_tom.metrics import T_MAX, seat_labels
 from confide.envs.sotopia_tom.metrics import score_episode as score_turns
+from confide.envs.sotopia_tom.metrics import seat_labels
+from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity, read_scenario_file
 from confide.envs.sotopia_tom.validation import ensure_valid
 from confide.errors import ConfideError
@@ -77,43 +77,6 @@ from confide.errors import ConfideError
 EndReason = Literal["max_turns", "stale", "left"]
 
 
-class EnvOptionsError(ConfideError):
-    """An environment option (`--option KEY=VALUE`) is unknown or has a bad value."""
-
-
-class EnvOptions(BaseModel):
-    """Options of one episode; the defaults are the paper's settings (section 5.3)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    max_turns: int = Field(default=T_MAX, ge=2, description="T_max, in agent turns.")
-    stale_turns: int = Field(
-        default=3, ge=1, description="Consecutive non-substantive turns that end an episode."
-    )
-    leave_ends: Literal["any", "all"] = Field(
-        default="any", description="Whether the first leave ('any') or the last ('all') ends it."
-    )
-    max_tokens: int | None = Field(default=None, ge=1, description="Per agent model call.")
-    repair_attempts: int = Field(
-        default=1, ge=1, description="Calls per structured reply (1: no repair, as the paper)."
-    )
-    reask_invalid_recipients: bool = Field(
-        default=False, description="Ask again once, with feedback, after bad recipients."
-    )
-    memory_size: int = Field(default=8, ge=1, description="Bounded memory of stateful agents.")
-
-
-def parse_options(options: Mapping[str, Any]) -> EnvOptions:
-    """Validate environment options; the error names the option and its value."""
-    try:
-        return EnvOptions.model_validate(dict(options))
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        name = ".".join(str(p) for p in err["loc"]) or "<options>"
-        known = ", ".join(EnvOptions.model_fields)
-        raise EnvOptionsError(
-            f"sotopia-tom option {name}={err.get('input')!r}: {err['msg']} (options: {known})"
-        ) from None
 
 
 @dataclass
@@ -310,7 +273,7 @@ async def play_episode(ctx: EpisodeContext) -> None:
     from confide.envs.sotopia_tom.participants import make_participant
 
     scenario: Scenario = ctx.task
-    options = parse_options(ctx.options)
+    options = parse_options(EnvOptions, ctx.options, "sotopia-tom")
     binding = expand_lineup(ctx.lineup, scenario.agent_names)
     participants = {
         seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()
@@ -349,7 +312,7 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
     from confide.envs.sotopia_tom.judge import judge_conversation
 
     scenario: Scenario = ctx.task
-    options = parse_options(ctx.options)
+    options = parse_options(EnvOptions, ctx.options, "sotopia-tom")
     binding = expand_lineup(ctx.lineup, scenario.agent_names)
     conversation = conversation_from_events(ctx.trace.events)
     judged = await judge_conversation(ctx, scenario, conversation.messages)

@@ -92,6 +92,8 @@ class LlamaEngine:
         }
         if config.seed is not None:
             kwargs["seed"] = config.seed
+        if config.top_p is not None:  # llama.cpp has no reasoning effort: that is ignored
+            kwargs["top_p"] = config.top_p
         if config.response_schema is not None:
             kwargs["grammar"] = json_grammar(config.response_schema)
         if config.logprobs:

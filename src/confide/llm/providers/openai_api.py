@@ -26,8 +26,11 @@ call (`confide.llm.tools`), and each completion records which in `tool_mode`. As
 `logprobs` are requested and recorded; an endpoint that refuses them is asked again
 without, once, and never again.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
-temperature, so none is sent to them; OpenAI takes `max_completion_tokens`, while
-compatible servers get the older, more widely supported `max_tokens`.
+temperature and top_p while they reason, so neither is sent to them unless the request's
+`reasoning_effort` is "none" (incognita.md section 5 runs its simulators so, at
+temperature 0); `reasoning_effort` is sent as such to OpenAI and to compatible servers
+(which may ignore it). OpenAI takes `max_completion_tokens`, while compatible servers get
+the older, more widely supported `max_tokens`.
 
 Keys are held in a `Secret` and registered with `confide.redaction`, and every error
 message is redacted, so a key never shows up in a repr, a log or a trace even when a
@@ -272,8 +275,12 @@ class OpenAIChatModel:
             params["tool_choice"] = "auto"
         if config.logprobs and self.logprobs_ok:
             params["logprobs"] = True
-        if not fixed_temperature(self.spec):
+        if not fixed_temperature(self.spec) or config.reasoning_effort == "none":
             params["temperature"] = config.temperature
+            if config.top_p is not None:
+                params["top_p"] = config.top_p
+        if config.reasoning_effort is not None:
+            params["reasoning_effort"] = config.reasoning_effort
         budget = config.max_tokens if config.max_tokens is not None else self.default_max_tokens
         if budget is not None:
             key = "max_completion_tokens" if self.spec.provider == "openai" else "max_tokens"

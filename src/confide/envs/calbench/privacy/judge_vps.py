@@ -134,7 +134,7 @@ async def judge_episode(ctx: EpisodeContext, scenario: Scenario) -> int:
     spec = judge_spec(ctx)
     if spec is None:
         return 0
-    model = ctx.model_for(None, spec, PURPOSE)
+    model = ctx.model_for(None, spec, PURPOSE, role=ROLE)
     judged = await judge_game(scenario, list(ctx.trace.events), model)
     for event in judged:
         ctx.trace.emit(event)

@@ -38,6 +38,7 @@ __all__ = [
     "PAPER_MODELS",
     "PAPER_REPETITIONS",
     "PAPER_ROLES",
+    "PAPER_SAMPLING",
     "PAPER_SEED",
     "DesignError",
     "Worker",
@@ -64,6 +65,15 @@ PAPER_ROLES: dict[str, str] = {
     "judge": "openai/gpt-4.1-2025-04-14",
 }
 """Simulated parties: customer and every desk on one model, the fixed judge on another."""
+PAPER_SAMPLING: dict[str, dict[str, Any]] = {
+    "seats": {"temperature": 1.0, "reasoning_effort": "high"},
+    "customer": {"temperature": 0.0, "reasoning_effort": "none"},
+    "desk": {"temperature": 0.0, "reasoning_effort": "none"},
+}
+"""Section 5, "Models and execution": the evaluated agents "at high reasoning effort and
+temperature 1"; the customer simulator and every service-side participant "at temperature
+0 and no reasoning effort" (the gate classifier is the customer's model and follows its
+settings). The judge's settings are not given; it keeps the environment's temperature 0."""
 PAPER_REPETITIONS = 3
 PAPER_SEED = 20260820
 """Our seed for the study (any fixed value; recorded in the file)."""
@@ -81,7 +91,8 @@ def paper_experiment(
     concurrency: int = 8,
 ) -> dict[str, Any]:
     """The fields of the paper's experiment: default suite (18 cards) x models x
-    conditions x repetitions, customer, desks and judge bound by role."""
+    conditions x repetitions, customer, desks and judge bound by role, with the paper's
+    sampling settings (`PAPER_SAMPLING`)."""
     names = validate_levels("models", models)
     validate_levels("conditions", conditions)
     if isinstance(repetitions, bool) or not isinstance(repetitions, int) or repetitions < 1:
@@ -92,6 +103,7 @@ def paper_experiment(
         "conditions": list(conditions),
         "schedule": "latin-square",
         "roles": dict(PAPER_ROLES if roles is None else roles),
+        "sampling": {who: dict(fields) for who, fields in PAPER_SAMPLING.items()},
         "repetitions": repetitions,
         "seed": seed,
         "concurrency": concurrency,

@@ -10,8 +10,9 @@ knows its card) or a model spec. Simulated parties are bound by role:
 - ``judge``: ``literal`` (default, LLM-free) or a model spec.
 
 Decisions
-- Simulators are sampled at temperature 0 and the evaluated agent at the option
-  ``agent_temperature`` (default 1.0), as in incognita.md section 5.
+- Simulators are sampled at temperature 0 and the evaluated agent at temperature 1, as in
+  incognita.md section 5; the experiment's ``sampling`` overrides either per seat or role
+  (``experiments/incognita_paper.yaml`` adds the paper's reasoning efforts).
 - Naming ``mock/incognita`` (machinery mock) or ``mock/incognita-skilled`` (a test/demo
   agent of middling skill) anywhere registers that mock first (an explicit call here,
   never an import side effect).
@@ -22,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Protocol
 
-from confide.core.benchmark import EpisodeContext, SeatSpec
+from confide.core.benchmark import EpisodeContext, RoleSpec, SeatSpec
 from confide.core.custom import custom_participant
 from confide.envs.incognita.actions import (
     AgentAction,
@@ -49,10 +50,13 @@ from confide.errors import ConfideError
 from confide.llm import ChatModel, GenerateConfig
 
 REFERENCES: tuple[str, ...] = ("reference",)
+LINEUP_SEAT = "agent"
+"""The lineup's one seat (`env.SEAT`), which the `sampling` of seats applies to."""
 SCRIPTED = "scripted"
 KEYWORDS = "keywords"
 LITERAL = "literal"
 SIMULATOR_CONFIG = GenerateConfig(temperature=0.0)
+AGENT_CONFIG = GenerateConfig(temperature=1.0)
 
 
 class ParticipantError(ConfideError):
@@ -85,6 +89,17 @@ OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWO
                            "judge": LITERAL}
 """Each role's LLM-free binding (the default, except for the gate; see the docstring)."""
 
+ROLES: tuple[RoleSpec, ...] = (
+    RoleSpec("customer", SCRIPTED, "the customer simulator behind the disclosure gate"),
+    RoleSpec("desk", SCRIPTED, "every service desk of the condition"),
+    RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
+             "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
+    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions"),
+)
+"""The declared roles. The paper's desks and customer are language-model participants
+(section 3.2); once a model desk exists, a model agent will need them bound
+(`llm_lineup_needs_binding`), and the scripted ones stay for the reference agent."""
+
 
 def check_roles(roles: dict[str, str]) -> None:
     """Reject unknown roles and bindings (a typo must not silently fall back to a default)."""
@@ -116,24 +131,33 @@ _MOCKS: dict[str, Callable[[], None]] = {
 """The environment's own mocks, registered when a seat or role names one."""
 
 
-def _model(ctx: EpisodeContext, seat: str | None, spec: str, purpose: str) -> ChatModel:
+def register_mocks(spec: str) -> None:
+    """Register the environment's mock named by `spec`, if it names one (the spec's
+    `prepare_model` hook, so the preflight can build it too)."""
     register = _MOCKS.get(spec.split(":", 1)[0])
     if register is not None:
         register()
-    model: ChatModel = ctx.model_for(seat, spec, purpose)
+
+
+def _model(
+    ctx: EpisodeContext, seat: str | None, spec: str, purpose: str, role: str | None = None
+) -> ChatModel:
+    register_mocks(spec)
+    # the agent's calls are labelled AGENT in the trace; its lineup seat is `SEAT`
+    lineup_seat = LINEUP_SEAT if seat == AGENT else None
+    model: ChatModel = ctx.model_for(seat, spec, purpose, role=role, lineup_seat=lineup_seat)
     return model
 
 
-def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, temperature: float,
-               max_attempts: int) -> Agent:
+def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, max_attempts: int) -> Agent:
     """The evaluated agent for `seat`."""
     if seat.model is not None:
         if seat.strategy is not None:
             raise ParticipantError(
                 f"incognita agents have no strategies; got {seat.raw!r} (drop ':{seat.strategy}')"
             )
-        config = GenerateConfig(temperature=temperature)
-        return ModelAgent(AGENT, _model(ctx, AGENT, seat.model, "act"), config, max_attempts)
+        model = _model(ctx, AGENT, seat.model, "act")
+        return ModelAgent(AGENT, model, AGENT_CONFIG, max_attempts)
     if seat.reference == "reference":
         return ReferenceAgent(AGENT, card)
     custom: Agent | None = custom_participant("incognita", AGENT, seat, ctx)
@@ -149,7 +173,8 @@ def make_customer(ctx: EpisodeContext, card: TaskCard) -> Customer:
     spec = _model_spec(ctx, "customer")
     if spec is None:
         return ScriptedCustomer(CUSTOMER, card)
-    return ModelCustomer(CUSTOMER, _model(ctx, CUSTOMER, spec, "act"), SIMULATOR_CONFIG)
+    model = _model(ctx, CUSTOMER, spec, "act", role="customer")
+    return ModelCustomer(CUSTOMER, model, SIMULATOR_CONFIG)
 
 
 def make_gate(ctx: EpisodeContext, max_attempts: int) -> GateClassifier | None:
@@ -157,7 +182,8 @@ def make_gate(ctx: EpisodeContext, max_attempts: int) -> GateClassifier | None:
     spec = _model_spec(ctx, "gate", default=ctx.roles.get("customer"))
     if spec is None:
         return None
-    model = _model(ctx, CUSTOMER, spec, "gate")
+    role = "gate" if "gate" in ctx.roles else "customer"  # the customer's own model
+    model = _model(ctx, CUSTOMER, spec, "gate", role=role)
     return ModelGateClassifier(model, SIMULATOR_CONFIG, max_attempts)
 
 
@@ -165,7 +191,7 @@ def make_desk(ctx: EpisodeContext, seat: DeskSeat, max_attempts: int) -> Desk:
     spec = _model_spec(ctx, "desk")
     if spec is None:
         return ScriptedDesk(seat.name, seat.tools)
-    model = _model(ctx, seat.name, spec, "act")
+    model = _model(ctx, seat.name, spec, "act", role="desk")
     return ModelDesk(seat.name, model, SIMULATOR_CONFIG, max_attempts)
 
 
@@ -173,12 +199,14 @@ def make_judge(ctx: EpisodeContext, max_attempts: int) -> LiteralJudge | ModelJu
     spec = _model_spec(ctx, "judge")
     if spec is None:
         return LiteralJudge()
-    return ModelJudge(_model(ctx, "judge", spec, "judge"), SIMULATOR_CONFIG, max_attempts)
+    model = _model(ctx, "judge", spec, "judge", role="judge")
+    return ModelJudge(model, SIMULATOR_CONFIG, max_attempts)
 
 
 __all__ = [
     "OFFLINE",
     "REFERENCES",
+    "ROLES",
     "Agent",
     "Customer",
     "Desk",
@@ -190,4 +218,5 @@ __all__ = [
     "make_desk",
     "make_gate",
     "make_judge",
+    "register_mocks",
 ]

@@ -1,7 +1,10 @@
 """Judging a Sotopia-ToM episode (sections 4.2, A.7, A.10, A.12).
 
-The judge is bound by role: `--role judge=reference` (the default) is the deterministic
-reference judge for typed transcripts; `--role judge=<provider/model>` is the LLM judge,
+The judge is a declared role (`ROLE`): `--role judge=reference` (the default for
+reference lineups) is the deterministic reference judge for typed transcripts. It credits
+only typed payloads and verbatim values, so it cannot score free text: a lineup with any
+model seat must bind a judge (the preflight refuses it otherwise, and so does
+`make_judge`). `--role judge=<provider/model>` is the LLM judge (section 4.2),
 whose calls are recorded in the episode trace under purposes `judge-da`, `judge-ia`,
 `judge-cpv` and `judge-eff`. Either way the verdicts are recorded as `judge_verdict`
 environment events (one per metric), which is what `confide judge agree` compares.
@@ -13,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from confide.core.benchmark import EpisodeContext
+from confide.core.benchmark import EpisodeContext, RoleSpec
 from confide.core.message import Message
 from confide.core.trace import EnvEvent
 from confide.envs.sotopia_tom.judge.llm import LLMJudge
@@ -25,6 +28,12 @@ from confide.errors import ConfideError
 from confide.llm import ChatModel
 
 REFERENCE_JUDGE = "reference"
+ROLE = RoleSpec(
+    "judge",
+    REFERENCE_JUDGE,
+    "scores DA, IA, EFF and CPV from the transcript (section 4.2)",
+    llm_lineup_needs_binding=True,
+)
 
 
 class Judge(Protocol):
@@ -45,7 +54,13 @@ class Judged:
 
 def make_judge(ctx: EpisodeContext) -> Judge:
     """The judge bound to the `judge` role of this episode."""
-    spec = ctx.roles.get("judge") or REFERENCE_JUDGE
+    bound = ctx.roles.get("judge")
+    if bound is None and any(seat.is_model for seat in ctx.lineup):
+        raise ConfideError(
+            "sotopia-tom: a lineup with a model seat needs --role judge=<provider/model>: "
+            "the reference judge credits only typed payloads and verbatim values"
+        )
+    spec = bound or REFERENCE_JUDGE
     if spec == REFERENCE_JUDGE:
         return ReferenceJudge()
     if "/" not in spec:
@@ -55,7 +70,9 @@ def make_judge(ctx: EpisodeContext) -> Judge:
         )
 
     def model_for(metric: Metric) -> ChatModel:
-        model: ChatModel = ctx.model_for(None, spec, purpose=f"judge-{metric}")
+        model: ChatModel = ctx.model_for(
+            None, spec, purpose=f"judge-{metric}", role="judge"
+        )
         return model
 
     return LLMJudge(spec, model_for)

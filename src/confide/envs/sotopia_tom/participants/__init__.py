@@ -49,6 +49,12 @@ class ParticipantSettings(Protocol):
 
     @property
     def memory_size(self) -> int: ...
+def check_strategy(strategy: str) -> None:
+    """Raise unless `strategy` is one of the five (the spec's `check_strategy`)."""
+    if strategy not in STRATEGIES:
+        raise ConfideError(
+            f"sotopia-tom: unknown strategy {strategy!r}; available: {', '.join(STRATEGIES)}"
+        )
 
 
 def make_participant(
@@ -74,11 +80,7 @@ def make_participant(
             "installed participant plugin"
         )
     strategy = spec.strategy or "basic"
-    if strategy not in STRATEGIES:
-        raise ConfideError(
-            f"sotopia-tom: unknown strategy {strategy!r} in {spec.raw!r}; "
-            f"available: {', '.join(STRATEGIES)}"
-        )
+    check_strategy(strategy)
     config = GenerateConfig(
         temperature=0.0,
         max_tokens=options.max_tokens,
@@ -106,4 +108,4 @@ def make_participant(
     return STRATEGIES[strategy](seat, model, emit=emit, config=config, max_attempts=attempts)
 
 
-__all__ = ["REFERENCES", "STRATEGIES", "make_participant"]
+__all__ = ["REFERENCES", "STRATEGIES", "check_strategy", "make_participant"]

@@ -1,0 +1,28 @@
+"""CalBench's environment options (`--option KEY=VALUE`, experiment `options:`), validated
+by `confide.core.options.parse_options` (ranges here too, so the preflight catches them;
+`GameConfig` checks them again for direct engine use)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
+
+
+class CalbenchOptions(BaseModel):
+    """Environment options; unknown keys are rejected. `max_turns_per_round` and
+    `decision_retries` left unset take the task's own budget when it has one
+    (`env.game_limits`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_turns_per_round: int | None = Field(
+        default=DEFAULT_MAX_TURNS, ge=1, json_schema_extra={"task_default": True}
+    )
+    decision_retries: int = Field(
+        default=DEFAULT_DECISION_RETRIES, ge=0, json_schema_extra={"task_default": True}
+    )
+    sd_model: dict[int, float] = Field(default_factory=dict)
+    reflection: bool = True
+    """Ask model seats the measurement-only reflection question after every round (F.3);
+    off saves one call per model seat and round but leaves their VPS unmeasured."""

