@@ -5,8 +5,8 @@ Sotopia-ToM uses, and a seat with nothing refused sees no such line."""
 
 from __future__ import annotations
 
-from test_cal_engine_support import errand, scenario
-from test_cal_llm_support import (
+from test_calbench_engine_support import errand, scenario
+from test_calbench_llm_support import (
     StepScript,
     dm,
     env_events,

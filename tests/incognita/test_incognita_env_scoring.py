@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from _sd_env_support import CONDITIONS, tasks
+from _incognita_env_support import CONDITIONS, tasks
 
 from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.trace import EnvEvent, TraceRecorder

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from _sd_env_support import run, task
+from _incognita_env_support import run, task
 
 from confide.core.trace import ModelCall
 from confide.envs.incognita.participants.mock_skilled import (

@@ -11,7 +11,7 @@ import re
 from typing import Any
 
 import pytest
-from test_cal_llm_support import (
+from test_calbench_llm_support import (
     PASS,
     agent_in,
     env_events,
