@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from confide.core.benchmark import BenchmarkSpec, RoleSpec, SeatSpec, parse_lineup
+from confide.core.custom import resolve_participant
 from confide.core.options import option_problems
 from confide.core.sampling import SEATS
 from confide.errors import ConfideError
@@ -111,8 +112,14 @@ def _seat_problems(spec: BenchmarkSpec, seat: SeatSpec) -> list[str]:
     if seat.model is None:
         if seat.raw in spec.references:
             return []
+        try:  # the user's own agent: `py:module:factory` or a confide.participants plugin
+            if resolve_participant(seat, spec.id) is not None:
+                return []
+        except ConfideError as exc:
+            return [str(exc)]
         return [f"unknown participant {seat.raw!r} (participants: "
-                f"{', '.join(spec.references)}, or a model spec provider/model)"]
+                f"{', '.join(spec.references)}, a model spec provider/model, or "
+                "py:module:factory)"]
     problems = _spec_problems(seat.model, f"seat {seat.raw!r}")
     if seat.strategy is not None:
         if spec.check_strategy is None:
