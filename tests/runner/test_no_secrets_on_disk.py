@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from confide import redaction
 from confide.core.trace import trace_text
 from confide.llm import ChatMessage, GenerateConfig, get_model
 from confide.redaction import MASK, register_secret, scrub_json_line
@@ -101,7 +102,11 @@ def test_short_values_are_not_secrets() -> None:
 @given(st.text(min_size=8, max_size=12), st.lists(st.text(max_size=20), max_size=4))
 def test_scrubbed_json_stays_valid_and_clean(secret: str, parts: list[str]) -> None:
     register_secret(secret)
-    line = json.dumps({"a": secret.join(parts) + secret, "b": [f"\n{secret}", 1]})
-    scrubbed = json.loads(scrub_json_line(line))
-    assert secret not in json.dumps(scrubbed, ensure_ascii=False)
-    assert scrubbed["b"][1] == 1
+    try:
+        line = json.dumps({"a": secret.join(parts) + secret, "b": [f"\n{secret}", 1]})
+        scrubbed = json.loads(scrub_json_line(line))
+        assert secret not in json.dumps(scrubbed, ensure_ascii=False)
+        assert scrubbed["b"][1] == 1
+    finally:  # the registry is process-wide: a random "secret" must not mask later tests
+        with redaction._lock:
+            redaction._secrets.discard(secret)
