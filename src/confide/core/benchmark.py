@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -84,6 +84,42 @@ class ModelFactory(Protocol):
         ...
 
 
+ObservationT = TypeVar("ObservationT", bound=BaseModel, contravariant=True)
+ActionT = TypeVar("ActionT", covariant=True)
+_Obs = TypeVar("_Obs", bound=BaseModel)
+_Act = TypeVar("_Act")
+
+
+class Participant(Protocol[ObservationT, ActionT]):
+    """Anything that sits in a seat: given an observation, it returns an action."""
+
+    async def act(self, observation: ObservationT, /) -> ActionT: ...
+
+
+@dataclass
+class Turns:
+    """The one way an environment hands an observation to a participant (issue 13 item
+    3, after PettingZoo's `api_test`: the harness, not the environment, sees every turn).
+
+    `ask` reports the observation to `observe` before the participant acts and its
+    action to `acted` after, so the conformance checker sees every observation and action
+    without the environment reporting them; the environment keeps its phase logic."""
+
+    observe: Callable[[str, BaseModel], None] | None = None
+    acted: Callable[[str, object], None] | None = None
+
+    async def ask(
+        self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
+    ) -> _Act:
+        """`participant`'s action on `observation`, given to it in `seat`."""
+        if self.observe is not None:
+            self.observe(seat, observation)
+        action = await participant.act(observation)
+        if self.acted is not None:
+            self.acted(seat, action)
+        return action
+
+
 @dataclass
 class EpisodeContext:
     """Everything an environment needs to run one episode."""
@@ -97,16 +133,19 @@ class EpisodeContext:
     condition: str | None = None
     roles: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    observe: Callable[[str, BaseModel], None] | None = None
-    """Conformance hook: environments call it with (seat, observation) before every act."""
+    turns: Turns = field(default_factory=Turns)
+    """How observations reach participants (`ask`); the conformance checker sets its hooks."""
+
+    async def ask(
+        self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
+    ) -> _Act:
+        """Give `observation` to `participant` in `seat` and return its action: the only
+        way an environment hands a participant an observation (`Turns`)."""
+        return await self.turns.ask(seat, observation, participant)
 
     def model_for(self, seat: str | None, spec: str, purpose: str = "act") -> Any:
         """A chat model for `seat` whose calls are recorded in this episode's trace."""
         return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace)
-
-    def seen(self, seat: str, observation: BaseModel) -> None:
-        if self.observe is not None:
-            self.observe(seat, observation)
 
 
 @dataclass

@@ -10,6 +10,8 @@ It runs one task twice with the same seed and checks:
    supplied by the benchmark) never appear in an observation of S != T unless a message
    delivered to S carried them.
 4. The trace is well formed: it round-trips through JSON and its message ids are 0..n-1.
+5. Every observation got an action: the environment handed observations to participants
+   only through `EpisodeContext.ask`, which reports both to the checker.
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, parse_lineup
+from confide.core.benchmark import (
+    BenchmarkSpec,
+    EpisodeContext,
+    EpisodeResult,
+    Turns,
+    parse_lineup,
+)
 from confide.core.message import Message
 from confide.core.trace import (
     MessageDelivered,
@@ -37,7 +45,8 @@ class ConformanceError(ConfideError):
 
 
 class Capture:
-    """One episode's trace and every observation each seat was given.
+    """One episode's trace and every observation each seat was given and action it took,
+    as `EpisodeContext.ask` reported them (the environment reports nothing by hand).
 
     What the checks need is taken from an observation when it is given (the messages in
     it, which are frozen, and its strings, from a fast `model_dump`), so a later change
@@ -48,6 +57,7 @@ class Capture:
         self.collect = collect
         self.trace = TraceRecorder("conformance")
         self.observations: dict[str, list[BaseModel]] = defaultdict(list)
+        self.actions: dict[str, list[object]] = defaultdict(list)
         self.shown: dict[str, list[tuple[list[Message], str]]] = defaultdict(list)
         self.result: EpisodeResult | None = None
 
@@ -57,6 +67,14 @@ class Capture:
             self.shown[seat].append(
                 (list(_messages_in(observation)), _joined(observation.model_dump()))
             )
+
+    def acted(self, seat: str, action: object) -> None:
+        self.actions[seat].append(action)
+
+    @property
+    def asks(self) -> int:
+        """How many observations were handed to participants."""
+        return sum(len(v) for v in self.observations.values())
 
 
 def run_once(
@@ -84,7 +102,7 @@ def run_once(
         condition=condition,
         roles=dict(roles or {}),
         options=dict(options or {}),
-        observe=capture.observe,
+        turns=Turns(observe=capture.observe, acted=capture.acted),
     )
     capture.result = asyncio.run(spec.run_episode(ctx))
     return capture
@@ -111,6 +129,7 @@ def check_env(
     _check_determinism(first, second)
     _check_roundtrip(first)
     _check_messages(first)
+    _check_turns(first)
     if spec.private_markers is not None:
         _check_markers(first, spec.private_markers(task))
     return first
@@ -135,6 +154,15 @@ def _check_roundtrip(capture: Capture) -> None:
     ids = [e.message.id for e in capture.trace.events if isinstance(e, MessageDelivered)]
     if ids != list(range(len(ids))):
         raise ConformanceError(f"message ids are not 0..n-1 in delivery order: {ids[:20]}")
+
+
+def _check_turns(capture: Capture) -> None:
+    for seat, observations in capture.observations.items():
+        acted = len(capture.actions.get(seat, ()))
+        if acted != len(observations):
+            raise ConformanceError(
+                f"{seat} was given {len(observations)} observation(s) but took {acted} action(s)"
+            )
 
 
 def _delivered(capture: Capture) -> dict[int, Message]:

@@ -94,8 +94,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
                 next_seat=nxt,
                 new_messages=new,
             )
-            ctx.seen(seat, observation)
-            action: DemoAction = await players[seat].act(observation)
+            action: DemoAction = await ctx.ask(seat, observation, players[seat])
             if not action.valid:
                 invalid[seat] += 1
                 ctx.trace.emit(EnvEvent(name="invalid_action", seat=seat, round=rnd))

@@ -249,8 +249,7 @@ class Episode:
                 turns_left=self.options.max_turns - turn,
                 history=self.history(AGENT),
             )
-            self.ctx.seen(AGENT, observation)
-            action = await self.agent.act(observation)
+            action = await self.ctx.ask(AGENT, observation, self.agent)
             if await self._apply(action):
                 break
         else:
@@ -304,8 +303,7 @@ class Episode:
             history=self.postbox.seen_by(CUSTOMER),
             gate=decision,
         )
-        self.ctx.seen(CUSTOMER, observation)
-        reply = await self.customer.act(observation)
+        reply = await self.ctx.ask(CUSTOMER, observation, self.customer)
         if not reply.text:
             self._emit("no_reply", CUSTOMER, {"participant": CUSTOMER, "reason": "silent"})
             return
@@ -323,8 +321,7 @@ class Episode:
                 steps_left=self.options.desk_steps - step,
                 history=self.history(name),
             )
-            self.ctx.seen(name, observation)
-            action = await desk.act(observation)
+            action = await self.ctx.ask(name, observation, desk)
             if action.kind == "tool":
                 self._propose(name, action.tool or "", action.arguments or {})
                 continue

@@ -44,14 +44,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.benchmark import EpisodeContext, EpisodeResult, Turns, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.trace import EnvEvent, TraceRecorder
@@ -138,14 +138,14 @@ class _Table:
         participants: Mapping[str, InfoParticipant],
         trace: TraceRecorder,
         options: EnvOptions,
-        observe: Callable[[str, InfoObservation], None],
+        turns: Turns,
     ) -> None:
         self.scenario = scenario
         self.names = scenario.agent_names
         self.participants = participants
         self.trace = trace
         self.options = options
-        self.observe = observe
+        self.asker = turns
         self.postbox = Postbox(self.names, on_deliver=trace.message)
         self.briefings = {n: briefing_for(scenario, n) for n in self.names}
         self.cursor = dict.fromkeys(self.names, 0)
@@ -173,8 +173,7 @@ class _Table:
 
     async def ask(self, name: str, rnd: int, feedback: str | None) -> InfoAction:
         observation = self.observation(name, rnd, feedback)
-        self.observe(name, observation)
-        return await self.participants[name].act(observation)
+        return await self.asker.ask(name, observation, self.participants[name])
 
     def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
         """Recipient names, or the feedback explaining why they are invalid. Names match
@@ -248,13 +247,13 @@ async def converse(
     participants: Mapping[str, InfoParticipant],
     trace: TraceRecorder,
     options: EnvOptions,
-    observe: Callable[[str, InfoObservation], None] | None = None,
+    turns: Turns | None = None,
 ) -> Conversation:
     """Run the round-robin conversation until T_max turns, three quiet turns, or a leave."""
     missing = [n for n in scenario.agent_names if n not in participants]
     if missing:
         raise ConfideError(f"scenario {scenario.id!r}: no participant for seat(s) {missing}")
-    table = _Table(scenario, participants, trace, options, observe or (lambda _n, _o: None))
+    table = _Table(scenario, participants, trace, options, turns or Turns())
     quiet = 0
     rnd = 0
     reason: EndReason | None = None
@@ -317,7 +316,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     participants = {
         seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()
     }
-    conversation = await converse(scenario, participants, ctx.trace, options, ctx.seen)
+    conversation = await converse(scenario, participants, ctx.trace, options, ctx.turns)
     judged = await judge_conversation(ctx, scenario, conversation.messages)
     scores = score_episode(scenario, judged.utterances, judged.verdicts, options.max_turns)
     metrics: dict[str, Any] = {

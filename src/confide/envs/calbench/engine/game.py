@@ -59,8 +59,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
+from confide.core.benchmark import Turns
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.trace import EnvEvent, TraceRecorder
@@ -162,7 +161,7 @@ class Game:
         players: Mapping[str, CalendarParticipant],
         trace: TraceRecorder,
         config: GameConfig | None = None,
-        observe: Callable[[str, BaseModel], None] | None = None,
+        turns: Turns | None = None,
         after_round: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self.scenario = scenario
@@ -173,7 +172,7 @@ class Game:
             raise ConfideError(f"calbench: no participant for seat(s) {', '.join(missing)}")
         self.players = players
         self.trace = trace
-        self.observe = observe
+        self.turns = turns or Turns()
         self.after_round = after_round
         """Awaited with the round index after each resolution (reflection, F.3)."""
         self.meetings = scenario.to_meetings()
@@ -250,9 +249,7 @@ class Game:
         return [m for m in seen if m.sender != seat]
 
     async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
-        if self.observe is not None:
-            self.observe(seat, observation)
-        envelope = await self.players[seat].act(observation)
+        envelope = await self.turns.ask(seat, observation, self.players[seat])
         if not isinstance(envelope, Envelope):
             raise TypeError(
                 f"participant {self.players[seat].name!r} at {seat} returned "
