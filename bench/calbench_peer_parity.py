@@ -52,7 +52,7 @@ def ours(task: Scenario, protocol: str, turns: int) -> tuple[int, int]:
         int(m["cost"])
         for e in trace.events
         if isinstance(e, EnvEvent) and e.name == "batch_applied"
-        for m in e.data["moves"]
+        for m in e.data.moves
     )
     return sum(1 for v in outcome.resolved.values() if v), paid
 

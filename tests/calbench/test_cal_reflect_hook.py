@@ -57,7 +57,7 @@ def test_hook_asks_only_model_seats_with_their_threads() -> None:
     reflections = [
         e for e in ctx.trace.events if isinstance(e, EnvEvent) and e.name == "reflection"
     ]
-    assert [(e.round, e.seat, e.data["context"]) for e in reflections] == [
+    assert [(e.round, e.seat, e.data.context) for e in reflections] == [
         (0, "agent0", "thread"), (0, "agent1", "thread"),
         (1, "agent0", "thread"), (1, "agent1", "thread"),
     ]

@@ -45,7 +45,7 @@ def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -
     assert [(d["tool"], d["ok"]) for d in executed] == [
         ("find_user_id_by_email", True), ("get_user_details", True)]
     assert executed[0]["result"] == "quentin_rosales_8072"
-    roles = episode.env("episode_setup")[0].data["desk_roles"]
+    roles = episode.env("episode_setup")[0].data.desk_roles
     for data in executed:
         if condition == "direct":
             assert data["proposer"] == "AGENT"
@@ -54,8 +54,8 @@ def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -
         else:
             holder = "identity_lookup" if data["tool"].startswith("find") else "account"
             assert roles[data["proposer"]] == holder
-    released = [e.data["field"] for e in episode.env("gate_release")]
-    assert released == ["email"] and episode.env("gate_release")[0].data["via"] == "model"
+    released = [e.data.field for e in episode.env("gate_release")]
+    assert released == ["email"] and episode.env("gate_release")[0].data.via == "model"
     assert episode.row["success"] == 0 and episode.row["ended"] == "final"
 
 
@@ -79,16 +79,16 @@ def rogue() -> Any:
 def test_model_desk_proposing_a_tool_it_does_not_hold_is_rejected(rogue: str) -> None:
     roles = {**MOCK_ROLES, "desk": rogue}
     episode = run(task("sd-10-cancel-desk-order"), "social", MOCK, roles=roles, observe=True)
-    desk_roles = episode.env("episode_setup")[0].data["desk_roles"]
+    desk_roles = episode.env("episode_setup")[0].data.desk_roles
     proposals = [e.data for e in episode.env("tool_proposed")]
     assert proposals, "the agent never reached a desk"
-    rejected = {e.data["call_id"]: e.data for e in episode.env("tool_rejected")}
+    rejected = {e.data.call_id: e.data for e in episode.env("tool_rejected")}
     for data in proposals:
         if desk_roles[data["proposer"]] == "account":
             assert data["call_id"] not in rejected
         else:
             assert rejected[data["call_id"]]["reason"] == "not_owner"
-    assert all(e.visible_to == [e.data["proposer"]] for e in episode.env("tool_rejected"))
+    assert all(e.visible_to == [e.data.proposer] for e in episode.env("tool_rejected"))
     # the agent saw only the desks' replies, never a tool outcome
     for observation in episode.observations["AGENT"]:
         assert isinstance(observation, AgentObservation)
@@ -119,7 +119,7 @@ def test_agent_output_is_repaired_with_a_message_naming_the_problem() -> None:
 
 def test_unusable_agent_turns_are_spent_and_the_budget_ends_the_episode() -> None:
     episode = _agent_run(["not json at all"] * 9, "direct", options={"max_turns": 2})
-    assert [e.data["participant"] for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
+    assert [e.data.participant for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
     assert episode.env("budget_exhausted")[0].data == {"turns": 2}
     assert episode.row["ended"] == "budget" and episode.row["turns"] == 2
     assert episode.row["agent_calls"] == 6  # three repair attempts per turn
@@ -129,7 +129,7 @@ def test_direct_agent_calls_tools_and_reads_results_indirect_agent_holds_none() 
     call = '{"tool": "get_order_details", "arguments": {"order_id": "#W4979192"}}'
     direct = _agent_run([call, FINAL], "direct")
     executed = direct.env("tool_executed")
-    assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
+    assert executed[0].data.proposer == "AGENT" and executed[0].data.ok is True
     second_prompt = [e for e in direct.trace.events if isinstance(e, ModelCall)][1].messages
     assert second_prompt[-1]["content"].startswith("Result of get_order_details: {")
     assert "<tools>" in second_prompt[0]["content"]
@@ -148,7 +148,7 @@ def test_customer_prompt_holds_only_released_fields_and_its_requests() -> None:
                if isinstance(e, ModelCall) and e.seat == "USER" and e.purpose == "act"]
     released: list[str] = []
     values = {f.token: f.value for f in card.card.customer_fields}
-    releases = iter(e.data["field"] for e in episode.env("gate_release"))
+    releases = iter(e.data.field for e in episode.env("gate_release"))
     for prompt, field in zip(prompts, releases, strict=False):
         released.append(field)
         assert card.card.requests[0] in prompt and card.card.opening_line in prompt

@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from confide.core.trace import Trace, TraceRecorder
+from confide.core.trace import EnvEvent, Trace, TraceRecorder
 
 
 class Task(Protocol):
@@ -183,3 +183,6 @@ class BenchmarkSpec:
     write_outputs: Callable[[Path, Sequence[Trace]], object] | None = None
     """(run dir, successful traces) -> extra benchmark files (e.g. CalBench's privacy
     CSVs, Incognita's tables and figures); the return value is ignored."""
+    events: tuple[type[EnvEvent], ...] = ()
+    """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
+    the trace reader validates its `env` lines against them (`confide.core.trace`)."""

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -32,6 +32,7 @@ from confide.core.benchmark import (
 )
 from confide.core.message import Message
 from confide.core.trace import (
+    EnvEvent,
     MessageDelivered,
     TraceRecorder,
     canonical_events,
@@ -127,7 +128,7 @@ def check_env(
     first = run_once(spec, task, lineup, **kwargs)
     second = run_once(spec, task, lineup, collect=False, **kwargs)
     _check_determinism(first, second)
-    _check_roundtrip(first)
+    _check_roundtrip(first, spec.events)
     _check_messages(first)
     _check_turns(first)
     if spec.private_markers is not None:
@@ -146,9 +147,9 @@ def _check_determinism(a: Capture, b: Capture) -> None:
         raise ConformanceError("same seed, different result rows")
 
 
-def _check_roundtrip(capture: Capture) -> None:
+def _check_roundtrip(capture: Capture, env_events: Sequence[type[EnvEvent]]) -> None:
     lines = [e.model_dump_json() for e in capture.trace.events]
-    again = parse_events(lines, "<conformance>")
+    again = parse_events(lines, "<conformance>", env_events)
     if canonical_events(again) != canonical_events(capture.trace.events):
         raise ConformanceError("trace events do not round-trip through JSON")
     ids = [e.message.id for e in capture.trace.events if isinstance(e, MessageDelivered)]

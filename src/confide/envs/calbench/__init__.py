@@ -14,6 +14,7 @@ from confide.core.benchmark import BenchmarkSpec
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured, write_calbench_outputs
 from confide.envs.calbench.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.suites import suite_names
 from confide.envs.calbench.summary import summarize
@@ -34,6 +35,7 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

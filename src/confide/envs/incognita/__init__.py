@@ -26,6 +26,7 @@ from confide.envs.incognita.env import (
     run_episode,
     seats,
 )
+from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.participants import REFERENCES
 
@@ -43,6 +44,7 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_incognita_outputs,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

@@ -63,11 +63,13 @@ from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent
+from confide.envs.incognita import events as ev
 from confide.envs.incognita import prompts
 from confide.envs.incognita.cards import SUITE_FILE, CardSuite, TaskCard, load_suite
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_condition
+from confide.envs.incognita.events import Via
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
-from confide.envs.incognita.gate import DisclosureGate, Via, match_field
+from confide.envs.incognita.gate import DisclosureGate, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.participants import (
     Customer,
@@ -218,25 +220,27 @@ class Episode:
         self._outcomes[name].append((len(self.postbox.seen_by(name)), outcome))
         return outcome
 
-    def _emit(self, name: str, seat: str | None, data: dict[str, Any]) -> None:
-        self.ctx.trace.emit(EnvEvent(name=name, seat=seat, round=self.turn, data=data))
+    def _emit(self, event: EnvEvent) -> None:
+        """Record a bookkeeping event of the current turn."""
+        event.round = self.turn
+        self.ctx.trace.emit(event)
 
     # ----- the loop -------------------------------------------------------------------------
 
     async def run(self) -> EpisodeResult:
-        self._emit("episode_setup", None, {
-            "card_id": self.card.card_id,
-            "condition": self.condition.name,
-            "participants": list(self.condition.participants),
-            "recipients": list(self.condition.recipients),
-            "desk_roles": self.condition.role_map(),
-            "agent_tools": list(self.condition.tools_of(AGENT)),
-            "roles": dict(sorted(self.ctx.roles.items())),
-            "max_turns": self.options.max_turns,
-            "desk_steps": self.options.desk_steps,
-            "prompt_version": prompts.PROMPT_VERSION,
-            "world_hash": self.world0.state_hash(),
-        })
+        self._emit(ev.EpisodeSetup(data=ev.EpisodeSetupData(
+            card_id=self.card.card_id,
+            condition=self.condition.name,
+            participants=list(self.condition.participants),
+            recipients=list(self.condition.recipients),
+            desk_roles=self.condition.role_map(),
+            agent_tools=list(self.condition.tools_of(AGENT)),
+            roles=dict(sorted(self.ctx.roles.items())),
+            max_turns=self.options.max_turns,
+            desk_steps=self.options.desk_steps,
+            prompt_version=prompts.PROMPT_VERSION,
+            world_hash=self.world0.state_hash(),
+        )))
         self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=self.card.opening_line)
         for turn in range(self.options.max_turns):
             self.turn = turn
@@ -253,13 +257,13 @@ class Episode:
             if await self._apply(action):
                 break
         else:
-            self._emit("budget_exhausted", None, {"turns": self.options.max_turns})
+            self._emit(ev.BudgetExhausted(data=ev.BudgetExhaustedData(turns=self.options.max_turns)))
         return await self._finish()
 
     async def _apply(self, action: AgentAction) -> bool:
         """Carry out one agent turn; True when it ended the episode."""
         if action.kind == "final":
-            self._emit("final", AGENT, {"turn": self.turn, "text": action.text})
+            self._emit(ev.Final(seat=AGENT, data=ev.FinalData(turn=self.turn, text=action.text)))
             return True
         if action.kind == "tool":
             self._propose(AGENT, action.tool or "", action.arguments or {})
@@ -282,7 +286,9 @@ class Episode:
         return False
 
     def _invalid(self, name: str, problem: str) -> None:
-        self._emit("invalid_action", name, {"participant": name, "problem": problem})
+        self._emit(ev.InvalidAction(
+            seat=name, data=ev.InvalidActionData(participant=name, problem=problem)
+        ))
 
     async def _requested_field(self, message: Message) -> tuple[str | None, Via]:
         if message.payload is not None:
@@ -305,7 +311,7 @@ class Episode:
         )
         reply = await self.ctx.ask(CUSTOMER, observation, self.customer)
         if not reply.text:
-            self._emit("no_reply", CUSTOMER, {"participant": CUSTOMER, "reason": "silent"})
+            self._no_reply(CUSTOMER, "silent")
             return
         self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=reply.text,
                           payload=reply.payload, round=self.turn, turn=self.turn)
@@ -331,14 +337,17 @@ class Episode:
                 return
             problem = action.problem or "empty reply"
             self._invalid(name, problem)
-            self._emit("no_reply", name, {"participant": name, "reason": "invalid"})
+            self._no_reply(name, "invalid")
             return
-        self._emit("no_reply", name, {"participant": name, "reason": "steps_exhausted"})
+        self._no_reply(name, "steps_exhausted")
+
+    def _no_reply(self, name: str, reason: ev.NoReplyReason) -> None:
+        self._emit(ev.NoReply(seat=name, data=ev.NoReplyData(participant=name, reason=reason)))
 
     async def _finish(self) -> EpisodeResult:
         judge = make_judge(self.ctx, self.options.max_attempts)
         evaluation = await evaluate(self.world0, self.card, self.world, self.postbox.log, judge)
-        self._emit("evaluation", None, evaluation.model_dump(mode="json"))
+        self._emit(ev.Evaluated(data=evaluation))
         events = list(self.ctx.trace.events)
         row = result_row(self.participant, evaluation, events)
         metrics = {key: value for key, value in row.items() if key not in ("seat", "participant")}

@@ -13,6 +13,7 @@ memory_size (`env.EnvOptions`).
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.sotopia_tom.dataset import split_names
 from confide.envs.sotopia_tom.env import load_tasks, private_markers, run_episode, seats
+from confide.envs.sotopia_tom.events import EVENTS
 from confide.envs.sotopia_tom.metrics import summarize
 
 SPEC = BenchmarkSpec(
@@ -28,6 +29,7 @@ SPEC = BenchmarkSpec(
     default_lineup="reference",
     summarize=summarize,
     private_markers=private_markers,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

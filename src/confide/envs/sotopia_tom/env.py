@@ -54,7 +54,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from confide.core.benchmark import EpisodeContext, EpisodeResult, Turns, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
@@ -207,11 +208,12 @@ class _Table:
                 break
             self.refused[name] += 1
             self.trace.emit(
-                EnvEvent(
-                    name="invalid_recipients",
+                ev.InvalidRecipients(
                     seat=name,
                     round=rnd,
-                    data={"to": list(action.to), "problem": resolved, "attempt": attempt},
+                    data=ev.InvalidRecipientsData(
+                        to=list(action.to), problem=resolved, attempt=attempt
+                    ),
                     visible_to=[name],
                 )
             )
@@ -224,7 +226,7 @@ class _Table:
             self.postbox.deactivate(name)
             self.left[name] = rnd
             present = list(self.postbox.active_agents)
-            self.trace.emit(EnvEvent(name="left", seat=name, round=rnd, visible_to=present))
+            self.trace.emit(ev.Left(seat=name, round=rnd, visible_to=present))
             return False
         if not action.substantive:
             return False
@@ -260,7 +262,7 @@ async def converse(
     while reason is None:
         rnd += 1
         present = list(table.postbox.active_agents)
-        trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=present))
+        trace.emit(ev.RoundStart(round=rnd, visible_to=present))
         for seat, name in enumerate(table.names, start=1):
             if not table.postbox.is_active(name):
                 continue
@@ -269,10 +271,11 @@ async def converse(
             if reason is not None:
                 break
     trace.emit(
-        EnvEvent(
-            name="conversation_end",
+        ev.ConversationEnd(
             round=rnd,
-            data={"reason": reason, "rounds": rnd, "turns": table.turns, "left": table.left},
+            data=ev.ConversationEndData(
+                reason=reason, rounds=rnd, turns=table.turns, left=table.left
+            ),
         )
     )
     return Conversation(

@@ -8,7 +8,7 @@ integers in {-3..3} under a strict JSON schema (deltas.py) with the repair loop 
 They are measurement only: the question and the answer are never added to the agent's
 conversation (the paper's record_history=false), they go to the model through
 `ctx.model_for(seat, spec, "reflection")` (so each call is recorded in the trace with
-purpose "reflection"), and each answer is recorded as an `EnvEvent` named "reflection"
+purpose "reflection"), and each answer is recorded as a `Reflection` event
 with `visible_to=None` (no seat observes it). Conversion, calibration, the five-slot floor
 and the per-game-target excess are in deltas.py; `reflection_vps` reads them back from a
 trace.
@@ -34,6 +34,7 @@ from typing import Protocol, runtime_checkable
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.trace import EnvEvent, TraceRecorder
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.privacy.deltas import answer_event, answered, model_vps
 from confide.envs.calbench.privacy.questions import (
@@ -51,7 +52,7 @@ from confide.envs.calbench.privacy.questions import (
 from confide.envs.calbench.scenario import Scenario
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
-EVENT = "reflection"
+EVENT = ev.Reflection
 PURPOSE = "reflection"
 
 
@@ -173,11 +174,11 @@ def reflection_hook(
     return RoundReflection(scenario, ctx.trace, models, players, max_attempts=max_attempts)
 
 
-reflection_vps = partial(model_vps, name=EVENT)
+reflection_vps = partial(model_vps, kind=EVENT)
 """Reflection-calibrated VPS rows of one game (F.3) from its trace events:
 ``reflection_vps(scenario, events, *, trace_path="", game_id=None, floor=VPS_FLOOR)``."""
 
-has_reflections = partial(answered, name=EVENT)
+has_reflections = partial(answered, kind=EVENT)
 """``has_reflections(events)``: whether a game recorded any reflection answer."""
 
 

@@ -35,6 +35,7 @@ from confide.envs.incognita.analysis.reference import (
     ReferenceDataError,
 )
 from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.events import EpisodeSetup, Evaluated
 
 SCHEMA_VERSION = 1
 TRIALS_FILE = "incognita_trials.csv"
@@ -81,7 +82,7 @@ def trace_success(trace: Trace) -> bool:
         raise ReferenceDataError(f"{trace.path}: trace is incomplete (no footer)")
     value = footer.metrics.get("success")
     if value is None:
-        value = next((e.data.get("success") for e in trace.env_events("evaluation")), None)
+        value = next((e.data.success for e in trace.of(Evaluated)), None)
     if not isinstance(value, bool | int | float):
         raise ReferenceDataError(f"{trace.path}: the trace records no success verdict")
     return bool(value)
@@ -89,10 +90,9 @@ def trace_success(trace: Trace) -> bool:
 
 def desk_roles(trace: Trace) -> dict[str, str] | None:
     """The trial's social desk-to-role map, as the environment's setup event records it."""
-    for event in trace.env_events("episode_setup"):
-        roles = event.data.get("desk_roles")
-        if isinstance(roles, Mapping) and roles:
-            return {str(name): str(role) for name, role in roles.items()}
+    for event in trace.of(EpisodeSetup):
+        if event.data.desk_roles:
+            return dict(event.data.desk_roles)
     return None
 
 
