@@ -41,7 +41,7 @@ def test_cli_mock_models_drive_every_participant_in_every_condition(tmp_path: Pa
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -> None:
     episode = run(task("sd-10-cancel-desk-order"), condition, MOCK, roles=MOCK_ROLES)
-    executed = [e.data for e in episode.env("tool_executed")]
+    executed = [e.fields() for e in episode.env("tool_executed")]
     assert [(d["tool"], d["ok"]) for d in executed] == [
         ("find_user_id_by_email", True), ("get_user_details", True)]
     assert executed[0]["result"] == "quentin_rosales_8072"
@@ -80,9 +80,9 @@ def test_model_desk_proposing_a_tool_it_does_not_hold_is_rejected(rogue: str) ->
     roles = {**MOCK_ROLES, "desk": rogue}
     episode = run(task("sd-10-cancel-desk-order"), "social", MOCK, roles=roles, observe=True)
     desk_roles = episode.env("episode_setup")[0].data.desk_roles
-    proposals = [e.data for e in episode.env("tool_proposed")]
+    proposals = [e.fields() for e in episode.env("tool_proposed")]
     assert proposals, "the agent never reached a desk"
-    rejected = {e.data.call_id: e.data for e in episode.env("tool_rejected")}
+    rejected = {e.data.call_id: e.fields() for e in episode.env("tool_rejected")}
     for data in proposals:
         if desk_roles[data["proposer"]] == "account":
             assert data["call_id"] not in rejected
@@ -120,7 +120,7 @@ def test_agent_output_is_repaired_with_a_message_naming_the_problem() -> None:
 def test_unusable_agent_turns_are_spent_and_the_budget_ends_the_episode() -> None:
     episode = _agent_run(["not json at all"] * 9, "direct", options={"max_turns": 2})
     assert [e.data.participant for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
-    assert episode.env("budget_exhausted")[0].data == {"turns": 2}
+    assert episode.env("budget_exhausted")[0].fields() == {"turns": 2}
     assert episode.row["ended"] == "budget" and episode.row["turns"] == 2
     assert episode.row["agent_calls"] == 6  # three repair attempts per turn
 

@@ -48,7 +48,7 @@ def test_social_run_shows_discovery_messages(reference_run: Path) -> None:
     assert queries and len(answers) == len(queries)
     assert {a.payload["handles"] for a in answers if a.payload} == {True, False}
     # sd-16 engages all six desks, so every desk was asked and every desk acted
-    setup = trace.of(EpisodeSetup)[0].data
+    setup = trace.of(EpisodeSetup)[0].fields()
     assert {q.recipients[0] for q in queries} == set(setup["desk_roles"])
     executors = {e.data.proposer for e in trace.of(ToolExecuted)}
     assert executors == set(setup["desk_roles"])
