@@ -111,3 +111,17 @@ def test_checker_accepts_a_marker_a_message_delivered(marker: str) -> None:
     """No false leak: the marker reached seat 0 in a message before it showed it."""
     spec = _relay_showing(f"note: {marker}.", told=f"fyi {marker}")
     check_env(spec, spec.load_tasks(None, None)[0])
+
+
+def test_checker_catches_an_undeclared_event() -> None:
+    """An environment event whose class the spec does not declare cannot be read back."""
+    from confide.core.trace import EnvEvent
+    from confide.envs.demo import SPEC, env
+
+    async def stray(ctx: EpisodeContext) -> EpisodeResult:
+        ctx.trace.emit(EnvEvent(name="stray", round=0))
+        return await env.run_episode(ctx)
+
+    spec = BenchmarkSpec(**{**SPEC.__dict__, "run_episode": stray})
+    with pytest.raises(ConformanceError, match="'stray'"):
+        check_env(spec, spec.load_tasks(None, None)[0])

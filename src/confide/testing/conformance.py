@@ -9,7 +9,8 @@ It runs one task twice with the same seed and checks:
 3. No leaks, by content: the private markers of seat T (strings from T's private state,
    supplied by the benchmark) never appear in an observation of S != T unless a message
    delivered to S carried them.
-4. The trace is well formed: it round-trips through JSON and its message ids are 0..n-1.
+4. The trace is well formed: it round-trips through JSON, read back with the benchmark's
+   declared event classes (`BenchmarkSpec.events`), and its message ids are 0..n-1.
 5. Every observation got an action: the environment handed observations to participants
    only through `EpisodeContext.ask`, which reports both to the checker.
 """
@@ -34,6 +35,7 @@ from confide.core.message import Message
 from confide.core.trace import (
     EnvEvent,
     MessageDelivered,
+    TraceError,
     TraceRecorder,
     canonical_events,
     parse_events,
@@ -149,7 +151,12 @@ def _check_determinism(a: Capture, b: Capture) -> None:
 
 def _check_roundtrip(capture: Capture, env_events: Sequence[type[EnvEvent]]) -> None:
     lines = [e.model_dump_json() for e in capture.trace.events]
-    again = parse_events(lines, "<conformance>", env_events)
+    try:
+        again = parse_events(lines, "<conformance>", env_events)
+    except TraceError as exc:
+        raise ConformanceError(
+            f"the trace does not read back with the benchmark's event classes: {exc}"
+        ) from None
     if canonical_events(again) != canonical_events(capture.trace.events):
         raise ConformanceError("trace events do not round-trip through JSON")
     ids = [e.message.id for e in capture.trace.events if isinstance(e, MessageDelivered)]

@@ -17,10 +17,11 @@ An episode
 All traffic goes through one `Postbox`: desks are registered participants that only ever
 exchange direct messages with the agent, so no desk can observe the customer dialogue or
 another desk's exchanges. Each participant's observation is built from
-`Postbox.seen_by(name)` and its own tool outcomes, and `ctx.seen` is called before every
-act of every participant.
+`Postbox.seen_by(name)` and its own tool outcomes, and every act of every participant
+goes through `ctx.ask`.
 
-Trace events (besides ``message`` events, which carry sender and resolved recipients)
+Trace events (besides ``message`` events, which carry sender and resolved recipients; one
+class each in `events`)
 - ``episode_setup`` {card_id, condition, participants, recipients, desk_roles (desk name
   -> role; bookkeeping, never observed), agent_tools, roles (role -> binding),
   max_turns, desk_steps, prompt_version, world_hash}
@@ -35,7 +36,7 @@ Trace events (besides ``message`` events, which carry sender and resolved recipi
   (``silent``, ``invalid`` or ``steps_exhausted``).
 - ``final`` {turn, text}: the agent's termination signal to ENVIRONMENT.
 - ``budget_exhausted`` {turns}: the turn budget ran out without FINAL.
-- ``evaluation``: `metrics.Evaluation` (success, db_pass, final_hash, gold_hash,
+- ``evaluation``: `events.Evaluation` (success, db_pass, final_hash, gold_hash,
   outputs_pass, judge, assertions).
 
 Every event's ``round`` is the agent turn it happened in (the opening line: turn 0).
