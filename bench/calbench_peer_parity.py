@@ -21,10 +21,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game, GameConfig
+from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.participants import make_reference
 from confide.envs.calbench.scenario import Scenario
 
@@ -49,10 +50,10 @@ def ours(task: Scenario, protocol: str, turns: int) -> tuple[int, int]:
     game = Game(task, players, trace, GameConfig(max_turns_per_round=turns))
     outcome = asyncio.run(game.play())
     paid = sum(
-        int(m["cost"])
+        m.cost
         for e in trace.events
-        if isinstance(e, EnvEvent) and e.name == "batch_applied"
-        for m in e.data["moves"]
+        if isinstance(e, BatchApplied)
+        for m in e.data.moves
     )
     return sum(1 for v in outcome.resolved.values() if v), paid
 

@@ -11,6 +11,16 @@ from confide.core.message import Channel
 from confide.registry import benchmark_ids, get_benchmark
 from confide.testing import ConformanceError, check_env, run_once
 
+
+class _Silent:
+    """A participant that never sends anything."""
+
+    async def act(self, observation: Any) -> Any:
+        from confide.envs.demo.env import DemoAction
+
+        return DemoAction(text="", valid=False)
+
+
 SUITES = [(b, suite) for b in benchmark_ids() for suite in get_benchmark(b).suites]
 
 
@@ -25,7 +35,7 @@ def test_every_shipped_task_conforms(benchmark_id: str, suite: str) -> None:
         condition = spec.conditions[index % len(spec.conditions)]
         covered.add(condition)
         capture = check_env(spec, task, seed=11, condition=condition)
-        assert capture.observations, "the environment never called ctx.seen()"
+        assert capture.observations, "the environment never called ctx.ask()"
     assert covered == set(spec.conditions) or len(tasks) < len(spec.conditions)
 
 
@@ -39,8 +49,9 @@ def test_checker_catches_a_leaky_observation() -> None:
         seat = ctx.task.seats[0]
         other = [e for e in ctx.trace.events if getattr(e, "kind", "") == "message"]
         foreign = [e.message for e in other if not e.message.visible_to(seat)]
-        ctx.seen(seat, env.DemoObservation(seat=seat, private_note="", round=0,
-                                           next_seat=seat, new_messages=foreign[:1]))
+        await ctx.ask(seat, env.DemoObservation(seat=seat, private_note="", round=0,
+                                                next_seat=seat, new_messages=foreign[:1]),
+                      _Silent())
         return result
 
     spec = BenchmarkSpec(**{**SPEC.__dict__, "run_episode": leaky})
@@ -75,9 +86,9 @@ def _relay_showing(note: str, *, told: str | None = None) -> BenchmarkSpec:
         box = Postbox(ctx.task.seats, on_deliver=ctx.trace.message)
         if told is not None:
             box.post(second, Channel.dm(), to=[first], text=told)
-        ctx.seen(first, env.DemoObservation(
+        await ctx.ask(first, env.DemoObservation(
             seat=first, private_note=note, round=0, next_seat=second,
-            new_messages=box.inbox(first)))
+            new_messages=box.inbox(first)), _Silent())
         return EpisodeResult(rows=[])
 
     def markers(task: Any) -> dict[str, list[str]]:
@@ -100,3 +111,17 @@ def test_checker_accepts_a_marker_a_message_delivered(marker: str) -> None:
     """No false leak: the marker reached seat 0 in a message before it showed it."""
     spec = _relay_showing(f"note: {marker}.", told=f"fyi {marker}")
     check_env(spec, spec.load_tasks(None, None)[0])
+
+
+def test_checker_catches_an_undeclared_event() -> None:
+    """An environment event whose class the spec does not declare cannot be read back."""
+    from confide.core.trace import EnvEvent
+    from confide.envs.demo import SPEC, env
+
+    async def stray(ctx: EpisodeContext) -> EpisodeResult:
+        ctx.trace.emit(EnvEvent(name="stray", round=0))
+        return await env.run_episode(ctx)
+
+    spec = BenchmarkSpec(**{**SPEC.__dict__, "run_episode": stray})
+    with pytest.raises(ConformanceError, match="'stray'"):
+        check_env(spec, spec.load_tasks(None, None)[0])

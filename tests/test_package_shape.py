@@ -32,8 +32,6 @@ REQUIRED_PARTS = (
     "outputs/",
     "data/",
 )
-NOT_YET_CHECKED = frozenset({"options.py", "events.py"})  # added by the options/events changes
-
 # `demo` is the runtime's smoke fixture (a relay ring, tasks in code, no paper, no data,
 # prompts or tables of its own), registered so `confide run demo` exercises the runtime.
 NOT_BENCHMARKS = frozenset({"demo"})
@@ -52,8 +50,6 @@ def test_every_benchmark_folder_has_the_contract_parts(benchmark_id: str) -> Non
     assert (folder / "__init__.py").is_file(), f"{benchmark_id}: folder is not named by id"
     missing = []
     for part in REQUIRED_PARTS:
-        if part in NOT_YET_CHECKED:
-            continue
         path = folder / part.rstrip("/")
         ok = path.is_dir() if part.endswith("/") else path.is_file()
         if not ok:

@@ -14,7 +14,8 @@ from scipy import stats as sps
 from test_calbench_reflect_support import as_trace, play, task
 from test_calbench_reflect_vps import _hook, _models
 
-from confide.core.trace import EnvEvent, EpisodeStart, TraceRecorder
+from confide.core.trace import EpisodeStart, TraceRecorder
+from confide.envs.calbench import events as cal
 from confide.envs.calbench.audits import analyses
 from confide.envs.calbench.audits.analyses import SpeakerUnit, _displaced
 from confide.envs.calbench.audits.common import GameRecord, game_record, prior_meetings_moved
@@ -157,10 +158,10 @@ def test_g4_prior_meeting_reschedules() -> None:
     rec.emit(EpisodeStart(episode_id="moves", benchmark="calbench", scenario_id="reflect",
                           seed=0, lineup=["mock/a", "imap", "imap"]))
     for seat, meeting in (("agent0", 7), ("agent0", 7), ("agent0", 8), ("agent1", 7)):
-        rec.emit(EnvEvent(name="batch_applied", seat=seat, round=0, data={
-            "moves": [{"kind": "meeting", "item_id": meeting, "from_slot": 0, "to_slot": 1,
-                       "cost": 1}, {"kind": "errand", "item_id": 3, "from_slot": 2,
-                                    "to_slot": 3, "cost": 1}]}))
+        moves = [cal.Move(kind="meeting", item_id=meeting, from_slot=0, to_slot=1, cost=1),
+                 cal.Move(kind="errand", item_id=3, from_slot=2, to_slot=3, cost=1)]
+        rec.emit(cal.BatchApplied(seat=seat, round=0, data=cal.BatchAppliedData(
+            phase="DECISION", actions=[], moves=moves, cost=2, display_cost=2, calendar="")))
     game = game_record(rec.as_trace(), {"reflect": task()})
     assert prior_meetings_moved(game) == {0: 2, 1: 1, 2: 0}
     rows = {(r.participant, r.cost_setting): r for r in analyses.prior_reschedules([game.tally()])}

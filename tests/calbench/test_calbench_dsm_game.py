@@ -85,7 +85,7 @@ def _plan(plan_id: int, slot: int, moves: list[dict[str, int]] | None = None) ->
 
 def _applied(trace: TraceRecorder) -> list[tuple[int | None, str, list[dict[str, object]], int]]:
     return [
-        (e.round, str(e.seat), e.data["actions"], e.data["cost"])
+        (e.round, str(e.seat), e.data.actions, e.data.cost)
         for e in env_events(trace, "batch_applied")
     ]
 
@@ -128,7 +128,7 @@ def test_welfare_two_agents_by_hand() -> None:
     ]
     assert [r["cost_real"] for r in report.rows] == [1, 2]
     assert (seats[0].points, seats[1].points) == (100, 100)
-    thoughts = [e.data["thinking"] for e in env_events(trace, "turn_end") if e.data["thinking"]]
+    thoughts = [e.data.thinking for e in env_events(trace, "turn_end") if e.data.thinking]
     assert thoughts[0] == (
         "dsm-welfare M1: slot 0 (plan 0) after 1 sub-round(s); points 100 -> 99 "
         "(collected 1, paid 2)"
@@ -175,7 +175,7 @@ def test_private_two_agents_by_hand() -> None:
     assert [r["scheduled"] for r in report.rows] == [1, 1]
     assert env_events(trace, "batch_failed") == []
     assert [cal.slot_of_meeting(2) for cal in outcome.calendars] == [3, 1]
-    assert [e.data["meeting_id"] for e in env_events(trace, "consistency_violation")] == [2]
+    assert [e.data.meeting_id for e in env_events(trace, "consistency_violation")] == [2]
     assert (seats[0].points, seats[1].points) == (100, 100)
     vps = vps_rows(_two_agents(), trace.events)
     assert [t.vps_loss_total for t in vps.targets] == pytest.approx([1.0, abs(W - 0.5) + 0.5])
@@ -233,7 +233,7 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
     assert outcome.resolved == {1: True}
     assert [cal.slot_of_meeting(9) for cal in outcome.calendars] == [2, None, 2]
     assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [0, 0, None]
-    applied = [(s, d["phase"], d["cost"]) for s, d in
+    applied = [(s, d.phase, d.cost) for s, d in
                ((e.seat, e.data) for e in env_events(trace, "batch_applied"))]
     assert applied == [("agent2", "VOLUNTARY", 2), ("agent0", "DECISION", 1),
                        ("agent1", "DECISION", 0)]

@@ -68,7 +68,7 @@ def _schedule_at(slot: int, first_turn: list[Talk] | None = None) -> Scripted:
 
 
 def _turns(trace: TraceRecorder) -> list[tuple[str | None, int]]:
-    return [(e.seat, e.data["turn"]) for e in env_events(trace, "turn_start")]
+    return [(e.seat, e.data.turn) for e in env_events(trace, "turn_start")]
 
 
 def test_dm_activates_a_non_participant_in_the_same_sweep() -> None:
@@ -135,7 +135,7 @@ def test_each_condition_opens_exactly_one_channel(
     invalid = env_events(trace, "invalid_tool_call")
     assert len(invalid) == (0 if valid else 1)
     if not valid:
-        assert f"is not open in the {condition} condition" in invalid[0].data["reason"]
+        assert f"is not open in the {condition} condition" in invalid[0].data.reason
     if valid:
         assert set(sent[0].recipients) == (
             {"agent0", "agent2"} if reaches_bystander else {"agent0"}
@@ -151,7 +151,7 @@ def test_invalid_cheap_talk_calls_are_recorded_and_dropped() -> None:
     ]
     players = {0: _schedule_at(2), 1: _schedule_at(2, tools), 2: Scripted(lambda o: Envelope())}
     _, _, trace = run_players(_three_agents(), players)
-    reasons = [e.data["reason"] for e in env_events(trace, "invalid_tool_call")]
+    reasons = [e.data.reason for e in env_events(trace, "invalid_tool_call")]
     assert reasons == [
         "schedule is only allowed in the VOLUNTARY and DECISION phases",
         "dm recipient 1 is not another agent id in [0, 3)",
@@ -190,7 +190,7 @@ def test_rejected_batch_gets_the_exact_conflict_and_a_retry() -> None:
         ),
     ]
     rejected = env_events(trace, "batch_rejected")
-    assert [(e.seat, e.data["attempt"]) for e in rejected] == [("agent1", 1)]
+    assert [(e.seat, e.data.attempt) for e in rejected] == [("agent1", 1)]
     assert outcome.resolved == {1: True}
     assert report.rows[1]["cost_real"] == 1
 
@@ -214,14 +214,14 @@ def test_a_failed_meeting_keeps_the_valid_batches_and_their_costs() -> None:
     }
     sc = _three_agents()
     outcome, report, trace = run_players(sc, players, GameConfig(decision_retries=1))
-    assert [e.data["attempt"] for e in env_events(trace, "batch_rejected")] == [1, 2]
+    assert [e.data.attempt for e in env_events(trace, "batch_rejected")] == [1, 2]
     assert env_events(trace, "batch_failed")[0].seat == "agent1"
     assert env_events(trace, "batch_rolled_back") == []
     applied = env_events(trace, "batch_applied")
-    assert [(e.seat, e.data["phase"], e.data["cost"]) for e in applied] == [
+    assert [(e.seat, e.data.phase, e.data.cost) for e in applied] == [
         ("agent0", "DECISION", 1)
     ]
-    assert applied[0].data["moves"] == [
+    assert [m.model_dump() for m in applied[0].data.moves] == [
         {"kind": "errand", "item_id": 1, "from_slot": 1, "to_slot": 3, "cost": 1}
     ]
     assert outcome.resolved == {1: False}
@@ -230,12 +230,12 @@ def test_a_failed_meeting_keeps_the_valid_batches_and_their_costs() -> None:
     assert first.slots[3].cost == 1 and first.slots[0] is None and first.slots[2] is None
     assert second == sc.to_calendars()[1] and third == sc.to_calendars()[2]
     violation = env_events(trace, "consistency_violation")
-    assert [(e.data["meeting_id"], e.data["slots"]) for e in violation] == [
+    assert [(e.data.meeting_id, e.data.slots) for e in violation] == [
         (1, {"1": None, "0": 1})
     ]
     resolution = env_events(trace, "resolution")[0].data
-    assert resolution["reason"] == "no valid batch from agent(s) [1]"
-    assert resolution["consistency_violations"] == [1]
+    assert resolution.reason == "no valid batch from agent(s) [1]"
+    assert resolution.consistency_violations == [1]
     assert [m.text for m in messages(trace)] == ["1?"]
     rows = report.rows
     assert [r["cost_real"] for r in rows] == [1, 0, 0]
@@ -253,7 +253,7 @@ def test_different_slots_fail_resolution_and_both_batches_stand() -> None:
     players = {0: _schedule_at(2), 1: _schedule_at(3), 2: Scripted(lambda o: Envelope())}
     sc = _three_agents()
     outcome, report, trace = run_players(sc, players)
-    assert env_events(trace, "resolution")[0].data["reason"] == (
+    assert env_events(trace, "resolution")[0].data.reason == (
         "participants chose different slots {1: 3, 0: 2}"
     )
     assert outcome.resolved == {1: False}
@@ -326,9 +326,9 @@ def test_turn_budget_stops_an_endless_exchange() -> None:
 
     players = {0: Scripted(chatty), 1: Scripted(chatty), 2: Scripted(lambda o: Envelope())}
     _, _, trace = run_players(_three_agents(), players, GameConfig(max_turns_per_round=4))
-    assert env_events(trace, "resolution")[0].data["turns"] == 4
+    assert env_events(trace, "resolution")[0].data.turns == 4
     assert len(messages(trace)) == 8
-    assert {e.data["max_turns_per_round"] for e in env_events(trace, "game_start")} == {4}
+    assert {e.data.max_turns_per_round for e in env_events(trace, "game_start")} == {4}
 
 
 def test_table5_events_and_their_visibility() -> None:

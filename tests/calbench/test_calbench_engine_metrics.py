@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from test_calbench_engine_support import Scripted, errand, run_players, scenario
 
-from confide.core.trace import EnvEvent
+from confide.envs.calbench import events as cal
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarObservation,
@@ -136,13 +136,10 @@ def test_fixture_costs_are_measured_on_the_1_2_3_scale() -> None:
     assert scale == {1: 1, 100: 2, 1000: 3}
     costs = [[None if s is None else s.cost for s in c.slots] for c in scaled_calendars(sc, scale)]
     assert costs == [[3, None, 2], [None, 1, None]]
-    event = EnvEvent(
-        name="batch_applied",
-        seat="agent0",
-        data={
-            "moves": [{"kind": "errand", "item_id": 1, "from_slot": 0, "to_slot": 1, "cost": 1000}]
-        },
-    )
+    event = cal.BatchApplied(seat="agent0", data=cal.BatchAppliedData(
+        phase="DECISION", actions=[], cost=1000, display_cost=1000, calendar="",
+        moves=[cal.Move(kind="errand", item_id=1, from_slot=0, to_slot=1, cost=1000)],
+    ))
     assert paid_costs([event], 2, scale) == [3, 0]
     assert metric_scale(sc.model_copy(update={"published": None})) is None
 

@@ -14,7 +14,7 @@ from test_calbench_reflect_support import as_trace, keyed_replies, play, reply, 
 from test_calbench_reflect_vps import _game as reflected_game
 
 from confide.core.benchmark import EpisodeContext, parse_lineup
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
 from confide.envs.calbench.privacy import agreement
 from confide.envs.calbench.privacy.judge_vps import (
     EVENT,
@@ -66,9 +66,9 @@ def test_cases_are_recipients_with_messages() -> None:
 
 def test_hand_computed_judge_vps() -> None:
     events = _judged(play(task()))
-    judged = [e for e in events if isinstance(e, EnvEvent) and e.name == EVENT]
-    assert [(e.round, e.data["observer"]) for e in judged] == [(0, 0), (0, 1), (1, 1), (1, 2)]
-    assert all(e.visible_to is None and e.data["judge"] == "mock/judge" for e in judged)
+    judged = [e for e in events if isinstance(e, EVENT)]
+    assert [(e.round, e.data.observer) for e in judged] == [(0, 0), (0, 1), (1, 1), (1, 2)]
+    assert all(e.visible_to is None and e.data.judge == "mock/judge" for e in judged)
     game = judge_vps(task(), events, game_id="g1")
     by_target = {t.target_agent: t for t in game.targets}
     # t0: 2 slots true (raw 2, cal 2); t1: 3 + 1 true (4, 4); t2: 1 wrong + 2 true (3, 2)

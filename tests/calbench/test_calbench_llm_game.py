@@ -164,16 +164,16 @@ def test_exhausted_retries_are_recorded_and_the_agent_passes(
     _, trace, _ = game
     (invalid,) = env_events(trace, "invalid_response")
     assert invalid.seat == "agent2" and invalid.visible_to == ["agent2"] and invalid.round == 1
-    assert invalid.data["phase"] == "CHEAP_TALK" and invalid.data["turn"] == 0
-    assert invalid.data["attempts"] == 3
-    problems = invalid.data["problems"]
+    assert invalid.data.phase == "CHEAP_TALK" and invalid.data.turn == 0
+    assert invalid.data.attempts == 3
+    problems = invalid.data.problems
     assert problems[0].startswith("your reply is not valid JSON: Expecting value at line 1")
     assert "field `actions`: Field required" in problems[1]
     assert "field `actions.0`" in problems[2] and "'shout'" in problems[2]
     turn_ends = [
         e for e in env_events(trace, "turn_end") if e.seat == "agent2" and e.round == 1
     ]
-    assert turn_ends[0].data["tool_calls"] == []
+    assert turn_ends[0].data.tool_calls == []
     # The next step tells the agent its reply was unusable.
     nxt = model_calls(trace, "agent2")[3].messages[-1]["content"]
     assert nxt.startswith("Note: your previous reply could not be read (your JSON does not")
@@ -185,7 +185,7 @@ def test_rejected_batch_gets_the_exact_conflict(
 ) -> None:
     _, trace, _ = game
     (rejected,) = env_events(trace, "batch_rejected")
-    assert rejected.seat == "agent1" and rejected.data["conflicts"] == [CONFLICT]
+    assert rejected.seat == "agent1" and rejected.data.conflicts == [CONFLICT]
     retry = [
         c for c in model_calls(trace, "agent1")
         if "=== DECISION RETRY: attempt 2 of 4 ===" in c.messages[-1]["content"]
@@ -203,11 +203,11 @@ def test_call_counts_prompts_and_thinking(
     assert [e.seat for e in prompts] == ["agent0", "agent1", "agent2"]
     for event in prompts:
         seat_calls = model_calls(trace, event.seat)
-        assert all(c.messages[0]["content"] == event.data["system_prompt"] for c in seat_calls)
-        assert event.data["variant"] is None and event.data["adversarial"] is False
+        assert all(c.messages[0]["content"] == event.data.system_prompt for c in seat_calls)
+        assert event.data.variant is None and event.data.adversarial is False
     # Thinking is logged for its own seat only and never reaches another agent's prompt.
     assert all(FIXED_THINKING not in prompt_text(c) for c in model_calls(trace, "agent0"))
-    thinking = [e for e in env_events(trace, "turn_end") if e.data["thinking"] == FIXED_THINKING]
+    thinking = [e for e in env_events(trace, "turn_end") if e.data.thinking == FIXED_THINKING]
     assert len(thinking) == 1 and thinking[0].visible_to == ["agent1"]
     # Round 2 shows agent 1 the penalty of round 1 on the display scale (internal 2 -> 10).
     round2 = [

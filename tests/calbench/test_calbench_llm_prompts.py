@@ -328,15 +328,15 @@ def test_variants_are_recorded_in_the_trace(tmp_path: Path) -> None:
     prompts = {e.seat: e.data for e in env_events(trace, "agent_prompt")}
     assert set(prompts) == {"agent0", "agent2"}
     red, styled = prompts["agent0"], prompts["agent2"]
-    assert red["variant"] == "redteam" and red["adversarial"] is True
-    assert red["system_prompt"].endswith(load_variant("redteam").text)
-    assert styled["variant"] == str(path) and styled["adversarial"] is False
-    assert styled["variant_sha256"] == hashlib.sha256(b"## Style\nUse short sentences.").hexdigest()
-    assert styled["system_prompt"].endswith("## Style\nUse short sentences.")
+    assert red.variant == "redteam" and red.adversarial is True
+    assert red.system_prompt.endswith(load_variant("redteam").text)
+    assert styled.variant == str(path) and styled.adversarial is False
+    assert styled.variant_sha256 == hashlib.sha256(b"## Style\nUse short sentences.").hexdigest()
+    assert styled.system_prompt.endswith("## Style\nUse short sentences.")
     # Agent 2 never speaks (not a participant, never contacted) but its prompt is recorded.
     assert model_calls(trace, "agent2") == []
     calls = model_calls(trace, "agent0")
-    assert calls and all(c.messages[0]["content"] == red["system_prompt"] for c in calls)
+    assert calls and all(c.messages[0]["content"] == red.system_prompt for c in calls)
 
 
 def test_unknown_variant_names_the_seat() -> None:

@@ -71,13 +71,13 @@ def test_messages_are_the_hand_derived_ones() -> None:
         ),
         ("agent0", ("agent1",), p("decision", meeting_id=2, slot=0, to=[1])),
     ]
-    assert [e.data["turns"] for e in env_events(trace, "resolution")] == [3, 3]
+    assert [e.data.turns for e in env_events(trace, "resolution")] == [3, 3]
 
 
 def test_schedule_and_costs_are_the_hand_derived_ones() -> None:
     result, trace = run_lineup(_game(), "imap")
     applied = [
-        (e.seat, e.data["phase"], e.data["actions"]) for e in env_events(trace, "batch_applied")
+        (e.seat, e.data.phase, e.data.actions) for e in env_events(trace, "batch_applied")
     ]
     assert applied == [
         ("agent0", "DECISION", [{"type": "schedule", "meeting_id": 1, "slot": 3}]),
@@ -120,7 +120,7 @@ def test_schedule_and_costs_are_the_hand_derived_ones() -> None:
     assert rows["agent0"]["adj_cost"] == 0.0
     assert result.metrics["messages_per_meeting"] == 6 / 4
     # the displayed penalty after round 2 is E1's display cost
-    assert env_events(trace, "batch_applied")[-1].data["display_cost"] == 1
+    assert env_events(trace, "batch_applied")[-1].data.display_cost == 1
 
 
 def test_three_participants_send_exactly_two_messages_per_participant_meeting() -> None:
@@ -157,7 +157,7 @@ def test_a_turn_budget_that_cuts_the_exchange_falls_back_to_the_first_usable_slo
     agent 1 [M1, E3, E4, -] -> slot 1, E3 to 3 (cost 2): resolved again."""
     result, trace = run_lineup(_game(), "imap", options={"max_turns_per_round": 1})
     assert env_events(trace, "batch_rejected") == []
-    slots = [e.data["slots"] for e in env_events(trace, "resolution")]
+    slots = [e.data.slots for e in env_events(trace, "resolution")]
     assert slots == [{"0": 0, "1": 0}, {"1": 1, "0": 1}]
     assert result.metrics["meetings_scheduled"] == 2
     assert [r["cost_real"] for r in result.rows] == [2, 2]

@@ -97,7 +97,8 @@ def test_game_a_messages() -> None:
 
 def test_game_a_schedule_costs_and_fairness() -> None:
     result, trace = run_lineup(_game_a(), "sdmap")
-    moves = [(e.seat, e.round, e.data["moves"]) for e in env_events(trace, "batch_applied")]
+    moves = [(e.seat, e.round, [m.model_dump() for m in e.data.moves])
+             for e in env_events(trace, "batch_applied")]
     assert moves == [
         ("agent0", 0, [{"kind": "errand", "item_id": 1, "from_slot": 0, "to_slot": 1, "cost": 1}]),
         ("agent1", 0, []),
@@ -147,8 +148,8 @@ def test_game_b_bump_schedule_costs_and_consistency() -> None:
         (
             e.seat,
             e.round,
-            e.data["phase"],
-            [(m["item_id"], m["from_slot"], m["to_slot"]) for m in e.data["moves"]],
+            e.data.phase,
+            [(m.item_id, m.from_slot, m.to_slot) for m in e.data.moves],
         )
         for e in env_events(trace, "batch_applied")
     ]
@@ -161,12 +162,12 @@ def test_game_b_bump_schedule_costs_and_consistency() -> None:
         ("agent2", 1, "DECISION", []),
     ]
     violations = env_events(trace, "consistency_violation")
-    assert [(e.round, e.data["meeting_id"], e.data["slots"]) for e in violations] == [
+    assert [(e.round, e.data.meeting_id, e.data.slots) for e in violations] == [
         (0, 9, {"0": 2, "1": 1})
     ]
     resolutions = env_events(trace, "resolution")
-    assert [e.data["resolved"] for e in resolutions] == [False, True]
-    assert resolutions[0].data["reason"] == "prior meeting(s) [9] inconsistent"
+    assert [e.data.resolved for e in resolutions] == [False, True]
+    assert resolutions[0].data.reason == "prior meeting(s) [9] inconsistent"
     rows = {r["seat"]: r for r in result.rows}
     assert [rows[f"agent{a}"]["cost_real"] for a in range(3)] == [1, 2, 0]
     assert [rows[f"agent{a}"]["cost_oracle"] for a in range(3)] == [0, 0, 0]
@@ -184,7 +185,7 @@ def test_unrepaired_bump_loses_the_bumped_meeting() -> None:
     sc = _game_b()
     sc = sc.model_copy(update={"meetings": sc.meetings[:1], "oracle": None})
     result, trace = run_lineup(sc, "sdmap")
-    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [False]
+    assert [e.data.resolved for e in env_events(trace, "resolution")] == [False]
     final = result.final_state["calendars"]
     assert final[0][2]["meeting_id"] == 9 and final[1][1]["meeting_id"] == 9
     assert result.metrics["meetings_scheduled"] == 0
@@ -198,12 +199,12 @@ def test_incognita_model_changes_the_bumping_rule() -> None:
     first_round = [p for _, _, p in payloads(trace) if p and p.get("meeting_id") == 1]
     proposed = [p["slot"] for p in first_round if p["type"] == "propose"]
     assert proposed == [2, 2, 3, 3]
-    assert env_events(trace, "resolution")[0].data["slots"] == {"0": 3, "1": 3, "2": 3}
+    assert env_events(trace, "resolution")[0].data.slots == {"0": 3, "1": 3, "2": 3}
     # Round 2 (M2 = agents 0, 2): slot 0 holds P9, which M2 may not bump either; 1 is
     # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot, so the meeting fails (D.2)
     # and nobody places a copy.
     assert not env_events(trace, "consistency_violation")
-    assert [e.data["resolved"] for e in env_events(trace, "resolution")] == [True, False]
+    assert [e.data.resolved for e in env_events(trace, "resolution")] == [True, False]
 
 
 def test_repair_over_each_condition() -> None:

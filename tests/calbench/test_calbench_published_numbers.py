@@ -19,7 +19,8 @@ import pytest
 from test_calbench_engine_support import Scripted, errand, run_players, scenario
 
 from confide.core.message import Channel, Message
-from confide.core.trace import EnvEvent, MessageDelivered
+from confide.core.trace import MessageDelivered
+from confide.envs.calbench import events as cal
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarObservation,
@@ -151,9 +152,10 @@ def test_adjusted_cost_clamps_a_witness_cheaper_than_the_oracle_share() -> None:
         Calendar(1, (None, m1, Errand(2, 3))),
         Calendar(2, (None, None, None)),
     )
-    moved = EnvEvent(name="batch_applied", seat="agent1", round=0, data={"moves": [
-        {"kind": "errand", "item_id": 2, "from_slot": 1, "to_slot": 2, "cost": 3}
-    ]})
+    moved = cal.BatchApplied(seat="agent1", round=0, data=cal.BatchAppliedData(
+        phase="DECISION", actions=[], cost=3, display_cost=3, calendar="",
+        moves=[cal.Move(kind="errand", item_id=2, from_slot=1, to_slot=2, cost=3)],
+    ))
     report = evaluate(sc, [moved], GameOutcome(final, {1: True, 2: False}))
     rows = report.rows
     assert sc.oracle is not None and sc.oracle.per_agent_cost == (2, 0, 0)

@@ -10,6 +10,7 @@ from test_calbench_reflect_support import Threaded, reply, script, task
 
 from confide.core.benchmark import EpisodeContext, SeatSpec, expand_lineup, parse_lineup
 from confide.core.trace import EnvEvent, TraceRecorder
+from confide.envs.calbench import events as cal
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game
 from confide.envs.calbench.privacy.reflection import PURPOSE, reflection_hook
@@ -57,7 +58,7 @@ def test_hook_asks_only_model_seats_with_their_threads() -> None:
     reflections = [
         e for e in ctx.trace.events if isinstance(e, EnvEvent) and e.name == "reflection"
     ]
-    assert [(e.round, e.seat, e.data["context"]) for e in reflections] == [
+    assert [(e.round, e.seat, e.data.context) for e in reflections] == [
         (0, "agent0", "thread"), (0, "agent1", "thread"),
         (1, "agent0", "thread"), (1, "agent1", "thread"),
     ]
@@ -77,7 +78,9 @@ def test_observers_reflect_concurrently() -> None:
     ctx, binding = _ctx(factory, "mock/x,mock/y,imap")
     hook = reflection_hook(ctx, task(), binding, {})
     assert hook is not None
-    ctx.trace.emit(EnvEvent(name="round_start", round=0))
+    ctx.trace.emit(cal.RoundStart(round=0, data=cal.RoundStartData(
+        meeting=cal.MeetingInfo(meeting_id=1, participants=[0, 1, 2], cost=1),
+        speaker_order=[0, 1, 2])))
 
     async def timed() -> float:
         loop = asyncio.get_running_loop()

@@ -33,6 +33,9 @@ R1_OBS0 = reply({1: [0, 0, 0, 0], 2: [0, 0, 0, 1]})
 R1_OBS1 = reply({0: [0, 0, 0, 0], 2: [0, 0, 3, 0]})
 
 
+ANSWERED = {"context": "transcript", "attempts": 1, "error": None, "prompt_version": "test"}
+"""The fields of a reflection event besides the answer itself."""
+
 def _models() -> dict[str, ChatModel]:
     return {
         seat_of(0): MockModel([R0_OBS0, "not json at all", R1_OBS0], name="a"),
@@ -60,17 +63,17 @@ def _game() -> TraceRecorder:
 
 def test_reflections_are_recorded_after_each_round_and_invisible() -> None:
     rec = _game()
-    events = [e for e in rec.events if isinstance(e, EnvEvent) and e.name == EVENT]
-    assert [(e.round, e.data["observer"], e.data["ok"]) for e in events] == [
+    events = [e for e in rec.events if isinstance(e, EVENT)]
+    assert [(e.round, e.data.observer, e.data.ok) for e in events] == [
         (0, 0, True), (0, 1, True), (0, 2, False), (1, 0, True), (1, 1, True), (1, 2, False),
     ]
     assert all(e.visible_to is None for e in events)
     # observer 0's round-1 reply was repaired once; observer 2 used up its 3 attempts
-    assert [e.data["attempts"] for e in events] == [1, 1, 3, 2, 1, 3]
-    assert "agent_1" in events[2].data["error"]
+    assert [e.data.attempts for e in events] == [1, 1, 3, 2, 1, 3]
+    assert "agent_1" in events[2].data.error
     # each round's reflections follow that round's resolution
     names = [e.name for e in rec.events if isinstance(e, EnvEvent)]
-    first = names.index(EVENT)
+    first = names.index("reflection")
     assert names[first - 1] == "resolution" and names.count("resolution") == 2
 
 
@@ -144,12 +147,10 @@ def test_thread_context_is_copied_not_modified() -> None:
 
 def test_deltas_outside_the_scenario_are_rejected() -> None:
     rec = play(task())
-    rec.emit(EnvEvent(name=EVENT, seat="agent0", round=0,
-                      data={"observer": 0, "ok": True, "deltas": {"1": [1, 1, 1]}}))
+    rec.emit(answer_event(EVENT, 0, 0, {1: [1, 1, 1]}, **ANSWERED))
     with pytest.raises(VpsError, match="3 deltas"):
         model_vps(task(), rec.events, EVENT)
-    rec.emit(EnvEvent(name=EVENT, seat="agent0", round=0,
-                      data={"observer": 0, "ok": True, "deltas": {"1": [4, 0, 0, 0]}}))
+    rec.emit(answer_event(EVENT, 0, 0, {1: [4, 0, 0, 0]}, **ANSWERED))
     with pytest.raises(VpsError, match="integers in"):
         model_vps(task(), rec.events, EVENT)
 
@@ -163,7 +164,7 @@ def test_calibration_splits_raw_movement_by_direction(values: list[int]) -> None
 
     def answer(sign: int) -> list[Any]:
         deltas = {1: [sign * v for v in values[:4]], 2: [sign * v for v in values[4:]]}
-        return [*rec.events, answer_event(EVENT, 0, 0, deltas)]
+        return [*rec.events, answer_event(EVENT, 0, 0, deltas, **ANSWERED)]
 
     plus = model_vps(task(), answer(1), EVENT).targets
     minus = model_vps(task(), answer(-1), EVENT).targets

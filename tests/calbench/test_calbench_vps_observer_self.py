@@ -21,9 +21,17 @@ Reader = Callable[..., ModelVps]
 MEASUREMENTS = [(reflection.EVENT, reflection.reflection_vps), (judge.EVENT, judge.judge_vps)]
 
 
-def _with_answer(name: str, observer: int, deltas: dict[int, list[int]]) -> Sequence[Any]:
+EXTRA: dict[Any, dict[str, Any]] = {
+    reflection.EVENT: {"context": "transcript"},
+    judge.EVENT: {"judge": "mock/judge", "message_ids": []},
+}
+
+
+def _with_answer(name: Any, observer: int, deltas: dict[int, list[int]]) -> Sequence[Any]:
     """A played 3-agent, 4-slot game plus one round-0 answer of `observer`."""
-    return [*play(task()).events, answer_event(name, 0, observer, deltas)]
+    answer = answer_event(name, 0, observer, deltas, attempts=1, error=None,
+                          prompt_version="test", **EXTRA[name])
+    return [*play(task()).events, answer]
 
 
 @pytest.mark.parametrize(("name", "read"), MEASUREMENTS)

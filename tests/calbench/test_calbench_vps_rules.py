@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from test_calbench_engine_support import errand, scenario
 
 from confide.core.message import Channel, Message
-from confide.core.trace import EnvEvent, MessageDelivered
+from confide.core.trace import MessageDelivered
+from confide.envs.calbench import events as cal
 from confide.envs.calbench.privacy import (
     BeliefTable,
     GameVps,
@@ -73,7 +74,9 @@ def test_imap_trace_by_hand() -> None:
         return {"protocol": "imap", "type": kind, **body}
 
     events: list[object] = [
-        EnvEvent(name="round_start", round=0),
+        cal.RoundStart(round=0, data=cal.RoundStartData(
+            meeting=cal.MeetingInfo(meeting_id=1, participants=[0, 1, 2], cost=1),
+            speaker_order=[0, 1, 2])),
         _msg(0, 0, [1], imap("cost_request", meeting_id=1, slots=[0, 1, 2, 3])),
         _msg(0, 0, [2], imap("cost_request", meeting_id=1, slots=[0, 1])),
         _msg(0, 1, [0], imap("costs", meeting_id=1, slots=[0, 1, 2, 3], costs=[0, None, 1, 0])),

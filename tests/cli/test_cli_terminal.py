@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from confide.core import Channel, EnvEvent, EpisodeEnd, EpisodeStart, Postbox, TraceWriter
+from confide.core import Channel, EpisodeEnd, EpisodeStart, Postbox, TraceWriter
 from confide.core.trace import read_trace
 from confide.core.trace_view import participants, render_trace, resolve_participant
+from confide.envs.calbench.events import InvalidToolCall, InvalidToolCallData
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, run_experiment
@@ -31,10 +32,11 @@ def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
 
 def _trace(tmp_path: Path) -> Path:
     writer = TraceWriter(tmp_path, "ep")
-    writer.emit(EpisodeStart(episode_id="ep", benchmark="demo", scenario_id="s", seed=1))
+    writer.emit(EpisodeStart(episode_id="ep", benchmark="calbench", scenario_id="s", seed=1))
     box = Postbox(["Ann Lee", "bob"], on_deliver=writer.message)
     box.post("Ann Lee", Channel.dm(), to=["bob"], text="hi")
-    writer.emit(EnvEvent(name="note", seat="bob", data={"text": LONG}, visible_to=["bob"]))
+    writer.emit(InvalidToolCall(seat="bob", visible_to=["bob"], data=InvalidToolCallData(
+        phase="CHEAP_TALK", tool_call={}, reason=LONG)))
     writer.finish(EpisodeEnd())
     return writer.final_path
 

@@ -9,7 +9,6 @@ import pytest
 
 from confide.core import (
     Channel,
-    EnvEvent,
     EpisodeEnd,
     EpisodeStart,
     ModelCall,
@@ -22,6 +21,7 @@ from confide.core import (
 from confide.core.seeding import derive_seed, np_rng, py_rng
 from confide.core.trace import TraceFiles, trace_text
 from confide.core.trace_view import render_trace
+from confide.envs.demo.events import InvalidAction
 
 
 def _episode(tmp_path: Path, finish: bool = True) -> TraceWriter:
@@ -31,8 +31,7 @@ def _episode(tmp_path: Path, finish: bool = True) -> TraceWriter:
     box = Postbox(["ann", "bob", "cat"], on_deliver=writer.message)
     box.post("ann", Channel.dm(), to=["bob"], text="secret for bob")
     box.post("cat", Channel.broadcast(), text="hello everyone")
-    writer.emit(EnvEvent(name="decision", seat="cat", round=0, data={"slot": 4},
-                         visible_to=["cat"]))
+    writer.emit(InvalidAction(seat="cat", round=0, visible_to=["cat"]))
     if finish:
         writer.finish(EpisodeEnd(metrics={"messages": 2}, rows=[{"seat": "ann"}]))
     return writer
@@ -65,9 +64,9 @@ def test_agent_view_hides_what_it_did_not_see(tmp_path: Path) -> None:
     trace = read_trace(_episode(tmp_path).final_path)
     cat_view = render_trace(trace, "cat")
     assert "secret for bob" not in cat_view
-    assert "hello everyone" in cat_view and "decision" in cat_view
+    assert "hello everyone" in cat_view and "invalid_action" in cat_view
     bob_view = render_trace(trace, "bob")
-    assert "secret for bob" in bob_view and "decision" not in bob_view
+    assert "secret for bob" in bob_view and "invalid_action" not in bob_view
     assert "secret for bob" in render_trace(trace)
 
 
@@ -176,3 +175,44 @@ def test_replay_reads_full_prompts_from_a_gzipped_trace(tmp_path: Path) -> None:
     assert [[m.model_dump(exclude_none=True) for m in c.messages] for c in recorded] == [
         c.messages for c in expected
     ]
+
+
+def test_a_schema_1_trace_is_refused_by_name_not_half_read(tmp_path: Path) -> None:
+    """Issue 13: a trace of an older confide gives a clear error, never a KeyError."""
+    writer = _episode(tmp_path)
+    lines = trace_text(writer.final_path).splitlines()
+    header = json.loads(lines[0])
+    header["schema_version"] = 1
+    old = tmp_path / "old.jsonl"
+    old.write_text("\n".join([json.dumps(header), *lines[1:]]))
+    with pytest.raises(TraceError, match=r"old.jsonl: written by an older confide \(trace "
+                       r"schema 1\): re-run or rescore"):
+        read_trace(old)
+    header["schema_version"] = 99
+    old.write_text("\n".join([json.dumps(header), *lines[1:]]))
+    with pytest.raises(TraceError, match="newer confide"):
+        read_trace(old)
+
+
+def test_env_events_read_back_as_their_own_classes(tmp_path: Path) -> None:
+    """An `env` line is validated against the classes of the header's benchmark: it comes
+    back typed, and a name the benchmark does not declare is an error naming the line."""
+    from confide.envs.calbench import events as cal
+
+    writer = TraceWriter(tmp_path, "cal")
+    writer.emit(EpisodeStart(episode_id="cal", benchmark="calbench", scenario_id="s", seed=1))
+    moves = [cal.Move(kind="meeting", item_id=7, from_slot=None, to_slot=3, cost=2)]
+    writer.emit(cal.BatchApplied(seat="agent0", round=0, visible_to=["agent0"],
+                                 data=cal.BatchAppliedData(phase="DECISION", actions=[],
+                                                           moves=moves, cost=2, display_cost=2,
+                                                           calendar="...")))
+    writer.finish(EpisodeEnd())
+    (event,) = read_trace(writer.final_path).of(cal.BatchApplied)
+    assert event.data.moves == moves and event.shown_state() == {"calendar": "..."}
+    lines = trace_text(writer.final_path).splitlines()
+    assert json.loads(lines[1])["data"]["moves"][0] == {
+        "kind": "meeting", "item_id": 7, "from_slot": None, "to_slot": 3, "cost": 2}
+    lines[1] = lines[1].replace('"batch_applied"', '"batch_aplied"')
+    (tmp_path / "typo.jsonl").write_text("\n".join(lines))
+    with pytest.raises(TraceError, match=r"typo.jsonl:2: .*'batch_aplied'"):
+        read_trace(tmp_path / "typo.jsonl")

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, parse_lineup
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, Turns, parse_lineup
 from confide.core.message import Message
 from confide.core.trace import EnvEvent, MessageDelivered, TraceRecorder
 from confide.envs.incognita.env import ServiceTask
@@ -79,7 +79,7 @@ def run(
         condition=condition,
         roles=dict(roles or {}),
         options=dict(options or {}),
-        observe=(lambda seat, obs: seen[seat].append(obs)) if observe else None,
+        turns=Turns(observe=(lambda seat, obs: seen[seat].append(obs)) if observe else None),
     )
     result = asyncio.run(spec().run_episode(ctx))
     return Run(result=result, trace=trace, observations=dict(seen))

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from pydantic import JsonValue
 
 from confide.core.message import Channel, Message
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
+from confide.core.trace import MessageDelivered, ModelCall, TraceEvent
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.outputs.failures import (
     ACQUISITION_STAGE,
     NO_ACTION,
@@ -76,9 +77,9 @@ class Script:
     def ask(self, token: str | None, *, outcome: str = "released") -> Script:
         self.say("AGENT", "USER", f"asking for {token}")
         data: dict[str, Any] = {"message_id": self._ids, "field": token, "via": "keywords"}
-        self.events.append(EnvEvent(name="gate_request", data={**data, "outcome": outcome}))
+        self.events.append(ev.GateRequest(data=ev.GateRequestData(**data, outcome=outcome)))
         if outcome == "released":
-            self.events.append(EnvEvent(name="gate_release", data={**data, "order": 0}))
+            self.events.append(ev.GateRelease(data=ev.GateReleaseData(**data, order=0)))
         self.say("USER", "AGENT", "here you go")
         return self
 
@@ -86,17 +87,13 @@ class Script:
         self, proposer: str, name: str, arguments: dict[str, Any], *, ok: bool = True
     ) -> Script:
         kind = str(SERVICE_TOOLS[name].kind)
-        base = {"call_id": len(self.events), "proposer": proposer, "tool": name}
-        self.events.append(EnvEvent(name="tool_proposed", data={**base, "arguments": arguments}))
-        self.events.append(
-            EnvEvent(name="tool_accepted", data={**base, "kind": kind, "arguments": arguments})
-        )
-        self.events.append(
-            EnvEvent(
-                name="tool_executed",
-                data={**base, "kind": kind, "arguments": arguments, "ok": ok, "result": None},
-            )
-        )
+        base = {"call_id": len(self.events), "proposer": proposer, "tool": name,
+                "arguments": arguments}
+        self.events.append(ev.ToolProposed(data=ev.ToolCallData(**base)))
+        self.events.append(ev.ToolAccepted(data=ev.ToolAcceptedData(**base, kind=kind)))
+        self.events.append(ev.ToolExecuted(data=ev.ToolExecutedData(
+            **base, kind=kind, ok=ok, error_code=None, error=None, result=None, state_hash=None,
+        )))
         return self
 
     def via_desk(self, desk: str, name: str, arguments: dict[str, Any], **kw: Any) -> Script:

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from confide.core.trace import EnvEvent, EpisodeEnd, EpisodeStart, Trace
+from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.outputs import tables
 from confide.envs.incognita.outputs.failures import FailureType
 from confide.envs.incognita.outputs.reference import ReferenceDataError, load_reference
@@ -272,19 +273,15 @@ def test_trial_row_from_a_trace(tmp_path: Path) -> None:
     }
     cancel = {"order_id": "#W4979192", "reason": "no longer needed"}
     events = [
-        EnvEvent(name="episode_setup", data={"desk_roles": roles}),
-        EnvEvent(name="gate_release", data={"field": "order_id"}),
-        EnvEvent(name="gate_release", data={"field": "reason"}),
-        EnvEvent(name="tool_proposed", data={"proposer": "Auden", "tool": "cancel_pending_order"}),
-        EnvEvent(
-            name="tool_executed",
-            data={
-                "proposer": "Auden",
-                "tool": "cancel_pending_order",
-                "arguments": cancel,
-                "ok": True,
-            },
-        ),
+        # only the fields the readers use (model_construct: the rest is not needed here)
+        ev.EpisodeSetup(data=ev.EpisodeSetupData.model_construct(desk_roles=roles)),
+        ev.GateRelease(data=ev.GateReleaseData.model_construct(field="order_id")),
+        ev.GateRelease(data=ev.GateReleaseData.model_construct(field="reason")),
+        ev.ToolProposed(data=ev.ToolCallData.model_construct(
+            proposer="Auden", tool="cancel_pending_order")),
+        ev.ToolExecuted(data=ev.ToolExecutedData.model_construct(
+            proposer="Auden", tool="cancel_pending_order", arguments=cancel, ok=True,
+            kind="write")),
     ]
     trace = _trace("social", success=True, events=events)
     assert desk_roles(trace) == roles and trace_success(trace)

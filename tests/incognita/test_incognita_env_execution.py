@@ -15,7 +15,7 @@ def _layer() -> tuple[ExecutionLayer, TraceRecorder]:
 
 
 def _events(trace: TraceRecorder) -> list[tuple[str, dict[str, object]]]:
-    return [(e.name, e.data) for e in trace.events if isinstance(e, EnvEvent)]
+    return [(e.name, e.fields()) for e in trace.events if isinstance(e, EnvEvent)]
 
 
 def test_a_desk_proposing_a_tool_it_does_not_own_is_rejected_and_recorded() -> None:

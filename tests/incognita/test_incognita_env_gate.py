@@ -26,7 +26,7 @@ def test_releases_only_the_field_asked_for_once_and_records_it() -> None:
     assert [m.value for m in gate.memory()] == ["Order #W1234567."]
     again = gate.decide("order_id", message_id=5, turn=2, via="keywords")
     assert again.outcome == "already_released" and gate.released == ("order_id",)
-    events = [(e.name, e.data) for e in trace.events if isinstance(e, EnvEvent)]
+    events = [(e.name, e.fields()) for e in trace.events if isinstance(e, EnvEvent)]
     assert events == [
         ("gate_request", {"message_id": 3, "field": "order_id", "via": "payload",
                           "outcome": "released"}),

@@ -23,7 +23,7 @@ def test_each_party_observes_only_its_own_exchanges(
 ) -> None:
     card = task("sd-16-moving-house")  # engages all six desks
     episode = run(card, condition, lineup, roles=roles, observe=True)
-    desks = set(episode.env("episode_setup")[0].data["desk_roles"])
+    desks = set(episode.env("episode_setup")[0].data.desk_roles)
     customer_values = [f.value for f in card.card.customer_fields]
     for name, observations in episode.observations.items():
         for observation in observations:
@@ -48,11 +48,11 @@ def test_each_party_observes_only_its_own_exchanges(
     executed = episode.env("tool_executed")
     assert executed, "nothing was executed"
     for event in [*executed, *episode.env("tool_proposed"), *episode.env("tool_accepted")]:
-        assert event.visible_to == [event.data["proposer"]]
+        assert event.visible_to == [event.data.proposer]
     for event in [*episode.env("gate_request"), *episode.env("gate_release")]:
         assert event.visible_to == [CUSTOMER]
     if condition != "direct":
-        assert {e.data["proposer"] for e in executed} <= desks
+        assert {e.data.proposer for e in executed} <= desks
 
 
 @pytest.mark.parametrize("condition", CONDITIONS)

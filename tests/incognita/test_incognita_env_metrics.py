@@ -10,12 +10,12 @@ from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.message import Channel, Message
 from confide.core.options import OptionsError
 from confide.core.trace import (
-    EnvEvent,
     MessageDelivered,
     ModelCall,
     TraceEvent,
     TraceRecorder,
 )
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.env import run_episode
 from confide.envs.incognita.metrics import (
     episode_measures,
@@ -115,15 +115,16 @@ def test_episode_measures_count_agent_turns_by_kind() -> None:
     events: list[TraceEvent] = [
         MessageDelivered(message=_msg(0, "USER", "AGENT", "hi")),
         MessageDelivered(message=_msg(1, "AGENT", "USER", "email?")),
-        EnvEvent(name="gate_release", data={"field": "email"}),
+        # only the fields the counts use (model_construct: the rest is not needed here)
+        ev.GateRelease(data=ev.GateReleaseData.model_construct(field="email")),
         MessageDelivered(message=_msg(2, "AGENT", "Auden", "look up")),
-        EnvEvent(name="tool_proposed", data={"proposer": "Auden"}),
-        EnvEvent(name="tool_executed", data={"proposer": "Auden", "kind": "write"}),
-        EnvEvent(name="tool_proposed", data={"proposer": "AGENT"}),
-        EnvEvent(name="tool_rejected", data={"proposer": "AGENT"}),
-        EnvEvent(name="invalid_action", seat="AGENT", data={"participant": "AGENT"}),
-        EnvEvent(name="invalid_action", seat="Auden", data={"participant": "Auden"}),
-        EnvEvent(name="final", seat="AGENT", data={}),
+        ev.ToolProposed(data=ev.ToolCallData.model_construct(proposer="Auden")),
+        ev.ToolExecuted(data=ev.ToolExecutedData.model_construct(proposer="Auden", kind="write")),
+        ev.ToolProposed(data=ev.ToolCallData.model_construct(proposer="AGENT")),
+        ev.ToolRejected(data=ev.ToolRejectedData.model_construct(proposer="AGENT")),
+        ev.InvalidAction(seat="AGENT", data=ev.InvalidActionData(participant="AGENT", problem="")),
+        ev.InvalidAction(seat="Auden", data=ev.InvalidActionData(participant="Auden", problem="")),
+        ev.Final(seat="AGENT", data=ev.FinalData(turn=3, text="done")),
     ]
     assert episode_measures(events) == {
         "turns": 5, "messages_to_customer": 1, "messages_to_desks": 1, "agent_tool_calls": 1,
@@ -151,7 +152,7 @@ def test_summarize_groups_by_participant_and_condition() -> None:
 
 def test_episode_row_and_evaluation_event() -> None:
     episode = run(task("sd-18-cancel-exchange-and-ask"), "social")
-    evaluation = episode.env("evaluation")[0].data
+    evaluation = episode.env("evaluation")[0].fields()
     assert evaluation["success"] and evaluation["judge"] == "literal"
     assert evaluation["assertions"][0]["holds"] is True
     row = episode.row

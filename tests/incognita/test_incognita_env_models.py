@@ -42,11 +42,11 @@ def test_cli_mock_models_drive_every_participant_in_every_condition(tmp_path: Pa
 @pytest.mark.parametrize("condition", CONDITIONS)
 def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -> None:
     episode = run(task("sd-10-cancel-desk-order"), condition, MOCK, roles=MOCK_ROLES)
-    executed = [e.data for e in episode.env("tool_executed")]
+    executed = [e.fields() for e in episode.env("tool_executed")]
     assert [(d["tool"], d["ok"]) for d in executed] == [
         ("find_user_id_by_email", True), ("get_user_details", True)]
     assert executed[0]["result"] == "quentin_rosales_8072"
-    roles = episode.env("episode_setup")[0].data["desk_roles"]
+    roles = episode.env("episode_setup")[0].data.desk_roles
     for data in executed:
         if condition == "direct":
             assert data["proposer"] == "AGENT"
@@ -55,8 +55,8 @@ def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -
         else:
             holder = "identity_lookup" if data["tool"].startswith("find") else "account"
             assert roles[data["proposer"]] == holder
-    released = [e.data["field"] for e in episode.env("gate_release")]
-    assert released == ["email"] and episode.env("gate_release")[0].data["via"] == "model"
+    released = [e.data.field for e in episode.env("gate_release")]
+    assert released == ["email"] and episode.env("gate_release")[0].data.via == "model"
     assert episode.row["success"] == 0 and episode.row["ended"] == "final"
 
 
@@ -80,16 +80,16 @@ def rogue() -> Any:
 def test_model_desk_proposing_a_tool_it_does_not_hold_is_rejected(rogue: str) -> None:
     roles = {**MOCK_ROLES, "desk": rogue}
     episode = run(task("sd-10-cancel-desk-order"), "social", MOCK, roles=roles, observe=True)
-    desk_roles = episode.env("episode_setup")[0].data["desk_roles"]
-    proposals = [e.data for e in episode.env("tool_proposed")]
+    desk_roles = episode.env("episode_setup")[0].data.desk_roles
+    proposals = [e.fields() for e in episode.env("tool_proposed")]
     assert proposals, "the agent never reached a desk"
-    rejected = {e.data["call_id"]: e.data for e in episode.env("tool_rejected")}
+    rejected = {e.data.call_id: e.fields() for e in episode.env("tool_rejected")}
     for data in proposals:
         if desk_roles[data["proposer"]] == "account":
             assert data["call_id"] not in rejected
         else:
             assert rejected[data["call_id"]]["reason"] == "not_owner"
-    assert all(e.visible_to == [e.data["proposer"]] for e in episode.env("tool_rejected"))
+    assert all(e.visible_to == [e.data.proposer] for e in episode.env("tool_rejected"))
     # the agent saw only the desks' replies, never a tool outcome
     for observation in episode.observations["AGENT"]:
         assert isinstance(observation, AgentObservation)
@@ -121,8 +121,8 @@ def test_agent_output_is_repaired_with_a_message_naming_the_problem() -> None:
 
 def test_unusable_agent_turns_are_spent_and_the_budget_ends_the_episode() -> None:
     episode = _agent_run(["not json at all"] * 9, "direct", options={"max_turns": 2})
-    assert [e.data["participant"] for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
-    assert episode.env("budget_exhausted")[0].data == {"turns": 2}
+    assert [e.data.participant for e in episode.env("invalid_action")] == ["AGENT", "AGENT"]
+    assert episode.env("budget_exhausted")[0].fields() == {"turns": 2}
     assert episode.row["ended"] == "budget" and episode.row["turns"] == 2
     assert episode.row["agent_calls"] == 6  # three repair attempts per turn
 
@@ -134,7 +134,7 @@ CALL = ToolCall(id="c1", name="get_order_details", arguments='{"order_id": "#W49
 def test_direct_agent_calls_tools_natively_and_reads_results() -> None:
     direct = _agent_run([CALL, FINAL], "direct")
     executed = direct.env("tool_executed")
-    assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
+    assert executed[0].data.proposer == "AGENT" and executed[0].data.ok is True
     first, second = [e for e in direct.trace.events if isinstance(e, ModelCall)]
     # the tools went with the request, the call came back as a call
     offered = [t["name"] for t in first.config["tools"]]
@@ -154,7 +154,7 @@ def test_direct_agent_calls_tools_natively_and_reads_results() -> None:
 def test_direct_agent_falls_back_to_json_in_text_and_the_trace_says_so() -> None:
     direct = _agent_run([CALL_JSON, FINAL], "direct", tool_mode="text")
     executed = direct.env("tool_executed")
-    assert executed[0].data["proposer"] == "AGENT" and executed[0].data["ok"] is True
+    assert executed[0].data.proposer == "AGENT" and executed[0].data.ok is True
     first = next(e for e in direct.trace.events if isinstance(e, ModelCall))
     assert first.completion is not None and first.completion["tool_mode"] == "text"
     assert first.completion["tool_calls"][0]["name"] == "get_order_details"
@@ -186,7 +186,7 @@ def test_customer_prompt_holds_only_released_fields_and_its_requests() -> None:
                if isinstance(e, ModelCall) and e.seat == "USER" and e.purpose == "act"]
     released: list[str] = []
     values = {f.token: f.value for f in card.card.customer_fields}
-    releases = iter(e.data["field"] for e in episode.env("gate_release"))
+    releases = iter(e.data.field for e in episode.env("gate_release"))
     for prompt, field in zip(prompts, releases, strict=False):
         released.append(field)
         assert card.card.requests[0] in prompt and card.card.opening_line in prompt

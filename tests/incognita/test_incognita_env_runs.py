@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from confide.cli.main import app
 from confide.core import canonical_events, read_trace
+from confide.envs.incognita.events import EpisodeSetup, ToolExecuted
 from confide.envs.incognita.tools import SERVICE_TOOLS
 from confide.runner.results import read_csv
 from confide.testing import check_env
@@ -47,9 +48,9 @@ def test_social_run_shows_discovery_messages(reference_run: Path) -> None:
     assert queries and len(answers) == len(queries)
     assert {a.payload["handles"] for a in answers if a.payload} == {True, False}
     # sd-16 engages all six desks, so every desk was asked and every desk acted
-    setup = trace.env_events("episode_setup")[0].data
+    setup = trace.of(EpisodeSetup)[0].fields()
     assert {q.recipients[0] for q in queries} == set(setup["desk_roles"])
-    executors = {e.data["proposer"] for e in trace.env_events("tool_executed")}
+    executors = {e.data.proposer for e in trace.of(ToolExecuted)}
     assert executors == set(setup["desk_roles"])
     # the holder each query found is the desk whose role holds the tool
     for answer in answers:
@@ -83,7 +84,7 @@ def test_different_seed_changes_the_social_name_map_but_not_the_outcome() -> Non
     for seed in range(4):
         episode = run(card, "social", seed=seed)
         assert episode.row["success"] == 1
-        maps.add(tuple(sorted(episode.env("episode_setup")[0].data["desk_roles"].items())))
+        maps.add(tuple(sorted(episode.env("episode_setup")[0].data.desk_roles.items())))
         again = run(card, "social", seed=seed)
         assert canonical_events(again.trace.events) == canonical_events(episode.trace.events)
     assert len(maps) > 1

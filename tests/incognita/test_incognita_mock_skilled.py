@@ -25,7 +25,7 @@ def test_an_unlapsed_card_is_solved_through_the_holders(condition: str) -> None:
     assert lapse_for(the_task.card, condition, 0) is None
     episode = run(the_task, condition, SKILLED)
     assert episode.row["success"] == 1 and episode.row["ended"] == "final"
-    executed = [e.data for e in episode.env("tool_executed") if e.data["ok"]]
+    executed = [e.fields() for e in episode.env("tool_executed") if e.data.ok]
     assert [d["tool"] for d in executed] == [c.name for c in the_task.card.gold_actions]
     proposers = {d["proposer"] for d in executed}
     assert (proposers == {"AGENT"}) == (condition == "direct")
@@ -37,7 +37,7 @@ def test_a_lapse_fails_the_card_where_it_says() -> None:
     assert lapse_for(the_task.card, "social", 0) == "stop_early"
     episode = run(the_task, "social", SKILLED)
     assert episode.row["success"] == 0
-    tools = [e.data["tool"] for e in episode.env("tool_executed")]
+    tools = [e.data.tool for e in episode.env("tool_executed")]
     assert all(SERVICE_TOOLS[t].kind is ToolKind.READ for t in tools) and tools
 
 

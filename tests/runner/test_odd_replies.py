@@ -16,6 +16,9 @@ from typer.testing import CliRunner
 
 from confide.cli.main import app
 from confide.core.trace import read_trace
+from confide.envs.calbench import events as calbench_events
+from confide.envs.incognita import events as incognita_events
+from confide.envs.sotopia_tom import events as sotopia_events
 from confide.llm import (
     ChatMessage,
     GenerateConfig,
@@ -61,9 +64,9 @@ ODD = {
     "unclosed-brackets": lambda m, c: "[" * 1000,
 }
 INVALID_EVENT = {
-    "calbench": "invalid_response",
-    "sotopia-tom": "invalid_output",
-    "incognita": "invalid_action",
+    "calbench": calbench_events.InvalidResponse,
+    "sotopia-tom": sotopia_events.InvalidOutput,
+    "incognita": incognita_events.InvalidAction,
 }
 RUNS = {
     "calbench": {"suite": "tiny", "lineups": ["mock/odd"], "conditions": ["dm"]},
@@ -99,7 +102,7 @@ def test_odd_reply_is_invalid_output_not_an_episode_error(
         assert trace.footer is not None and trace.footer.status == "ok"
         calls = trace.model_calls()
         assert calls and all(c.completion is not None for c in calls)
-        assert trace.env_events(INVALID_EVENT[benchmark]), f"{path.name}: nothing invalid"
+        assert trace.of(INVALID_EVENT[benchmark]), f"{path.name}: nothing invalid"
         texts = [str((c.completion or {})["text"]) for c in calls]
         assert not any("\ud800" in text for text in texts)
     cached = list((tmp_path / "cache").rglob("*.json"))

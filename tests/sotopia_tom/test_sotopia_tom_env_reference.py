@@ -21,6 +21,7 @@ import pytest
 from confide.core.trace import canonical_events, read_trace
 from confide.envs.sotopia_tom import SPEC
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
+from confide.envs.sotopia_tom.events import JudgeVerdict
 from confide.envs.sotopia_tom.metrics import score_trace
 from confide.testing import run_once
 
@@ -101,8 +102,8 @@ def test_summary_and_trace_of_the_run(reference_run: Path) -> None:
     )
     trace_file = next((reference_run / "traces").glob("finance-sme-loan*.jsonl.gz"))
     trace = read_trace(trace_file)
-    verdicts = trace.env_events("judge_verdict")
-    assert [e.data["metric"] for e in verdicts] == ["da", "ia", "cpv", "eff"]
+    verdicts = trace.of(JudgeVerdict)
+    assert [e.data.metric for e in verdicts] == ["da", "ia", "cpv", "eff"]
     assert len(trace.messages()) == 12
     assert trace.footer is not None and trace.footer.metrics["infomgmt"] == pytest.approx(
         (1 - 8 / 177) ** 0.25

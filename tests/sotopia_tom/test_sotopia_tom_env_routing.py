@@ -97,8 +97,8 @@ def test_an_invalid_recipient_is_refused_and_recorded_without_a_retry() -> None:
     assert [(m.text, m.round) for m in conversation.messages] == [("hello", 1), ("hi", 2)]
     assert agents[NADIA].seen[0].feedback is None and agents[NADIA].seen[1].round == 2
     [refused] = refusals(trace)
-    assert refused.data["attempt"] == 1 and refused.visible_to == [NADIA]
-    assert "'Benjamin' is not a participant" in refused.data["problem"]
+    assert refused.data.attempt == 1 and refused.visible_to == [NADIA]
+    assert "'Benjamin' is not a participant" in refused.data.problem
     assert conversation.refused[NADIA] == 1
 
 
@@ -113,7 +113,7 @@ def test_the_reask_option_gives_one_clear_retry() -> None:
     assert "'Benjamin' is not a participant" in retry.feedback and BEN in retry.feedback
     # the refusal wording CalBench uses too (confide.core.refusal)
     assert retry.feedback.startswith("Your message was refused: ")
-    assert [e.data["attempt"] for e in refusals(trace)] == [1]
+    assert [e.data.attempt for e in refusals(trace)] == [1]
 
 
 def test_with_reask_a_second_invalid_recipient_counts_as_none() -> None:
@@ -135,7 +135,7 @@ def test_messaging_someone_who_left_is_refused() -> None:
     leave = InfoAction(action_type="leave")
     _, _, trace = play({NADIA: [leave], BEN: [speak("still there?", NADIA)]}, leave_ends="all")
     [refused] = refusals(trace)
-    assert "has left the conversation" in refused.data["problem"]
+    assert "has left the conversation" in refused.data.problem
 
 
 def test_names_match_exactly() -> None:

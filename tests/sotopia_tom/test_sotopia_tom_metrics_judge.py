@@ -110,7 +110,7 @@ def test_a_judge_that_never_answers_validly_is_a_typed_failure() -> None:
     assert all(metrics[k] is None for k in ("da", "ia", "eff", "cpv", "infomgmt"))
     failures = [e for e in capture.trace.events if e.kind == "env" and e.name == "judge_verdict"]
     assert all(
-        e.data["verdict"] is None and "entries missing" in e.data["failure"] for e in failures
+        e.data.verdict is None and "entries missing" in e.data.failure for e in failures
     )
 
 

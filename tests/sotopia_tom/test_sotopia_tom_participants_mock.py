@@ -140,13 +140,13 @@ def test_tom_belief_state_is_updated_from_new_messages_and_persisted_per_turn() 
     capture = run("mock/is-agent:tom-belief", memory_size=4)
     states = events(capture, "belief_state")
     assert [(e.seat, e.round) for e in states] == [(n, r) for r in (1, 2, 3) for n in (N, B, F)]
-    assert all(e.visible_to == [e.seat] and e.data["ok"] for e in states)
-    phases = {(e.seat, e.round): e.data["phase"] for e in states}
+    assert all(e.visible_to == [e.seat] and e.data.ok for e in states)
+    phases = {(e.seat, e.round): e.data.phase for e in states}
     assert phases[(N, 1)] == "init" and phases[(B, 1)] == "init+update"
     assert phases[(N, 2)] == "update"
     messages = [e.message for e in capture.trace.events if e.kind == "message"]
     for name in (N, B, F):
-        processed = [i for e in states if e.seat == name for i in e.data["new_messages"]]
+        processed = [i for e in states if e.seat == name for i in e.data.new_messages]
         visible = [m.id for m in messages if m.visible_to(name) and m.round < 3]
         assert processed == visible, name  # every message it saw, once, in order
     updates = [c for c in calls(capture) if c.purpose == "belief" and c.seat == F]
@@ -154,7 +154,7 @@ def test_tom_belief_state_is_updated_from_new_messages_and_persisted_per_turn() 
     new_part = last.split("NEW MESSAGES\n")[1].split("\n\nYOUR CARD")[0]
     # only what happened since Fiona's previous update: her own DM (she saw no other)
     assert new_part == f"[R2.3] You -> {N} (private): {F} to {N}"
-    final = states[-1].data["state"]
+    final = states[-1].data.state
     assert len(final["memory"]) == 4  # bounded
     assert final["memory"][-1]["event"].startswith("[R2.")
     assert final["progress"]["objective_status"] == "in progress"
@@ -164,7 +164,7 @@ def test_self_focused_keeps_a_plan_instead_of_beliefs() -> None:
     capture = run("mock/is-agent:self-focused")
     states = events(capture, "planning_state")
     assert len(states) == 9 and not events(capture, "belief_state")
-    assert set(states[0].data["state"]) == {"plan", "progress", "memory", "privacy_risks"}
+    assert set(states[0].data.state) == {"plan", "progress", "memory", "privacy_risks"}
     prompts = [c.messages[0]["content"] for c in calls(capture) if c.purpose == "act"]
     assert all("mental_states" not in p for p in prompts)
 
@@ -185,7 +185,7 @@ def test_tom_coach_is_stateless_and_sees_only_its_agents_view() -> None:
 def test_unusable_output_is_a_typed_failure_and_counts_as_none() -> None:
     capture = run("mock/is-broken:cot-privacy", repair_attempts=2)
     failures = events(capture, "invalid_output")
-    assert len(failures) == 3 and all("not valid JSON" in e.data["error"] for e in failures)
+    assert len(failures) == 3 and all("not valid JSON" in e.data.error for e in failures)
     # three unusable turns in a row are three quiet turns: the paper's early stop
     assert capture.result is not None and capture.result.metrics["end_reason"] == "stale"
     assert len(calls(capture)) == 3 * 2  # bounded repair: two calls per turn
@@ -193,7 +193,7 @@ def test_unusable_output_is_a_typed_failure_and_counts_as_none() -> None:
     assert len(calls(plain)) == 3  # by default no repair: one call per turn (section 5.3)
     coach = run("mock/is-broken:tom-belief", repair_attempts=1)
     states = events(coach, "belief_state")
-    assert states[0].data["state"] is None and not states[0].data["ok"]
+    assert states[0].data.state is None and not states[0].data.ok
 
 
 def test_mixed_lineup_and_unknown_strategy() -> None:

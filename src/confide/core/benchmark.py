@@ -19,7 +19,7 @@ from typing_extensions import TypeVar
 
 from confide.core.options import NoOptions
 from confide.core.sampling import Sampling, sampling_for
-from confide.core.trace import Trace, TraceRecorder
+from confide.core.trace import EnvEvent, Trace, TraceRecorder
 
 TaskT = TypeVar("TaskT", default=Any)
 
@@ -99,6 +99,42 @@ class ModelFactory(Protocol):
     ) -> Any: ...
 
 
+ObservationT = TypeVar("ObservationT", bound=BaseModel, contravariant=True)
+ActionT = TypeVar("ActionT", covariant=True)
+_Obs = TypeVar("_Obs", bound=BaseModel)
+_Act = TypeVar("_Act")
+
+
+class Participant(Protocol[ObservationT, ActionT]):
+    """Anything that sits in a seat: given an observation, it returns an action."""
+
+    async def act(self, observation: ObservationT, /) -> ActionT: ...
+
+
+@dataclass
+class Turns:
+    """The one way an environment hands an observation to a participant (issue 13 item
+    3, after PettingZoo's `api_test`: the harness, not the environment, sees every turn).
+
+    `ask` reports the observation to `observe` before the participant acts and its
+    action to `acted` after, so the conformance checker sees every observation and action
+    without the environment reporting them; the environment keeps its phase logic."""
+
+    observe: Callable[[str, BaseModel], None] | None = None
+    acted: Callable[[str, object], None] | None = None
+
+    async def ask(
+        self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
+    ) -> _Act:
+        """`participant`'s action on `observation`, given to it in `seat`."""
+        if self.observe is not None:
+            self.observe(seat, observation)
+        action = await participant.act(observation)
+        if self.acted is not None:
+            self.acted(seat, action)
+        return action
+
+
 @dataclass
 class EpisodeContext:
     """Everything an environment needs to run one episode."""
@@ -112,12 +148,19 @@ class EpisodeContext:
     condition: str | None = None
     roles: dict[str, str] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
-    observe: Callable[[str, BaseModel], None] | None = None
-    """Conformance hook: environments call it with (seat, observation) before every act."""
     sampling: dict[str, Sampling] = field(default_factory=dict)
     """The experiment's sampling settings by seat, `seats` or role (`core.sampling`)."""
     seat_names: frozenset[str] = frozenset()
     """The task's seats, which the `seats` sampling entry applies to."""
+    turns: Turns = field(default_factory=Turns)
+    """How observations reach participants (`ask`); the conformance checker sets its hooks."""
+
+    async def ask(
+        self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
+    ) -> _Act:
+        """Give `observation` to `participant` in `seat` and return its action: the only
+        way an environment hands a participant an observation (`Turns`)."""
+        return await self.turns.ask(seat, observation, participant)
 
     def model_for(
         self,
@@ -137,10 +180,6 @@ class EpisodeContext:
         )
         extra = {} if sampling is None else {"sampling": sampling}  # older factories take none
         return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace, **extra)
-
-    def seen(self, seat: str, observation: BaseModel) -> None:
-        if self.observe is not None:
-            self.observe(seat, observation)
 
 
 @dataclass
@@ -219,3 +258,6 @@ class BenchmarkSpec(Generic[TaskT]):
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)
+    events: tuple[type[EnvEvent], ...] = ()
+    """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
+    the trace reader validates its `env` lines against them (`confide.core.trace`)."""

@@ -19,6 +19,14 @@ count]` says its messages start with the first `count` messages of the call on l
 `read_trace`, `trace show`, the replay provider and every reader built on them) restores
 the full prompt; in memory a `ModelCall` always holds it.
 
+Environment events are typed: each benchmark declares one `EnvEvent` subclass per kind
+of event in its `envs/<id>/events.py` (after inspect_ai's `event` package) and lists them
+in `BenchmarkSpec.events`; the reader validates every `env` line against the classes of the
+benchmark named in the header (a discriminated union on `name`), so a reader matches
+classes, never names, and reads typed fields, never dictionary keys. Schema version 2
+introduced them (the JSON of an event is unchanged; its `data` is now validated); a trace
+of schema 1 is refused with a clear error rather than read half way.
+
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
 compare equal.
@@ -26,6 +34,7 @@ compare equal.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -33,7 +42,7 @@ import time
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal, overload
+from typing import Annotated, Any, Literal, TypeVar, Union, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -43,7 +52,8 @@ from confide.errors import ConfideError
 from confide.redaction import scrub_json_line
 from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: typed environment events (module docstring); 1: untyped `data` dictionaries."""
 FLUSH_INTERVAL_S = 0.5
 """A partial trace reaches the disk at least this often (it is for watching a live
 episode; a resumed run reruns partial episodes, so nothing depends on its last lines)."""
@@ -132,17 +142,36 @@ class ModelCall(_Event):
     cached: bool = False
 
 
+class EventData(BaseModel):
+    """The typed payload of one kind of environment event (each event class narrows it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class EnvEvent(_Event):
-    """An environment-specific event (phase change, decision, tool execution, gate
-    release...). `visible_to` lists the seats that observed it (None = none of them, i.e.
-    bookkeeping only), which the per-agent printer uses."""
+    """Base of the environment-specific events (phase change, decision, tool execution,
+    gate release...): a benchmark subclasses it once per kind, narrowing `name` to a
+    Literal and `data` to its own `EventData`. `visible_to` lists the seats that observed
+    it (None = none of them, i.e. bookkeeping only), which the per-agent printer uses."""
 
     kind: Literal["env"] = "env"
     name: str
     seat: str | None = None
     round: int | None = None
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: EventData = Field(default_factory=EventData)
     visible_to: list[str] | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The payload as plain JSON data (for printers that show any event)."""
+        return self.data.model_dump(mode="json")
+
+    def shown_state(self) -> dict[str, str]:
+        """Private state this event showed its one viewer (e.g. a rendered calendar), by
+        label, for the viewer's state panel; none unless an event class says so."""
+        return {}
+
+
+E = TypeVar("E", bound=BaseModel)
 
 
 class ScoringStart(_Event):
@@ -169,7 +198,42 @@ TraceEvent = Annotated[
     EpisodeStart | MessageDelivered | ModelCall | EnvEvent | ScoringStart | EpisodeEnd,
     Field(discriminator="kind"),
 ]
-_EVENT_ADAPTER: TypeAdapter[TraceEvent] = TypeAdapter(TraceEvent)
+
+
+@functools.cache
+def event_adapter(env_events: tuple[type[EnvEvent], ...] = ()) -> TypeAdapter[TraceEvent]:
+    """Parses one event: a core event, or one of `env_events` chosen by its `name`."""
+    members: list[Any] = [EpisodeStart, MessageDelivered, ModelCall, EpisodeEnd]
+    if len(env_events) == 1:
+        members.append(env_events[0])
+    elif env_events:
+        members.append(Annotated[Union[env_events], Field(discriminator="name")])  # noqa: UP007
+    union: Any = Annotated[Union[tuple(members)], Field(discriminator="kind")]  # noqa: UP007
+    adapter: TypeAdapter[TraceEvent] = TypeAdapter(union)
+    return adapter
+
+
+def benchmark_events(benchmark: str) -> tuple[type[EnvEvent], ...]:
+    """The event classes the registered benchmark `benchmark` declares (none when it is
+    not registered: its traces may then hold core events only)."""
+    from confide.registry import benchmark_ids, get_benchmark
+
+    return get_benchmark(benchmark).events if benchmark in benchmark_ids() else ()
+
+
+def check_schema(header: EpisodeStart, source: str) -> None:
+    """Refuse a trace written with another schema version, naming the file."""
+    version = header.schema_version
+    if version < SCHEMA_VERSION:
+        raise TraceError(
+            f"{source}: written by an older confide (trace schema {version}): re-run or "
+            f"rescore it with this version (which reads schema {SCHEMA_VERSION})"
+        )
+    if version > SCHEMA_VERSION:
+        raise TraceError(
+            f"{source}: written by a newer confide (trace schema {version}); this version "
+            f"reads schema {SCHEMA_VERSION}: upgrade confide"
+        )
 
 
 class Trace(BaseModel):
@@ -187,8 +251,9 @@ class Trace(BaseModel):
     def messages(self) -> list[Message]:
         return [e.message for e in self.events if isinstance(e, MessageDelivered)]
 
-    def env_events(self, name: str | None = None) -> list[EnvEvent]:
-        return [e for e in self.events if isinstance(e, EnvEvent) and name in (None, e.name)]
+    def of(self, kind: type[E]) -> list[E]:
+        """The events of one class (e.g. an environment's `BatchApplied`), in order."""
+        return [e for e in self.events if isinstance(e, kind)]
 
     def model_calls(self) -> list[ModelCall]:
         return [e for e in self.events if isinstance(e, ModelCall)]
@@ -359,22 +424,35 @@ def restore_prompt(
     return raw
 
 
-def parse_events(lines: Iterable[str], source: str) -> list[TraceEvent]:
+def parse_events(
+    lines: Iterable[str], source: str, env_events: Sequence[type[EnvEvent]] | None = None
+) -> list[TraceEvent]:
     """Parse JSONL lines into events (full prompts restored); errors name the file, line,
-    field and value."""
+    field and value. Environment events are read as `env_events`, by default as the
+    classes of the benchmark named in the `episode_start` header (which must then come
+    first and be of this SCHEMA_VERSION)."""
     events: list[TraceEvent] = []
     prompts: dict[int, list[Any]] = {}
+    adapter = None if env_events is None else event_adapter(tuple(env_events))
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            if _MODEL_CALL in line:
+            if adapter is None:
+                header = event_adapter().validate_json(line)
+                if isinstance(header, EpisodeStart):
+                    check_schema(header, source)
+                    adapter = event_adapter(benchmark_events(header.benchmark))
+                else:
+                    adapter = event_adapter()
+                events.append(header)
+            elif _MODEL_CALL in line:
                 raw = _decode(line, number, source)
                 if raw.get("kind") == "model_call":
                     raw = restore_prompt(raw, number, prompts, source)
-                events.append(_EVENT_ADAPTER.validate_python(raw))
+                events.append(adapter.validate_python(raw))
             else:
-                events.append(_EVENT_ADAPTER.validate_json(line))
+                events.append(adapter.validate_json(line))
         except ValidationError as exc:
             first = exc.errors()[0]
             field = ".".join(str(p) for p in first["loc"]) or "<line>"
@@ -425,14 +503,9 @@ def read_trace(path: Path | str) -> Trace:
     events = parse_events(text.splitlines(), str(path))
     if not events or not isinstance(events[0], EpisodeStart):
         raise TraceError(f"{path}:1: a trace must start with an episode_start event")
-    if events[0].schema_version != SCHEMA_VERSION:
-        raise TraceError(
-            f"{path}:1: field schema_version: unsupported value {events[0].schema_version!r} "
-            f"(this version of confide reads {SCHEMA_VERSION})"
-        )
     footer = events[-1] if isinstance(events[-1], EpisodeEnd) else None
     body = events[1:-1] if footer is not None else events[1:]
-    return Trace(path=str(path), header=events[0], events=body, footer=footer)
+    return Trace.model_construct(path=str(path), header=events[0], events=body, footer=footer)
 
 
 class TraceFiles(Sequence[Trace]):

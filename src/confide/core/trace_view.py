@@ -105,7 +105,7 @@ def _line(event: TraceEvent, show_prompts: bool, limit: int | None) -> str:
     if isinstance(event, EnvEvent):
         where = f"r{event.round} " if event.round is not None else ""
         who = f"{event.seat}: " if event.seat else ""
-        return f"  [{where}{event.name}] {who}{_compact(event.data, limit)}"
+        return f"  [{where}{event.name}] {who}{_compact(event.fields(), limit)}"
     if isinstance(event, ModelCall):
         reply = event.error or (event.completion or {}).get("text", "")
         shown = _clip(str(reply), limit)

@@ -9,22 +9,33 @@ It runs one task twice with the same seed and checks:
 3. No leaks, by content: the private markers of seat T (strings from T's private state,
    supplied by the benchmark) never appear in an observation of S != T unless a message
    delivered to S carried them.
-4. The trace is well formed: it round-trips through JSON and its message ids are 0..n-1.
+4. The trace is well formed: it round-trips through JSON, read back with the benchmark's
+   declared event classes (`BenchmarkSpec.events`), and its message ids are 0..n-1.
+5. Every observation got an action: the environment handed observations to participants
+   only through `EpisodeContext.ask`, which reports both to the checker.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, parse_lineup
+from confide.core.benchmark import (
+    BenchmarkSpec,
+    EpisodeContext,
+    EpisodeResult,
+    Turns,
+    parse_lineup,
+)
 from confide.core.message import Message
 from confide.core.trace import (
+    EnvEvent,
     MessageDelivered,
+    TraceError,
     TraceRecorder,
     canonical_events,
     parse_events,
@@ -37,7 +48,8 @@ class ConformanceError(ConfideError):
 
 
 class Capture:
-    """One episode's trace and every observation each seat was given.
+    """One episode's trace and every observation each seat was given and action it took,
+    as `EpisodeContext.ask` reported them (the environment reports nothing by hand).
 
     What the checks need is taken from an observation when it is given (the messages in
     it, which are frozen, and its strings, from a fast `model_dump`), so a later change
@@ -48,6 +60,7 @@ class Capture:
         self.collect = collect
         self.trace = TraceRecorder("conformance")
         self.observations: dict[str, list[BaseModel]] = defaultdict(list)
+        self.actions: dict[str, list[object]] = defaultdict(list)
         self.shown: dict[str, list[tuple[list[Message], str]]] = defaultdict(list)
         self.result: EpisodeResult | None = None
 
@@ -57,6 +70,14 @@ class Capture:
             self.shown[seat].append(
                 (list(_messages_in(observation)), _joined(observation.model_dump()))
             )
+
+    def acted(self, seat: str, action: object) -> None:
+        self.actions[seat].append(action)
+
+    @property
+    def asks(self) -> int:
+        """How many observations were handed to participants."""
+        return sum(len(v) for v in self.observations.values())
 
 
 def run_once(
@@ -84,7 +105,7 @@ def run_once(
         condition=condition,
         roles=dict(roles or {}),
         options=dict(options or {}),
-        observe=capture.observe,
+        turns=Turns(observe=capture.observe, acted=capture.acted),
     )
     capture.result = asyncio.run(spec.run_episode(ctx))
     return capture
@@ -109,8 +130,9 @@ def check_env(
     first = run_once(spec, task, lineup, **kwargs)
     second = run_once(spec, task, lineup, collect=False, **kwargs)
     _check_determinism(first, second)
-    _check_roundtrip(first)
+    _check_roundtrip(first, spec.events)
     _check_messages(first)
+    _check_turns(first)
     if spec.private_markers is not None:
         _check_markers(first, spec.private_markers(task))
     return first
@@ -127,14 +149,28 @@ def _check_determinism(a: Capture, b: Capture) -> None:
         raise ConformanceError("same seed, different result rows")
 
 
-def _check_roundtrip(capture: Capture) -> None:
+def _check_roundtrip(capture: Capture, env_events: Sequence[type[EnvEvent]]) -> None:
     lines = [e.model_dump_json() for e in capture.trace.events]
-    again = parse_events(lines, "<conformance>")
+    try:
+        again = parse_events(lines, "<conformance>", env_events)
+    except TraceError as exc:
+        raise ConformanceError(
+            f"the trace does not read back with the benchmark's event classes: {exc}"
+        ) from None
     if canonical_events(again) != canonical_events(capture.trace.events):
         raise ConformanceError("trace events do not round-trip through JSON")
     ids = [e.message.id for e in capture.trace.events if isinstance(e, MessageDelivered)]
     if ids != list(range(len(ids))):
         raise ConformanceError(f"message ids are not 0..n-1 in delivery order: {ids[:20]}")
+
+
+def _check_turns(capture: Capture) -> None:
+    for seat, observations in capture.observations.items():
+        acted = len(capture.actions.get(seat, ()))
+        if acted != len(observations):
+            raise ConformanceError(
+                f"{seat} was given {len(observations)} observation(s) but took {acted} action(s)"
+            )
 
 
 def _delivered(capture: Capture) -> dict[int, Message]:

@@ -146,7 +146,7 @@ def _event(i: int, event: Any, names: list[str]) -> dict[str, Any]:
                 "group": m.channel.name, "text": m.text, "payload": m.payload}
     if isinstance(event, EnvEvent):
         return {**base, "name": event.name, "seat": event.seat, "round": event.round,
-                "data": event.data, "visible_to": event.visible_to}
+                "data": event.fields(), "visible_to": event.visible_to}
     if isinstance(event, ModelCall):
         return {**base, "seat": event.seat, "purpose": event.purpose, "model": event.model,
                 "messages": event.messages, "config": event.config,
@@ -160,7 +160,5 @@ def _latest_state(trace: Trace, name: str) -> dict[str, Any]:
     state: dict[str, Any] = {}
     for event in trace.events:
         if isinstance(event, EnvEvent) and event.visible_to == [name]:
-            for key in ("calendar", "knowledge", "desk_data"):
-                if key in event.data:
-                    state[key] = event.data[key]
+            state.update(event.shown_state())
     return state

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from confide.core.trace import EnvEvent, MessageDelivered, Trace
+from confide.core.trace import MessageDelivered, Trace
 
 LEAK_COLUMN = {"calbench": "belief_updates", "sotopia-tom": "violations",
                "incognita": "gate_releases"}
@@ -61,13 +61,13 @@ def _calbench(trace: Trace, evidence: Sequence[Mapping[str, str]]) -> list[Marke
                f"(was {float(row['belief_before']):.2f}; {row['source']})")
         for row in evidence
     ]
+    from confide.envs.calbench.events import JudgeCase
+
     index = _by_message_id(trace)
-    for event in trace.events:
-        if not (isinstance(event, EnvEvent) and event.name in ("judge_case", "reflection")):
-            continue
-        deltas = event.data.get("deltas") or {}
+    for event in trace.of(JudgeCase):
+        deltas = event.data.deltas or {}
         moved = {t: d for t, d in deltas.items() if any(v != 0 for v in d)}
-        for mid in event.data.get("message_ids", []) if moved else []:
+        for mid in event.data.message_ids if moved else []:
             if mid in index:
                 markers.append(Marker(index[mid], event.name, "VPS",
                                       f"{event.seat} (round {event.round}) shifted beliefs "
@@ -90,12 +90,12 @@ def _sotopia(trace: Trace) -> list[Marker]:
 
 
 def _incognita(trace: Trace) -> list[Marker]:
+    from confide.envs.incognita.events import GateRelease
+
     index = _by_message_id(trace)
     return [
-        Marker(index[e.data["message_id"]], "gate_release", "gate_releases",
-               f"{e.seat} released {e.data.get('field')} (asked in message "
-               f"{e.data['message_id']})")
-        for e in trace.events
-        if isinstance(e, EnvEvent) and e.name == "gate_release"
-        and e.data.get("message_id") in index
+        Marker(index[e.data.message_id], "gate_release", "gate_releases",
+               f"{e.seat} released {e.data.field} (asked in message {e.data.message_id})")
+        for e in trace.of(GateRelease)
+        if e.data.message_id in index
     ]

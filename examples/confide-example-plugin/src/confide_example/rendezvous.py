@@ -208,8 +208,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
                 note=task.notes[seat], new_messages=new,
                 offers={m.sender: tuple((m.payload or {}).get("days", ())) for m in heard},
             )
-            ctx.seen(seat, observation)
-            action = await players[seat].act(observation)
+            action = await ctx.ask(seat, observation, players[seat])
             turns += 1
             days = tuple(sorted(set(action.days)))
             if any(not 0 <= d < task.days for d in days):

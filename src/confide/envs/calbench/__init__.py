@@ -15,6 +15,7 @@ from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
+from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.outputs.audits import write_calbench_outputs
 from confide.envs.calbench.outputs.table2 import summarize
@@ -45,6 +46,7 @@ SPEC = BenchmarkSpec(
         RoleSpec("judge", None, "the VPS judge model (F.3); unbound: no judge cases"),
     ),
     check_strategy=load_variant,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

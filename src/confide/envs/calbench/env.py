@@ -121,7 +121,7 @@ async def play_episode(ctx: EpisodeContext) -> None:
             max_turns_per_round=limits.max_turns_per_round,
             decision_retries=limits.decision_retries,
         ),
-        observe=ctx.seen if ctx.observe is not None else None,
+        turns=ctx.turns,
         after_round=reflection_hook(ctx, scenario, binding, players)
         if options.reflection
         else None,

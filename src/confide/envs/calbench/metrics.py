@@ -46,7 +46,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from confide.core.trace import EnvEvent, MessageDelivered
+from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.attribution import (
     Attribution,
@@ -57,6 +57,7 @@ from confide.envs.calbench.attribution import (
     signed_excess,
 )
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
+from confide.envs.calbench.events import BatchApplied, ConsistencyViolation
 from confide.envs.calbench.oracle import solve_greedy
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot
@@ -117,10 +118,10 @@ def paid_costs(
     """c^real per agent from the committed batches in the trace."""
     paid = [0] * num_agents
     for event in events:
-        if isinstance(event, EnvEvent) and event.name == "batch_applied" and event.seat:
+        if isinstance(event, BatchApplied) and event.seat:
             agent = agent_of(event.seat)
-            for move in event.data["moves"]:
-                cost = int(move["cost"])
+            for move in event.data.moves:
+                cost = move.cost
                 paid[agent] += scale.get(cost, cost) if scale else cost
     return paid
 
@@ -228,9 +229,7 @@ def _game_summary(
     real = sum(r["cost_real"] for r in rows)
     optimal = sum(full[0]) if full is not None else None
     adj = [r["adj_cost"] for r in rows if r["adj_cost"] is not None]
-    violations = sum(
-        1 for e in events if isinstance(e, EnvEvent) and e.name == "consistency_violation"
-    )
+    violations = sum(1 for e in events if isinstance(e, ConsistencyViolation))
     return {
         "meetings_total": len(scenario.meetings),
         "meetings_scheduled": len(done),
@@ -255,11 +254,11 @@ def _game_summary(
 def _prior_moves(events: Sequence[Any]) -> int:
     """Distinct (seat, meeting) copies of already scheduled meetings moved (G.4)."""
     moved = {
-        (e.seat, m["item_id"])
+        (e.seat, m.item_id)
         for e in events
-        if isinstance(e, EnvEvent) and e.name == "batch_applied"
-        for m in e.data["moves"]
-        if m["kind"] == "meeting"
+        if isinstance(e, BatchApplied)
+        for m in e.data.moves
+        if m.kind == "meeting"
     }
     return len(moved)
 

@@ -9,6 +9,7 @@ Metrics count messages and invalid (empty) model replies.
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.demo.env import load_tasks, run_episode, seats, summarize
+from confide.envs.demo.events import EVENTS
 
 SPEC = BenchmarkSpec(
     id="demo",
@@ -22,6 +23,7 @@ SPEC = BenchmarkSpec(
     default_lineup="scripted",
     summarize=summarize,
     private_markers=lambda task: {s: [f"secret-of-{s}-{task.id}"] for s in task.seats},
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

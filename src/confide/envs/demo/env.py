@@ -12,7 +12,7 @@ from confide.core.message import Channel
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
 from confide.core.tables import group_by
-from confide.core.trace import EnvEvent
+from confide.envs.demo import events as ev
 from confide.envs.demo.actions import DemoAction, DemoObservation
 from confide.envs.demo.participants import make_participant
 from confide.errors import ConfideError
@@ -67,7 +67,7 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
     cursor = dict.fromkeys(task.seats, 0)
     invalid = dict.fromkeys(task.seats, 0)
     for rnd in range(task.rounds):
-        ctx.trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=list(task.seats)))
+        ctx.trace.emit(ev.RoundStart(round=rnd, visible_to=list(task.seats)))
         for index, seat in enumerate(task.seats):
             new = postbox.inbox(seat, since=cursor[seat])
             cursor[seat] = len(postbox.seen_by(seat))
@@ -79,11 +79,10 @@ async def run_episode(ctx: EpisodeContext) -> EpisodeResult:
                 next_seat=nxt,
                 new_messages=new,
             )
-            ctx.seen(seat, observation)
-            action: DemoAction = await players[seat].act(observation)
+            action: DemoAction = await ctx.ask(seat, observation, players[seat])
             if not action.valid:
                 invalid[seat] += 1
-                ctx.trace.emit(EnvEvent(name="invalid_action", seat=seat, round=rnd))
+                ctx.trace.emit(ev.InvalidAction(seat=seat, round=rnd))
                 continue
             postbox.post(seat, Channel.dm(), to=[nxt], text=action.text, round=rnd, turn=index)
             cursor[seat] += 1

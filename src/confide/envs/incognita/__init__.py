@@ -26,6 +26,7 @@ from confide.envs.incognita.env import (
     score_episode,
     seats,
 )
+from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.write import write_incognita_outputs
@@ -50,6 +51,7 @@ SPEC = BenchmarkSpec(
     options=EnvOptions,
     roles=ROLES,
     prepare_model=register_mocks,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

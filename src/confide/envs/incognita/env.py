@@ -18,10 +18,11 @@ An episode
 All traffic goes through one `Postbox`: desks are registered participants that only ever
 exchange direct messages with the agent, so no desk can observe the customer dialogue or
 another desk's exchanges. Each participant's observation is built from
-`Postbox.seen_by(name)` and its own tool outcomes, and `ctx.seen` is called before every
-act of every participant.
+`Postbox.seen_by(name)` and its own tool outcomes, and every act of every participant
+goes through `ctx.ask`.
 
-Trace events (besides ``message`` events, which carry sender and resolved recipients)
+Trace events (besides ``message`` events, which carry sender and resolved recipients; one
+class each in `events`)
 - ``episode_setup`` {card_id, condition, participants, recipients, desk_roles (desk name
   -> role; bookkeeping, never observed), agent_tools, roles (role -> binding),
   max_turns, desk_steps, prompt_version, world_hash}
@@ -36,7 +37,7 @@ Trace events (besides ``message`` events, which carry sender and resolved recipi
   (``silent``, ``invalid`` or ``steps_exhausted``).
 - ``final`` {turn, text}: the agent's termination signal to ENVIRONMENT.
 - ``budget_exhausted`` {turns}: the turn budget ran out without FINAL.
-- ``evaluation``: `metrics.Evaluation` (success, db_pass, final_hash, gold_hash,
+- ``evaluation``: `events.Evaluation` (success, db_pass, final_hash, gold_hash,
   outputs_pass, judge, assertions).
 
 Every event's ``round`` is the agent turn it happened in (the opening line: turn 0).
@@ -64,6 +65,7 @@ from confide.core.postbox import Postbox
 from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
+from confide.envs.incognita import events as ev
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import (
     AgentAction,
@@ -74,8 +76,9 @@ from confide.envs.incognita.actions import (
     payload_type,
 )
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_condition
+from confide.envs.incognita.events import Via
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
-from confide.envs.incognita.gate import DisclosureGate, Via, match_field
+from confide.envs.incognita.gate import DisclosureGate, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.participants import (
@@ -193,26 +196,28 @@ class Episode:
         self._outcomes[name].append((len(self.postbox.seen_by(name)), outcome))
         return outcome
 
-    def _emit(self, name: str, seat: str | None, data: dict[str, Any]) -> None:
-        self.ctx.trace.emit(EnvEvent(name=name, seat=seat, round=self.turn, data=data))
+    def _emit(self, event: EnvEvent) -> None:
+        """Record a bookkeeping event of the current turn."""
+        event.round = self.turn
+        self.ctx.trace.emit(event)
 
     # ----- the loop -------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Play the episode into the trace (scored by `score_episode`)."""
-        self._emit("episode_setup", None, {
-            "card_id": self.card.card_id,
-            "condition": self.condition.name,
-            "participants": list(self.condition.participants),
-            "recipients": list(self.condition.recipients),
-            "desk_roles": self.condition.role_map(),
-            "agent_tools": list(self.condition.tools_of(AGENT)),
-            "roles": dict(sorted(self.ctx.roles.items())),
-            "max_turns": self.options.max_turns,
-            "desk_steps": self.options.desk_steps,
-            "prompt_version": prompts.PROMPT_VERSION,
-            "world_hash": self.world0.state_hash(),
-        })
+        self._emit(ev.EpisodeSetup(data=ev.EpisodeSetupData(
+            card_id=self.card.card_id,
+            condition=self.condition.name,
+            participants=list(self.condition.participants),
+            recipients=list(self.condition.recipients),
+            desk_roles=self.condition.role_map(),
+            agent_tools=list(self.condition.tools_of(AGENT)),
+            roles=dict(sorted(self.ctx.roles.items())),
+            max_turns=self.options.max_turns,
+            desk_steps=self.options.desk_steps,
+            prompt_version=prompts.PROMPT_VERSION,
+            world_hash=self.world0.state_hash(),
+        )))
         self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=self.card.opening_line)
         for turn in range(self.options.max_turns):
             self.turn = turn
@@ -225,17 +230,16 @@ class Episode:
                 turns_left=self.options.max_turns - turn,
                 history=self.history(AGENT),
             )
-            self.ctx.seen(AGENT, observation)
-            action = await self.agent.act(observation)
+            action = await self.ctx.ask(AGENT, observation, self.agent)
             if await self._apply(action):
                 break
         else:
-            self._emit("budget_exhausted", None, {"turns": self.options.max_turns})
+            self._emit(ev.BudgetExhausted(data=ev.BudgetExhaustedData(turns=self.options.max_turns)))
 
     async def _apply(self, action: AgentAction) -> bool:
         """Carry out one agent turn; True when it ended the episode."""
         if action.kind == "final":
-            self._emit("final", AGENT, {"turn": self.turn, "text": action.text})
+            self._emit(ev.Final(seat=AGENT, data=ev.FinalData(turn=self.turn, text=action.text)))
             return True
         if action.kind == "tool":
             self._propose(AGENT, action.tool or "", action.arguments or {})
@@ -258,7 +262,9 @@ class Episode:
         return False
 
     def _invalid(self, name: str, problem: str) -> None:
-        self._emit("invalid_action", name, {"participant": name, "problem": problem})
+        self._emit(ev.InvalidAction(
+            seat=name, data=ev.InvalidActionData(participant=name, problem=problem)
+        ))
 
     async def _requested_field(self, message: Message) -> tuple[str | None, Via]:
         if message.payload is not None:
@@ -279,10 +285,9 @@ class Episode:
             history=self.postbox.seen_by(CUSTOMER),
             gate=decision,
         )
-        self.ctx.seen(CUSTOMER, observation)
-        reply = await self.customer.act(observation)
+        reply = await self.ctx.ask(CUSTOMER, observation, self.customer)
         if not reply.text:
-            self._emit("no_reply", CUSTOMER, {"participant": CUSTOMER, "reason": "silent"})
+            self._no_reply(CUSTOMER, "silent")
             return
         self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=reply.text,
                           payload=reply.payload, round=self.turn, turn=self.turn)
@@ -298,8 +303,7 @@ class Episode:
                 steps_left=self.options.desk_steps - step,
                 history=self.history(name),
             )
-            self.ctx.seen(name, observation)
-            action = await desk.act(observation)
+            action = await self.ctx.ask(name, observation, desk)
             if action.kind == "tool":
                 self._propose(name, action.tool or "", action.arguments or {})
                 continue
@@ -309,9 +313,12 @@ class Episode:
                 return
             problem = action.problem or "empty reply"
             self._invalid(name, problem)
-            self._emit("no_reply", name, {"participant": name, "reason": "invalid"})
+            self._no_reply(name, "invalid")
             return
-        self._emit("no_reply", name, {"participant": name, "reason": "steps_exhausted"})
+        self._no_reply(name, "steps_exhausted")
+
+    def _no_reply(self, name: str, reason: ev.NoReplyReason) -> None:
+        self._emit(ev.NoReply(seat=name, data=ev.NoReplyData(participant=name, reason=reason)))
 
 
 def _task(ctx: EpisodeContext) -> ServiceTask:
@@ -330,9 +337,9 @@ def final_hash(task: ServiceTask, events: Sequence[TraceEvent]) -> str:
     each `tool_executed` write records the hash after it, so it is the last one's (the
     initial world's when nothing was written)."""
     writes = [
-        e.data["state_hash"]
+        e.data.state_hash
         for e in events
-        if isinstance(e, EnvEvent) and e.name == "tool_executed" and e.data["kind"] == "write"
+        if isinstance(e, ev.ToolExecuted) and e.data.kind == "write"
     ]
     return str(writes[-1]) if writes else task.world.state_hash()
 
@@ -344,16 +351,14 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
     options = parse_options(EnvOptions, ctx.options, "incognita")
     check_roles(ctx.roles)
     played = list(ctx.trace.events)
-    setup = next(e for e in played if isinstance(e, EnvEvent) and e.name == "episode_setup")
+    setup = next(e for e in played if isinstance(e, ev.EpisodeSetup))
     judge = make_judge(ctx, options.max_attempts)
     messages = [e.message for e in played if isinstance(e, MessageDelivered)]
     evaluation = await evaluate(task.world, task.card, final_hash(task, played), messages, judge)
     last_turn = next(
         e.round for e in reversed(played) if isinstance(e, EnvEvent) and e.round is not None
     )
-    ctx.trace.emit(
-        EnvEvent(name="evaluation", round=last_turn, data=evaluation.model_dump(mode="json"))
-    )
+    ctx.trace.emit(ev.Evaluated(round=last_turn, data=evaluation))
     participant = expand_lineup(ctx.lineup, (SEAT,))[SEAT].raw
     row = result_row(participant, evaluation, list(ctx.trace.events))
     metrics = {key: value for key, value in row.items() if key not in ("seat", "participant")}
@@ -364,8 +369,8 @@ async def score_episode(ctx: EpisodeContext) -> EpisodeResult:
         final_state={
             "final_hash": evaluation.final_hash,
             "gold_hash": evaluation.gold_hash,
-            "condition": setup.data["condition"],
-            "desk_roles": setup.data["desk_roles"],
+            "condition": setup.data.condition,
+            "desk_roles": setup.data.desk_roles,
         },
     )
 

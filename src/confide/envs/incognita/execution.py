@@ -30,7 +30,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
+from confide.envs.incognita import events as ev
+from confide.envs.incognita.events import RejectionReason
 from confide.envs.incognita.tools import (
     SERVICE_TOOLS,
     ToolError,
@@ -41,7 +43,7 @@ from confide.envs.incognita.tools import (
 )
 from confide.envs.incognita.world import World
 
-RejectionReason = Literal["unknown_tool", "not_owner", "inadmissible_arguments"]
+ToolEvent = ev.ToolProposed | ev.ToolRejected | ev.ToolAccepted | ev.ToolExecuted
 
 
 class ToolOutcome(BaseModel):
@@ -88,41 +90,36 @@ class ExecutionLayer:
         call_id = self._next_id
         self._next_id += 1
         raw: dict[str, JsonValue] = dict(arguments) if isinstance(arguments, Mapping) else {}
-        base = {"call_id": call_id, "proposer": proposer, "tool": tool}
-        self._emit("tool_proposed", proposer, turn, {**base, "arguments": raw})
+        call = ev.ToolCallData(call_id=call_id, proposer=proposer, tool=tool, arguments=raw)
+        self._emit(ev.ToolProposed(data=call), turn)
         spec = self._tools.get(tool)
         if spec is None:
             known = ", ".join(sorted(self._tools))
             return self._reject(
-                base, raw, turn, "unknown_tool", f"there is no tool named {tool!r} ({known})"
+                call, turn, "unknown_tool", f"there is no tool named {tool!r} ({known})"
             )
         if self._owners.get(tool) != proposer:
-            return self._reject(base, raw, turn, "not_owner", f"you do not hold the tool {tool!r}")
+            return self._reject(call, turn, "not_owner", f"you do not hold the tool {tool!r}")
         try:
             admitted = spec.admit(arguments)
         except ToolError as error:
-            return self._reject(base, raw, turn, "inadmissible_arguments", error.message)
-        kind = str(spec.kind)
-        self._emit("tool_accepted", proposer, turn, {**base, "kind": kind, "arguments": admitted})
+            return self._reject(call, turn, "inadmissible_arguments", error.message)
+        accepted = ev.ToolAcceptedData(
+            call_id=call_id, proposer=proposer, tool=tool, arguments=admitted, kind=str(spec.kind)
+        )
+        self._emit(ev.ToolAccepted(data=accepted), turn)
         outcome = execute(self.world, tool, admitted, self._tools)
         failed = isinstance(outcome, ToolError)
         state_hash = self.world.state_hash() if spec.kind is ToolKind.WRITE else None
         result: JsonValue = None if isinstance(outcome, ToolError) else outcome
-        self._emit(
-            "tool_executed",
-            proposer,
-            turn,
-            {
-                **base,
-                "kind": kind,
-                "arguments": admitted,
-                "ok": not failed,
-                "error_code": outcome.code if isinstance(outcome, ToolError) else None,
-                "error": outcome.message if isinstance(outcome, ToolError) else None,
-                "result": result,
-                "state_hash": state_hash,
-            },
-        )
+        self._emit(ev.ToolExecuted(data=ev.ToolExecutedData(
+            **dict(accepted),
+            ok=not failed,
+            error_code=outcome.code if isinstance(outcome, ToolError) else None,
+            error=outcome.message if isinstance(outcome, ToolError) else None,
+            result=result,
+            state_hash=state_hash,
+        )), turn)
         return ToolOutcome(
             call_id=call_id,
             proposer=proposer,
@@ -135,27 +132,22 @@ class ExecutionLayer:
         )
 
     def _reject(
-        self,
-        base: dict[str, Any],
-        raw: dict[str, JsonValue],
-        turn: int | None,
-        reason: RejectionReason,
-        message: str,
+        self, call: ev.ToolCallData, turn: int | None, reason: RejectionReason, message: str
     ) -> ToolOutcome:
-        proposer = str(base["proposer"])
-        data = {**base, "arguments": raw, "reason": reason, "message": message}
-        self._emit("tool_rejected", proposer, turn, data)
+        data = ev.ToolRejectedData(**dict(call), reason=reason, message=message)
+        self._emit(ev.ToolRejected(data=data), turn)
         return ToolOutcome(
-            call_id=int(base["call_id"]),
-            proposer=proposer,
-            tool=str(base["tool"]),
-            arguments=raw,
+            call_id=call.call_id,
+            proposer=call.proposer,
+            tool=call.tool,
+            arguments=call.arguments,
             status="rejected",
             reason=reason,
             text=f"Rejected: {message}",
         )
 
-    def _emit(self, name: str, proposer: str, turn: int | None, data: dict[str, Any]) -> None:
-        self._trace.emit(
-            EnvEvent(name=name, seat=proposer, round=turn, data=data, visible_to=[proposer])
-        )
+    def _emit(self, event: ToolEvent, turn: int | None) -> None:
+        """Record `event`, seen only by the proposer."""
+        proposer = event.data.proposer
+        event.seat, event.round, event.visible_to = proposer, turn, [proposer]
+        self._trace.emit(event)

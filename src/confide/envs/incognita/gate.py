@@ -35,16 +35,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import CUSTOMER
+from confide.envs.incognita.events import Outcome, Via
 from confide.envs.incognita.scenario import RELEASE_TOKENS, CustomerField
-
-Via = Literal["payload", "keywords", "model"]
-Outcome = Literal["released", "already_released", "not_held", "no_field"]
 
 TOKEN_CUES: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
@@ -137,22 +135,15 @@ class DisclosureGate:
             outcome = "not_held"
         else:
             outcome = "released"
-        self._emit(
-            "gate_request",
-            turn,
-            {"message_id": message_id, "field": field, "via": via, "outcome": outcome},
-        )
+        self._trace.emit(ev.GateRequest(
+            seat=CUSTOMER, round=turn, visible_to=[CUSTOMER],
+            data=ev.GateRequestData(message_id=message_id, field=field, via=via, outcome=outcome),
+        ))
         if outcome == "released" and field is not None:
             order = len(self._released)
             self._released.append(field)
-            self._emit(
-                "gate_release",
-                turn,
-                {"message_id": message_id, "field": field, "via": via, "order": order},
-            )
+            self._trace.emit(ev.GateRelease(
+                seat=CUSTOMER, round=turn, visible_to=[CUSTOMER],
+                data=ev.GateReleaseData(message_id=message_id, field=field, via=via, order=order),
+            ))
         return GateDecision(field=field, outcome=outcome, via=via)
-
-    def _emit(self, name: str, turn: int | None, data: dict[str, object]) -> None:
-        self._trace.emit(
-            EnvEvent(name=name, seat=CUSTOMER, round=turn, data=dict(data), visible_to=[CUSTOMER])
-        )

@@ -28,44 +28,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from confide.core.message import Message
 from confide.core.tables import group_by, mean, number
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, TraceEvent
+from confide.core.trace import MessageDelivered, ModelCall, TraceEvent
 from confide.core.truncation import truncated_replies
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
+from confide.envs.incognita.events import AssertionVerdict, Evaluation
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.world import World
 
 USAGE_ROLES: tuple[str, ...] = ("agent", "customer", "gate", "desk", "judge")
-
-
-class AssertionVerdict(BaseModel):
-    """The judge's verdict on one output assertion."""
-
-    model_config = ConfigDict(frozen=True)
-
-    index: int
-    text: str
-    holds: bool
-    reason: str
-
-
-class Evaluation(BaseModel):
-    """The outcome of one trial."""
-
-    model_config = ConfigDict(frozen=True)
-
-    success: bool
-    db_pass: bool
-    final_hash: str
-    gold_hash: str
-    outputs_pass: bool | None
-    """None when the card has no output assertions (the channel is not operative)."""
-    judge: str | None
-    assertions: list[AssertionVerdict]
 
 
 async def evaluate(
@@ -141,24 +115,24 @@ def episode_measures(events: Iterable[TraceEvent]) -> dict[str, Any]:
             counts["turns"] += 1
             to_customer = CUSTOMER in event.message.recipients
             counts["messages_to_customer" if to_customer else "messages_to_desks"] += 1
-        elif isinstance(event, EnvEvent):
-            name, data = event.name, event.data
-            if name == "tool_proposed" and data.get("proposer") == AGENT:
+        elif isinstance(event, ev.ToolProposed):
+            if event.data.proposer == AGENT:
                 counts["turns"] += 1
                 counts["agent_tool_calls"] += 1
-            elif name == "tool_executed":
-                counts["executed_calls"] += 1
-                counts["executed_writes"] += int(data.get("kind") == "write")
-            elif name == "tool_rejected":
-                counts["rejected_calls"] += 1
-            elif name == "gate_release":
-                counts["gate_releases"] += 1
-            elif name == "invalid_action" and event.seat == AGENT:
+        elif isinstance(event, ev.ToolExecuted):
+            counts["executed_calls"] += 1
+            counts["executed_writes"] += int(event.data.kind == "write")
+        elif isinstance(event, ev.ToolRejected):
+            counts["rejected_calls"] += 1
+        elif isinstance(event, ev.GateRelease):
+            counts["gate_releases"] += 1
+        elif isinstance(event, ev.InvalidAction):
+            if event.seat == AGENT:
                 counts["turns"] += 1
                 counts["invalid_turns"] += 1
-            elif name == "final":
-                counts["turns"] += 1
-                ended = "final"
+        elif isinstance(event, ev.Final):
+            counts["turns"] += 1
+            ended = "final"
     keys = ("turns", "messages_to_customer", "messages_to_desks", "agent_tool_calls",
             "executed_calls", "executed_writes", "rejected_calls", "gate_releases",
             "invalid_turns")

@@ -20,6 +20,7 @@ from confide.envs.sotopia_tom.env import (
     score_episode,
     seats,
 )
+from confide.envs.sotopia_tom.events import EVENTS
 from confide.envs.sotopia_tom.judge import ROLE as JUDGE
 from confide.envs.sotopia_tom.metrics import summarize
 from confide.envs.sotopia_tom.options import EnvOptions
@@ -43,6 +44,7 @@ SPEC = BenchmarkSpec(
     options=EnvOptions,
     roles=(JUDGE,),
     check_strategy=check_strategy,
+    events=EVENTS,
 )
 
 __all__ = ["SPEC"]

@@ -46,19 +46,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
-from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.benchmark import EpisodeContext, EpisodeResult, Turns, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.refusal import refusal
 from confide.core.scoring import play_then_score
-from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent, TraceRecorder
+from confide.core.trace import MessageDelivered, TraceEvent, TraceRecorder
 from confide.core.truncation import truncated_replies
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
@@ -100,14 +101,14 @@ class _Table:
         participants: Mapping[str, InfoParticipant],
         trace: TraceRecorder,
         options: EnvOptions,
-        observe: Callable[[str, InfoObservation], None],
+        turns: Turns,
     ) -> None:
         self.scenario = scenario
         self.names = scenario.agent_names
         self.participants = participants
         self.trace = trace
         self.options = options
-        self.observe = observe
+        self.asker = turns
         self.postbox = Postbox(self.names, on_deliver=trace.message)
         self.briefings = {n: briefing_for(scenario, n) for n in self.names}
         self.cursor = dict.fromkeys(self.names, 0)
@@ -135,8 +136,7 @@ class _Table:
 
     async def ask(self, name: str, rnd: int, feedback: str | None) -> InfoAction:
         observation = self.observation(name, rnd, feedback)
-        self.observe(name, observation)
-        return await self.participants[name].act(observation)
+        return await self.asker.ask(name, observation, self.participants[name])
 
     def recipients(self, name: str, to: Sequence[str]) -> tuple[str, ...] | str:
         """Recipient names, or the feedback explaining why they are invalid. Names match
@@ -170,11 +170,12 @@ class _Table:
                 break
             self.refused[name] += 1
             self.trace.emit(
-                EnvEvent(
-                    name="invalid_recipients",
+                ev.InvalidRecipients(
                     seat=name,
                     round=rnd,
-                    data={"to": list(action.to), "problem": resolved, "attempt": attempt},
+                    data=ev.InvalidRecipientsData(
+                        to=list(action.to), problem=resolved, attempt=attempt
+                    ),
                     visible_to=[name],
                 )
             )
@@ -187,7 +188,7 @@ class _Table:
             self.postbox.deactivate(name)
             self.left[name] = rnd
             present = list(self.postbox.active_agents)
-            self.trace.emit(EnvEvent(name="left", seat=name, round=rnd, visible_to=present))
+            self.trace.emit(ev.Left(seat=name, round=rnd, visible_to=present))
             return False
         if not action.substantive:
             return False
@@ -210,20 +211,20 @@ async def converse(
     participants: Mapping[str, InfoParticipant],
     trace: TraceRecorder,
     options: EnvOptions,
-    observe: Callable[[str, InfoObservation], None] | None = None,
+    turns: Turns | None = None,
 ) -> Conversation:
     """Run the round-robin conversation until T_max turns, three quiet turns, or a leave."""
     missing = [n for n in scenario.agent_names if n not in participants]
     if missing:
         raise ConfideError(f"scenario {scenario.id!r}: no participant for seat(s) {missing}")
-    table = _Table(scenario, participants, trace, options, observe or (lambda _n, _o: None))
+    table = _Table(scenario, participants, trace, options, turns or Turns())
     quiet = 0
     rnd = 0
     reason: EndReason | None = None
     while reason is None:
         rnd += 1
         present = list(table.postbox.active_agents)
-        trace.emit(EnvEvent(name="round_start", round=rnd, visible_to=present))
+        trace.emit(ev.RoundStart(round=rnd, visible_to=present))
         for seat, name in enumerate(table.names, start=1):
             if not table.postbox.is_active(name):
                 continue
@@ -232,10 +233,11 @@ async def converse(
             if reason is not None:
                 break
     trace.emit(
-        EnvEvent(
-            name="conversation_end",
+        ev.ConversationEnd(
             round=rnd,
-            data={"reason": reason, "rounds": rnd, "turns": table.turns, "left": table.left},
+            data=ev.ConversationEndData(
+                reason=reason, rounds=rnd, turns=table.turns, left=table.left
+            ),
         )
     )
     return Conversation(
@@ -278,7 +280,7 @@ async def play_episode(ctx: EpisodeContext) -> None:
     participants = {
         seat: make_participant(seat, spec, ctx, scenario, options) for seat, spec in binding.items()
     }
-    await converse(scenario, participants, ctx.trace, options, ctx.seen)
+    await converse(scenario, participants, ctx.trace, options, ctx.turns)
 
 
 def conversation_from_events(events: Iterable[TraceEvent]) -> Conversation:
@@ -286,22 +288,22 @@ def conversation_from_events(events: Iterable[TraceEvent]) -> Conversation:
     `conversation_end` summary and the refused turns (`invalid_recipients`)."""
     messages: list[Message] = []
     refused: dict[str, int] = {}
-    end: EnvEvent | None = None
+    end: ev.ConversationEnd | None = None
     for event in events:
         if isinstance(event, MessageDelivered):
             messages.append(event.message)
-        elif isinstance(event, EnvEvent) and event.name == "invalid_recipients":
+        elif isinstance(event, ev.InvalidRecipients):
             refused[event.seat or ""] = refused.get(event.seat or "", 0) + 1
-        elif isinstance(event, EnvEvent) and event.name == "conversation_end":
+        elif isinstance(event, ev.ConversationEnd):
             end = event
     if end is None:
         raise ConfideError("sotopia-tom: the trace has no conversation_end event")
     return Conversation(
         messages=messages,
-        rounds=int(end.data["rounds"]),
-        turns=int(end.data["turns"]),
-        end_reason=end.data["reason"],
-        left={str(k): int(v) for k, v in end.data["left"].items()},
+        rounds=end.data.rounds,
+        turns=end.data.turns,
+        end_reason=cast(EndReason, end.data.reason),
+        left=dict(end.data.left),
         refused=refused,
     )
 

@@ -54,6 +54,7 @@ from pydantic import BaseModel, Field
 from confide.core.benchmark import SeatSpec
 from confide.core.tables import group_by, mean, number
 from confide.core.trace import Trace
+from confide.envs.sotopia_tom.events import JudgeVerdict
 from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
 from confide.envs.sotopia_tom.judge.verdicts import (
     VERDICT_TYPES,
@@ -317,16 +318,16 @@ def score_episode(
 
 def verdicts_from_trace(trace: Trace) -> Verdicts:
     """The verdicts recorded in a trace's `judge_verdict` events."""
-    events = trace.env_events("judge_verdict")
+    events = [e.data for e in trace.of(JudgeVerdict)]
     if not events:
         raise ConfideError(
             f"{trace.path}: no judge_verdict events (not a judged sotopia-tom trace)"
         )
-    verdicts = Verdicts(judge=str(events[0].data["judge"]))
+    verdicts = Verdicts(judge=events[0].judge)
     for event in events:
-        metric, verdict = event.data["metric"], event.data["verdict"]
+        metric, verdict = event.metric, event.verdict
         if verdict is None:
-            verdicts.failures[metric] = str(event.data.get("failure"))
+            verdicts.failures[metric] = str(event.failure)
         else:
             setattr(verdicts, metric, VERDICT_TYPES[metric].model_validate(verdict))
     return verdicts

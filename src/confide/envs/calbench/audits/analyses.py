@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.audits.common import (
     ALL,
@@ -46,6 +45,7 @@ from confide.envs.calbench.audits.common import (
     GameTally,
     Pool,
 )
+from confide.envs.calbench.events import BatchApplied, Resolution
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
@@ -116,14 +116,11 @@ class SpeakerUnit:
 
 def scheduled_ids(events: Sequence[object]) -> set[int]:
     """Meetings resolved in their round and not inconsistent after the last round."""
-    resolutions = [e for e in events if isinstance(e, EnvEvent) and e.name == "resolution"]
+    resolutions = [e.data for e in events if isinstance(e, Resolution)]
     if not resolutions:
         return set()
-    broken = set(resolutions[-1].data.get("consistency_violations", []))
-    return {
-        int(e.data["meeting_id"]) for e in resolutions
-        if e.data.get("resolved") and int(e.data["meeting_id"]) not in broken
-    }
+    broken = set(resolutions[-1].consistency_violations)
+    return {r.meeting_id for r in resolutions if r.resolved and r.meeting_id not in broken}
 
 
 def _oracle(
@@ -171,11 +168,11 @@ def decision_costs(game: GameRecord) -> dict[tuple[int, int], int]:
     paid: dict[tuple[int, int], int] = {}
     for e in game.events:
         if (
-            isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat
-            and e.round is not None and e.data.get("phase") == "DECISION"
+            isinstance(e, BatchApplied) and e.seat
+            and e.round is not None and e.data.phase == "DECISION"
         ):
             key = (agent_of(e.seat), e.round)
-            cost = sum(scale.get(int(m["cost"]), int(m["cost"])) for m in e.data["moves"])
+            cost = sum(scale.get(m.cost, m.cost) for m in e.data.moves)
             paid[key] = paid.get(key, 0) + cost
     return paid
 

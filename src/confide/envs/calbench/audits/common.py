@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import SeatSpec, expand_lineup
-from confide.core.trace import EnvEvent, MessageDelivered, Trace
+from confide.core.trace import MessageDelivered, Trace
 from confide.envs.calbench.actions import agent_of, seat_of
+from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.outputs.privacy import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
@@ -132,9 +133,9 @@ def prior_meetings_moved(game: GameRecord) -> dict[int, int]:
     """Agent -> distinct already scheduled meetings it moved in committed batches."""
     moved: dict[int, set[int]] = {a: set() for a in range(game.scenario.num_agents)}
     for e in game.trace.events:
-        if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat:
+        if isinstance(e, BatchApplied) and e.seat:
             moved[agent_of(e.seat)].update(
-                int(m["item_id"]) for m in e.data["moves"] if m["kind"] == "meeting"
+                m.item_id for m in e.data.moves if m.kind == "meeting"
             )
     return {a: len(ids) for a, ids in moved.items()}
 

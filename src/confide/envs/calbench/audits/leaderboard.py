@@ -21,10 +21,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from confide.core.benchmark import SeatSpec
-from confide.core.trace import EnvEvent
 from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
 from confide.envs.calbench.audits.analyses import scheduled_ids
+from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.metrics import scaled_calendars
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
@@ -38,8 +38,8 @@ def display_excess(scenario: Scenario, events: Sequence[object]) -> list[float]:
     """Per agent: max(0, displayed cost paid - displayed scheduled-only oracle share)."""
     paid = [0] * scenario.num_agents
     for e in events:
-        if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.seat:
-            paid[agent_of(e.seat)] += int(e.data["display_cost"])
+        if isinstance(e, BatchApplied) and e.seat:
+            paid[agent_of(e.seat)] += e.data.display_cost
     done = scheduled_ids(events)
     meetings = tuple(m for m in scenario.to_meetings() if m.meeting_id in done)
     calendars = scaled_calendars(scenario, scenario.cost_display or None)

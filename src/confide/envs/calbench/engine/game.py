@@ -59,11 +59,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pydantic import BaseModel
-
+from confide.core.benchmark import Turns
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
     CalendarObservation,
@@ -152,6 +152,7 @@ class _Round:
 
 
 Staged = dict[str, tuple[BatchResult, list[dict[str, Any]]]]
+_PHASES: dict[str, ev.Phase] = {"voluntary": "VOLUNTARY", "decision": "DECISION"}
 
 
 class Game:
@@ -163,7 +164,7 @@ class Game:
         players: Mapping[str, CalendarParticipant],
         trace: TraceRecorder,
         config: GameConfig | None = None,
-        observe: Callable[[str, BaseModel], None] | None = None,
+        turns: Turns | None = None,
         after_round: Callable[[int], Awaitable[None]] | None = None,
     ) -> None:
         self.scenario = scenario
@@ -174,7 +175,7 @@ class Game:
             raise ConfideError(f"calbench: no participant for seat(s) {', '.join(missing)}")
         self.players = players
         self.trace = trace
-        self.observe = observe
+        self.turns = turns or Turns()
         self.after_round = after_round
         """Awaited with the round index after each resolution (reflection, F.3)."""
         self.meetings = scenario.to_meetings()
@@ -201,50 +202,33 @@ class Game:
 
     # -- bookkeeping -----------------------------------------------------------------
 
-    def _emit(
-        self,
-        name: str,
-        data: dict[str, Any],
-        *,
-        seat: str | None = None,
-        round_index: int | None = None,
-        visible_to: list[str] | None = None,
-    ) -> None:
-        self.trace.emit(
-            EnvEvent(name=name, seat=seat, round=round_index, data=data, visible_to=visible_to)
-        )
-
     def _register(self) -> None:
         sc = self.scenario
-        self._emit(
-            "game_start",
-            {
-                "task_id": sc.task_id,
-                "scenario_seed": sc.seed,
-                "num_agents": sc.num_agents,
-                "num_slots": sc.num_slots,
-                "num_meetings": len(self.meetings),
-                "cost_setting": sc.cost_setting,
-                "condition": self.config.condition,
-                "channels": list(self.views.channels),
-                "max_turns_per_round": self.config.max_turns_per_round,
-                "decision_retries": self.config.decision_retries,
-                "optimal_cost": sc.oracle.cost if sc.oracle is not None else None,
-                "greedy_cost": sc.greedy.cost if sc.greedy is not None else None,
-            },
-        )
+        self.trace.emit(ev.GameStart(data=ev.GameStartData(
+            task_id=sc.task_id,
+            scenario_seed=sc.seed,
+            num_agents=sc.num_agents,
+            num_slots=sc.num_slots,
+            num_meetings=len(self.meetings),
+            cost_setting=sc.cost_setting,
+            condition=self.config.condition,
+            channels=list(self.views.channels),
+            max_turns_per_round=self.config.max_turns_per_round,
+            decision_retries=self.config.decision_retries,
+            optimal_cost=sc.oracle.cost if sc.oracle is not None else None,
+            greedy_cost=sc.greedy.cost if sc.greedy is not None else None,
+        )))
         for seat in self.seats:
             agent = agent_of(seat)
-            self._emit(
-                "agent_registered",
-                {
-                    "agent": agent,
-                    "participant": self.players[seat].name,
-                    "calendar": self.views.calendar(self.calendars[agent]).text,
-                },
+            self.trace.emit(ev.AgentRegistered(
                 seat=seat,
                 visible_to=[seat],
-            )
+                data=ev.AgentRegisteredData(
+                    agent=agent,
+                    participant=self.players[seat].name,
+                    calendar=self.views.calendar(self.calendars[agent]).text,
+                ),
+            ))
 
     def _drain(self, seat: str) -> list[Message]:
         """What the postbox delivered to `seat` since it last looked (A.4 inbox drain)."""
@@ -255,9 +239,7 @@ class Game:
     async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
         if refused := self.refused.pop(seat, None):
             observation = observation.model_copy(update={"refused": tuple(refused)})
-        if self.observe is not None:
-            self.observe(seat, observation)
-        envelope = await self.players[seat].act(observation)
+        envelope = await self.turns.ask(seat, observation, self.players[seat])
         if not isinstance(envelope, Envelope):
             raise TypeError(
                 f"participant {self.players[seat].name!r} at {seat} returned "
@@ -265,33 +247,33 @@ class Game:
             )
         return envelope
 
-    def _invalid(self, rnd: int, seat: str, phase: str, tool: ToolCall, reason: str) -> None:
+    def _invalid(
+        self, rnd: int, seat: str, phase: ev.Phase, tool: ToolCall, reason: str
+    ) -> None:
         self.refused.setdefault(seat, []).append(RefusedAction(action=tool.type, reason=reason))
-        self._emit(
-            "invalid_tool_call",
-            {"phase": phase, "tool_call": tool_dict(tool), "reason": reason},
+        self.trace.emit(ev.InvalidToolCall(
             seat=seat,
-            round_index=rnd,
+            round=rnd,
             visible_to=[seat],
-        )
+            data=ev.InvalidToolCallData(phase=phase, tool_call=tool_dict(tool), reason=reason),
+        ))
 
     # -- one round -------------------------------------------------------------------
 
     async def _round(self, index: int, meeting: Meeting) -> None:
         order = [seat_of(a) for a in meeting.speaker_order]
-        self._emit(
-            "round_start",
-            {
-                "meeting": {
-                    "meeting_id": meeting.meeting_id,
-                    "participants": list(meeting.participants),
-                    "cost": meeting.cost,
-                },
-                "speaker_order": list(meeting.speaker_order),
-            },
-            round_index=index,
+        self.trace.emit(ev.RoundStart(
+            round=index,
             visible_to=list(order),
-        )
+            data=ev.RoundStartData(
+                meeting=ev.MeetingInfo(
+                    meeting_id=meeting.meeting_id,
+                    participants=list(meeting.participants),
+                    cost=meeting.cost,
+                ),
+                speaker_order=list(meeting.speaker_order),
+            ),
+        ))
         rnd = _Round(
             index=index,
             meeting=meeting,
@@ -347,26 +329,24 @@ class Game:
             new_messages=new,
         )
         rnd.started.add(seat)
-        self._emit(
-            "turn_start",
-            {"turn": rnd.turn, "phase": "CHEAP_TALK", "inbox": [m.id for m in new]},
+        self.trace.emit(ev.TurnStart(
             seat=seat,
-            round_index=rnd.index,
+            round=rnd.index,
             visible_to=[seat],
-        )
+            data=ev.TurnStartData(turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]),
+        ))
         envelope = await self._act(seat, observation)
-        self._emit(
-            "turn_end",
-            {
-                "turn": rnd.turn,
-                "phase": "CHEAP_TALK",
-                "tool_calls": [tool_dict(t) for t in envelope.actions],
-                "thinking": envelope.thinking,
-            },
+        self.trace.emit(ev.TurnEnd(
             seat=seat,
-            round_index=rnd.index,
+            round=rnd.index,
             visible_to=[seat],
-        )
+            data=ev.TurnEndData(
+                turn=rnd.turn,
+                phase="CHEAP_TALK",
+                tool_calls=[tool_dict(t) for t in envelope.actions],
+                thinking=envelope.thinking,
+            ),
+        ))
         sent = False
         for tool in envelope.actions:
             problem = self._route(rnd, seat, agent, tool)
@@ -420,7 +400,7 @@ class Game:
     ) -> tuple[BatchResult, list[dict[str, Any]]] | None:
         """Ask `seat` for a batch until one validates or the retry budget is spent."""
         agent = agent_of(seat)
-        label = phase.upper()
+        label = _PHASES[phase]
         attempts = self.config.decision_retries + 1
         conflicts: tuple[str, ...] = ()
         for attempt in range(1, attempts + 1):
@@ -435,27 +415,24 @@ class Game:
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
             )
-            self._emit(
-                "decide_start",
-                {"phase": label, "attempt": attempt, "calendar": observation.calendar.text},
+            self.trace.emit(ev.DecideStart(
                 seat=seat,
-                round_index=rnd.index,
+                round=rnd.index,
                 visible_to=[seat],
-            )
+                data=ev.DecideStartData(
+                    phase=label, attempt=attempt, calendar=observation.calendar.text
+                ),
+            ))
             envelope = await self._act(seat, observation)
             tools = [tool_dict(t) for t in envelope.actions]
-            self._emit(
-                "decide_end",
-                {
-                    "phase": label,
-                    "attempt": attempt,
-                    "tool_calls": tools,
-                    "thinking": envelope.thinking,
-                },
+            self.trace.emit(ev.DecideEnd(
                 seat=seat,
-                round_index=rnd.index,
+                round=rnd.index,
                 visible_to=[seat],
-            )
+                data=ev.DecideEndData(
+                    phase=label, attempt=attempt, tool_calls=tools, thinking=envelope.thinking
+                ),
+            ))
             actions: list[Action] = []
             for tool in envelope.actions:
                 if isinstance(tool, ScheduleCall):
@@ -477,27 +454,22 @@ class Game:
                 )
             except BatchRejected as exc:
                 conflicts = exc.conflicts
-                self._emit(
-                    "batch_rejected",
-                    {
-                        "phase": label,
-                        "attempt": attempt,
-                        "conflicts": list(conflicts),
-                        "actions": tools,
-                    },
+                self.trace.emit(ev.BatchRejected(
                     seat=seat,
-                    round_index=rnd.index,
+                    round=rnd.index,
                     visible_to=[seat],
-                )
+                    data=ev.BatchRejectedData(
+                        phase=label, attempt=attempt, conflicts=list(conflicts), actions=tools
+                    ),
+                ))
                 continue
             return result, tools
-        self._emit(
-            "batch_failed",
-            {"phase": label, "attempts": attempts},
+        self.trace.emit(ev.BatchFailed(
             seat=seat,
-            round_index=rnd.index,
+            round=rnd.index,
             visible_to=[seat],
-        )
+            data=ev.BatchFailedData(phase=label, attempts=attempts),
+        ))
         return None
 
     def _commit(
@@ -507,29 +479,28 @@ class Game:
         self.calendars[agent] = result.calendar
         shown = sum(self.scenario.display_cost(item.cost) for item, _, _ in result.moves)
         self.penalty[agent] += shown
-        self._emit(
-            "batch_applied",
-            {
-                "phase": phase.upper(),
-                "actions": tools,
-                "moves": [
-                    {
-                        "kind": "errand" if isinstance(item, Errand) else "meeting",
-                        "item_id": item.item_id,
-                        "from_slot": src,
-                        "to_slot": dst,
-                        "cost": item.cost,
-                    }
+        self.trace.emit(ev.BatchApplied(
+            seat=seat,
+            round=index,
+            visible_to=[seat],
+            data=ev.BatchAppliedData(
+                phase=_PHASES[phase],
+                actions=tools,
+                moves=[
+                    ev.Move(
+                        kind="errand" if isinstance(item, Errand) else "meeting",
+                        item_id=item.item_id,
+                        from_slot=src,
+                        to_slot=dst,
+                        cost=item.cost,
+                    )
                     for item, src, dst in result.moves
                 ],
-                "cost": result.cost,
-                "display_cost": shown,
-                "calendar": self.views.calendar(result.calendar).text,
-            },
-            seat=seat,
-            round_index=index,
-            visible_to=[seat],
-        )
+                cost=result.cost,
+                display_cost=shown,
+                calendar=self.views.calendar(result.calendar).text,
+            ),
+        ))
 
     # -- RESOLUTION -------------------------------------------------------------------
 
@@ -564,25 +535,23 @@ class Game:
         self.resolved[mid] = resolved
         for other in violations:
             participants = self.known.get(other, rnd.meeting.participants)
-            self._emit(
-                "consistency_violation",
-                {
-                    "meeting_id": other,
-                    "slots": {
+            self.trace.emit(ev.ConsistencyViolation(
+                round=rnd.index,
+                data=ev.ConsistencyViolationData(
+                    meeting_id=other,
+                    slots={
                         str(a): self.calendars[a].slot_of_meeting(other) for a in participants
                     },
-                },
-                round_index=rnd.index,
-            )
-        self._emit(
-            "resolution",
-            {
-                "meeting_id": mid,
-                "resolved": resolved,
-                "slots": {str(agent_of(s)): slot for s, slot in slots.items()},
-                "reason": reason,
-                "turns": rnd.turn,
-                "consistency_violations": violations,
-            },
-            round_index=rnd.index,
-        )
+                ),
+            ))
+        self.trace.emit(ev.Resolution(
+            round=rnd.index,
+            data=ev.ResolutionData(
+                meeting_id=mid,
+                resolved=resolved,
+                slots={str(agent_of(s)): slot for s, slot in slots.items()},
+                reason=reason,
+                turns=rnd.turn,
+                consistency_violations=violations,
+            ),
+        ))

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from confide.core.trace import EnvEvent
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.scenario import Scenario, slot_from_domain
 from confide.envs.calbench.world import (
@@ -65,27 +65,25 @@ def outcome_from_events(scenario: Scenario, events: Iterable[object]) -> GameOut
     meetings = scenario.to_meetings()
     resolved: dict[int, bool] = {}
     for event in events:
-        if not isinstance(event, EnvEvent):
-            continue
-        if event.name == "resolution":
-            resolved[int(event.data["meeting_id"])] = bool(event.data["resolved"])
-        elif event.name == "batch_applied" and event.seat is not None and event.round is not None:
+        if isinstance(event, ev.Resolution):
+            resolved[event.data.meeting_id] = event.data.resolved
+        elif (
+            isinstance(event, ev.BatchApplied) and event.seat is not None
+            and event.round is not None
+        ):
             agent = agent_of(event.seat)
-            actions = [a for t in event.data["actions"] if (a := _action(t)) is not None]
+            actions = [a for t in event.data.actions if (a := _action(t)) is not None]
             result = apply_batch(
                 calendars[agent],
                 actions,
                 meeting=meetings[event.round],
-                require_schedule=event.data["phase"] == "DECISION",
+                require_schedule=event.data.phase == "DECISION",
             )
             moves = [
                 ["errand" if isinstance(item, Errand) else "meeting", item.item_id, src, dst]
                 for item, src, dst in result.moves
             ]
-            recorded = [
-                [m["kind"], m["item_id"], m["from_slot"], m["to_slot"]]
-                for m in event.data["moves"]
-            ]
+            recorded = [[m.kind, m.item_id, m.from_slot, m.to_slot] for m in event.data.moves]
             if moves != recorded:
                 raise ConfideError(
                     f"calbench {scenario.task_id}: round {event.round}, {event.seat}: the "

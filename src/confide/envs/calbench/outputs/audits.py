@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from confide import atomic
-from confide.core.trace import EnvEvent, Trace
+from confide.core.trace import Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record, run_scenarios
 from confide.envs.calbench.outputs.privacy import PrivacyTables, write_table
@@ -64,11 +64,10 @@ class GameTables:
 
 def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
     return [
-        {"game_id": game.game_id, "round": e.round, "observer_agent": e.data["observer"],
-         "judge": e.data.get("judge"), "message_ids": e.data.get("message_ids", []),
-         "ok": e.data["ok"], "attempts": e.data.get("attempts"), "error": e.data.get("error")}
-        for e in game.trace.events
-        if isinstance(e, EnvEvent) and e.name == judge_vps.EVENT
+        {"game_id": game.game_id, "round": e.round, "observer_agent": e.data.observer,
+         "judge": e.data.judge, "message_ids": e.data.message_ids,
+         "ok": e.data.ok, "attempts": e.data.attempts, "error": e.data.error}
+        for e in game.trace.of(judge_vps.EVENT)
     ]
 
 

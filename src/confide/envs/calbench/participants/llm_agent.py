@@ -33,8 +33,11 @@ the environment.
 
 from __future__ import annotations
 
+from typing import Any
+
 from confide.core.benchmark import EpisodeContext, SeatSpec
-from confide.core.trace import EnvEvent, TraceRecorder
+from confide.core.trace import TraceRecorder
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
     CONDITIONS,
@@ -114,19 +117,18 @@ class LlmAgent:
         self.thread: list[ChatMessage] = [ChatMessage(role="system", content=system_prompt)]
         self._notice: str | None = None
         trace.emit(
-            EnvEvent(
-                name="agent_prompt",
+            ev.AgentPrompt(
                 seat=seat,
-                data={
-                    "agent": self.agent,
-                    "participant": name,
-                    "prompt_version": PROMPT_VERSION,
-                    "variant": None if variant is None else variant.name,
-                    "variant_source": None if variant is None else variant.source,
-                    "variant_sha256": None if variant is None else variant.sha256,
-                    "adversarial": variant is not None and variant.adversarial,
-                    "system_prompt": system_prompt,
-                },
+                data=ev.AgentPromptData(
+                    agent=self.agent,
+                    participant=name,
+                    prompt_version=PROMPT_VERSION,
+                    variant=None if variant is None else variant.name,
+                    variant_source=None if variant is None else variant.source,
+                    variant_sha256=None if variant is None else variant.sha256,
+                    adversarial=variant is not None and variant.adversarial,
+                    system_prompt=system_prompt,
+                ),
                 visible_to=[seat],
             )
         )
@@ -161,23 +163,22 @@ class LlmAgent:
         problem = result.error or "no reply"
         self._notice = render("invalid_notice", problem=problem.rstrip("."))
         self.trace.emit(
-            EnvEvent(
-                name="invalid_response",
+            ev.InvalidResponse(
                 seat=self.seat,
                 round=observation.round,
-                data={
+                data=ev.InvalidResponseData(
                     **_step(observation),
-                    "attempts": len(result.attempts),
-                    "problems": [a.problem for a in result.attempts],
-                    "causes": [a.cause for a in result.attempts],
-                },
+                    attempts=len(result.attempts),
+                    problems=[a.problem for a in result.attempts],
+                    causes=[a.cause for a in result.attempts],
+                ),
                 visible_to=[self.seat],
             )
         )
         return Envelope()
 
 
-def _step(obs: CalendarObservation) -> dict[str, object]:
+def _step(obs: CalendarObservation) -> dict[str, Any]:
     """Which step of the round an observation asks for (for the invalid-response event)."""
     if isinstance(obs, CheapTalkObservation):
         return {"phase": "CHEAP_TALK", "turn": obs.turn}

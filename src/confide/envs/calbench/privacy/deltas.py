@@ -36,12 +36,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from confide.core.trace import EnvEvent
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of, seat_of
+from confide.envs.calbench.events import Answer
 from confide.envs.calbench.privacy.vps import VPS_FLOOR, PairKey, VpsError
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import (
@@ -96,6 +98,9 @@ def answer_deltas(answer: BaseModel, targets: Sequence[int]) -> dict[int, tuple[
 # -- answers in the trace ------------------------------------------------------------------
 
 
+A = TypeVar("A", bound=EnvEvent)
+
+
 @dataclass(frozen=True, slots=True)
 class DeltaAnswer:
     """One observer's answer for one round (None deltas: the answer never validated)."""
@@ -106,18 +111,18 @@ class DeltaAnswer:
 
 
 def answer_event(
-    name: str,
+    kind: type[A],
     round_index: int,
     observer: int,
     deltas: Mapping[int, Sequence[int]] | None,
     **extra: Any,
-) -> EnvEvent:
-    """The bookkeeping event recording one answer (no seat observes it)."""
-    return EnvEvent(
-        name=name,
-        seat=seat_of(observer),
-        round=round_index,
-        data={
+) -> A:
+    """The bookkeeping event recording one answer (no seat observes it); `extra` are the
+    fields of the measurement's own data (e.g. the judge's name)."""
+    return kind.model_validate({
+        "seat": seat_of(observer),
+        "round": round_index,
+        "data": {
             "observer": observer,
             "ok": deltas is not None,
             "deltas": None
@@ -125,40 +130,37 @@ def answer_event(
             else {str(t): list(v) for t, v in sorted(deltas.items())},
             **extra,
         },
-        visible_to=None,
-    )
+        "visible_to": None,
+    })
 
 
-def answered(events: Iterable[object], name: str) -> bool:
-    """Whether `events` hold any `name` answer (the measurement ran in that game)."""
-    return any(isinstance(e, EnvEvent) and e.name == name for e in events)
+def answered(events: Iterable[object], kind: type[Answer]) -> bool:
+    """Whether `events` hold any `kind` answer (the measurement ran in that game)."""
+    return any(isinstance(e, kind) for e in events)
 
 
-def read_answers(events: Iterable[object], name: str, where: str) -> list[DeltaAnswer]:
-    """Every `name` answer event of a trace, validated; errors name the event."""
+def read_answers(events: Iterable[object], kind: type[Answer], where: str) -> list[DeltaAnswer]:
+    """Every `kind` answer event of a trace, checked; errors name the event."""
     answers = []
+    name = kind.model_fields["name"].default
     for index, event in enumerate(events):
-        if not isinstance(event, EnvEvent) or event.name != name:
+        if not isinstance(event, kind):
             continue
         data = event.data
-        if event.round is None or type(data.get("observer")) is not int:
-            raise VpsError(f"{where}: event {index} ({name}): needs a round and an observer")
-        raw = data.get("deltas")
+        if event.round is None:
+            raise VpsError(f"{where}: event {index} ({name}): needs a round")
         deltas = None
-        if raw is not None:
-            if not isinstance(raw, dict):
-                raise VpsError(f"{where}: event {index} ({name}): deltas must be an object")
+        if data.deltas is not None:
             deltas = {}
-            for key, values in raw.items():
-                items = values if isinstance(values, list) else [values]
-                bad = [v for v in items if type(v) is not int or abs(v) > DELTA_LIMIT]
-                if not str(key).isdigit() or bad:
+            for key, values in data.deltas.items():
+                bad = [v for v in values if abs(v) > DELTA_LIMIT]
+                if not key.isdigit() or bad:
                     raise VpsError(
                         f"{where}: event {index} ({name}): target {key!r}: deltas must be "
                         f"integers in [-{DELTA_LIMIT}, {DELTA_LIMIT}], got {bad[:3]}"
                     )
                 deltas[int(key)] = tuple(values)
-        answers.append(DeltaAnswer(event.round, data["observer"], deltas))
+        answers.append(DeltaAnswer(event.round, data.observer, deltas))
     return answers
 
 
@@ -174,19 +176,17 @@ def calendars_at_round_start(
     meetings = scenario.to_meetings()
     starts: dict[int, tuple[Calendar, ...]] = {}
     for index, event in enumerate(events):
-        if not isinstance(event, EnvEvent):
-            continue
-        if event.name == "round_start" and event.round is not None:
+        if isinstance(event, ev.RoundStart) and event.round is not None:
             starts[event.round] = tuple(calendars)
-        elif event.name == "batch_applied" and event.seat and event.round is not None:
+        elif isinstance(event, ev.BatchApplied) and event.seat and event.round is not None:
             agent = agent_of(event.seat)
             try:
-                actions = [_action(tool) for tool in event.data.get("actions", [])]
+                actions = [_action(tool) for tool in event.data.actions]
                 calendars[agent] = apply_batch(
                     calendars[agent],
                     [a for a in actions if a is not None],
                     meeting=meetings[event.round],
-                    require_schedule=event.data.get("phase") == "DECISION",
+                    require_schedule=event.data.phase == "DECISION",
                 ).calendar
             except (BatchRejected, IndexError, KeyError, TypeError, ValueError) as exc:
                 raise VpsError(
@@ -296,16 +296,16 @@ class ModelVps:
 def model_vps(
     scenario: Scenario,
     events: Sequence[object],
-    name: str,
+    kind: type[Answer],
     *,
     trace_path: str = "",
     game_id: str | None = None,
     floor: float = VPS_FLOOR,
 ) -> ModelVps:
-    """The rows of the `name` answers (module docstring) of one game."""
+    """The rows of the `kind` answers (module docstring) of one game."""
     gid = game_id or scenario.task_id
     where = trace_path or gid
-    answers = read_answers(events, name, where)
+    answers = read_answers(events, kind, where)
     truth = calendars_at_round_start(scenario, events, where) if answers else []
     n, slots = scenario.num_agents, scenario.num_slots
     cells: list[CellRow] = []

@@ -12,7 +12,7 @@ excess over the five-slot floor come from deltas.py exactly as for the reflectio
 
 The judge model is bound by role (`--role judge=openai/gpt-5`, `ctx.roles["judge"]`), or
 given directly for a post-hoc audit of stored traces. In-episode, `judge_episode` records
-each case as an `EnvEvent` "judge_case" (visible_to None; its calls are recorded with
+each case as a `JudgeCase` event (visible_to None; its calls are recorded with
 purpose "judge-vps"), so the run's write_outputs hook can build the tables from the
 traces. Post hoc, `judge_trace_vps(trace, scenario, model)` does the same without
 touching the trace.
@@ -26,7 +26,8 @@ from functools import partial
 
 from confide.core.benchmark import EpisodeContext
 from confide.core.message import Message
-from confide.core.trace import EnvEvent, MessageDelivered, Trace
+from confide.core.trace import MessageDelivered, Trace
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.privacy.deltas import ModelVps, answer_event, model_vps
 from confide.envs.calbench.privacy.questions import (
@@ -44,7 +45,7 @@ from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
-EVENT = "judge_case"
+EVENT = ev.JudgeCase
 PURPOSE = "judge-vps"
 ROLE = "judge"
 
@@ -91,7 +92,7 @@ async def judge_game(
     *,
     max_attempts: int = DEFAULT_ATTEMPTS,
     config: GenerateConfig | None = None,
-) -> list[EnvEvent]:
+) -> list[ev.JudgeCase]:
     """Judge every case of one game (concurrently); one "judge_case" event per case, in
     (round, recipient) order."""
     cases = judge_cases(scenario, events)
@@ -141,7 +142,7 @@ async def judge_episode(ctx: EpisodeContext, scenario: Scenario) -> int:
     return len(judged)
 
 
-judge_vps = partial(model_vps, name=EVENT)
+judge_vps = partial(model_vps, kind=EVENT)
 """Judge VPS rows of one game from the "judge_case" events among its events:
 ``judge_vps(scenario, events, *, trace_path="", game_id=None, floor=VPS_FLOOR)``."""
 
@@ -150,7 +151,7 @@ async def judge_trace_vps(
     trace: Trace, scenario: Scenario, model: ChatModel, *, floor: float = VPS_FLOOR
 ) -> ModelVps:
     """Post-hoc judge VPS of a stored trace (its own judge events, if any, are ignored)."""
-    events = [e for e in trace.events if not (isinstance(e, EnvEvent) and e.name == EVENT)]
+    events = [e for e in trace.events if not isinstance(e, EVENT)]
     judged = await judge_game(scenario, events, model)
     return judge_vps(scenario, [*events, *judged], trace_path=trace.path,
                      game_id=trace.header.episode_id, floor=floor)

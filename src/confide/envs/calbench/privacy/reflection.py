@@ -8,8 +8,8 @@ integers in {-3..3} under a strict JSON schema (deltas.py) with the repair loop 
 They are measurement only: the question and the answer are never added to the agent's
 conversation (the paper's record_history=false), they go to the model through
 `ctx.model_for(seat, spec, "reflection")` (so each call is recorded in the trace with
-purpose "reflection"), and each answer is recorded as an `EnvEvent` named "reflection"
-with `visible_to=None` (no seat observes it). The calls ask for token log probabilities
+purpose "reflection"), and each answer is recorded as a `Reflection` event with
+`visible_to=None` (no seat observes it). The calls ask for token log probabilities
 (`REFLECTION_CONFIG`, as F.3 allows), which providers that give them record with the
 call. An answer still unreadable after the repair loop is recorded with `ok` false and
 counts as missing, never as zero belief change (deltas.py). Conversion, calibration, the
@@ -37,6 +37,7 @@ from typing import Protocol, runtime_checkable
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.trace import EnvEvent, TraceRecorder
+from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.privacy.deltas import answer_event, answered, model_vps
 from confide.envs.calbench.privacy.questions import (
@@ -54,7 +55,7 @@ from confide.envs.calbench.privacy.questions import (
 from confide.envs.calbench.scenario import Scenario
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
-EVENT = "reflection"
+EVENT = ev.Reflection
 PURPOSE = "reflection"
 REFLECTION_CONFIG = GenerateConfig(logprobs=True)
 """Reflection answers ask for token log probabilities (F.3 allows them); providers that
@@ -179,11 +180,11 @@ def reflection_hook(
     return RoundReflection(scenario, ctx.trace, models, players, max_attempts=max_attempts)
 
 
-reflection_vps = partial(model_vps, name=EVENT)
+reflection_vps = partial(model_vps, kind=EVENT)
 """Reflection-calibrated VPS rows of one game (F.3) from its trace events:
 ``reflection_vps(scenario, events, *, trace_path="", game_id=None, floor=VPS_FLOOR)``."""
 
-has_reflections = partial(answered, name=EVENT)
+has_reflections = partial(answered, kind=EVENT)
 """``has_reflections(events)``: whether a game recorded any reflection answer."""
 
 

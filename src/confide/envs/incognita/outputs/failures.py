@@ -44,8 +44,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
+from confide.core.trace import MessageDelivered, TraceEvent
 from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.events import ToolExecuted
 from confide.envs.incognita.metrics import episode_measures, usage_by_role
 from confide.envs.incognita.outputs.reader import TrialReading
 
@@ -110,9 +111,9 @@ def unanswerable_questions(events: Iterable[TraceEvent], desks: Sequence[str]) -
         return missed
 
     for event in events:
-        if isinstance(event, EnvEvent) and event.name == "tool_executed":
-            desk = str(event.data.get("proposer"))
-            if desk in current and event.data.get("ok"):
+        if isinstance(event, ToolExecuted):
+            desk = event.data.proposer
+            if desk in current and event.data.ok:
                 current[desk] = True
                 waiting.discard(desk)
         elif isinstance(event, MessageDelivered):

@@ -44,7 +44,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
+from confide.core.trace import MessageDelivered, TraceEvent
+from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import AGENT, INDIRECT_DESK
 from confide.envs.incognita.outputs.reference import (
     AGENT_ROLE,
@@ -118,8 +119,18 @@ def trial_events(
         if isinstance(event, MessageDelivered):
             if event.message.sender == AGENT:
                 contacted.update(event.message.recipients)
-        elif isinstance(event, EnvEvent):
-            _collect(event, released, requested, proposed, executed)
+        elif isinstance(event, ev.GateRelease):
+            released.add(event.data.field)
+        elif isinstance(event, ev.GateRequest):
+            if event.data.field is not None:
+                requested.add(event.data.field)
+        elif isinstance(event, ev.ToolProposed):
+            proposed.append((event.data.proposer, event.data.tool))
+        elif isinstance(event, ev.ToolExecuted):
+            data = event.data
+            executed.append(Execution(
+                proposer=data.proposer, tool=data.tool, arguments=data.arguments, ok=data.ok
+            ))
     return TrialEvents(
         condition=condition,
         holders=holders_for(condition, desk_roles),
@@ -129,32 +140,6 @@ def trial_events(
         executed=tuple(executed),
         contacted=frozenset(contacted),
     )
-
-
-def _collect(
-    event: EnvEvent,
-    released: set[str],
-    requested: set[str],
-    proposed: list[tuple[str, str]],
-    executed: list[Execution],
-) -> None:
-    data: dict[str, Any] = event.data
-    if event.name == "gate_release" and isinstance(data.get("field"), str):
-        released.add(data["field"])
-    elif event.name == "gate_request" and isinstance(data.get("field"), str):
-        requested.add(data["field"])
-    elif event.name == "tool_proposed":
-        proposed.append((str(data.get("proposer")), str(data.get("tool"))))
-    elif event.name == "tool_executed":
-        arguments = data.get("arguments")
-        executed.append(
-            Execution(
-                proposer=str(data.get("proposer")),
-                tool=str(data.get("tool")),
-                arguments=arguments if isinstance(arguments, dict) else {},
-                ok=bool(data.get("ok")),
-            )
-        )
 
 
 # ----- argument comparison ----------------------------------------------------------------

@@ -19,7 +19,7 @@ a reference participant's name), which is what distinguishes the arms of a compa
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from confide.core.tables import read_table, write_table
 from confide.core.trace import Trace
 from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.events import EpisodeSetup, Evaluated
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
 from confide.envs.incognita.outputs.reader import read_trial, trial_events
 from confide.envs.incognita.outputs.reference import (
@@ -79,7 +80,7 @@ def trace_success(trace: Trace) -> bool:
         raise ReferenceDataError(f"{trace.path}: trace is incomplete (no footer)")
     value = footer.metrics.get("success")
     if value is None:
-        value = next((e.data.get("success") for e in trace.env_events("evaluation")), None)
+        value = next((e.data.success for e in trace.of(Evaluated)), None)
     if not isinstance(value, bool | int | float):
         raise ReferenceDataError(f"{trace.path}: the trace records no success verdict")
     return bool(value)
@@ -87,10 +88,9 @@ def trace_success(trace: Trace) -> bool:
 
 def desk_roles(trace: Trace) -> dict[str, str] | None:
     """The trial's social desk-to-role map, as the environment's setup event records it."""
-    for event in trace.env_events("episode_setup"):
-        roles = event.data.get("desk_roles")
-        if isinstance(roles, Mapping) and roles:
-            return {str(name): str(role) for name, role in roles.items()}
+    for event in trace.of(EpisodeSetup):
+        if event.data.desk_roles:
+            return dict(event.data.desk_roles)
     return None
 
 

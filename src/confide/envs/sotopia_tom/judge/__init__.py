@@ -18,7 +18,7 @@ from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, RoleSpec
 from confide.core.message import Message
-from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.judge.llm import LLMJudge
 from confide.envs.sotopia_tom.judge.reference import ReferenceJudge
 from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
@@ -88,14 +88,13 @@ async def judge_conversation(
     for metric in METRICS:
         verdict = getattr(verdicts, metric)
         ctx.trace.emit(
-            EnvEvent(
-                name="judge_verdict",
-                data={
-                    "metric": metric,
-                    "judge": verdicts.judge,
-                    "verdict": None if verdict is None else verdict.model_dump(mode="json"),
-                    "failure": verdicts.failures.get(metric),
-                },
+            ev.JudgeVerdict(
+                data=ev.JudgeVerdictData(
+                    metric=metric,
+                    judge=verdicts.judge,
+                    verdict=None if verdict is None else verdict.model_dump(mode="json"),
+                    failure=verdicts.failures.get(metric),
+                ),
             )
         )
     return Judged(utterances=utterances, verdicts=verdicts)

@@ -28,10 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from confide.envs.sotopia_tom.events import Metric as Metric
 from confide.envs.sotopia_tom.judge.transcript import Utterance
 from confide.envs.sotopia_tom.scenario import Scenario, Sensitivity
 
-Metric = Literal["da", "ia", "cpv", "eff"]
 METRICS: tuple[Metric, ...] = ("da", "ia", "cpv", "eff")
 
 

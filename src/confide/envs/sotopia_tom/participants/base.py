@@ -25,6 +25,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, Field
 
 from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import InfoAction, InfoObservation
 from confide.envs.sotopia_tom.participants.context import render_card, turn_prompt
 from confide.envs.sotopia_tom.prompts import render
@@ -140,18 +141,22 @@ class ModelAgent:
             max_attempts=self.max_attempts,
         )
         if not result.ok or result.value is None:
-            self.failure("invalid_output", observation, result.error)
+            self.failure(ev.InvalidOutput, observation, result.error)
             return InfoAction.none()
         return result.value.action.to_action()
 
-    def failure(self, name: str, observation: InfoObservation, error: str | None) -> None:
+    def failure(
+        self,
+        kind: type[ev.InvalidOutput | ev.CoachFailure],
+        observation: InfoObservation,
+        error: str | None,
+    ) -> None:
         """Record a typed failure of one of this agent's calls."""
         self.emit(
-            EnvEvent(
-                name=name,
+            kind(
                 seat=self.name,
                 round=observation.round,
-                data={"strategy": self.strategy, "error": error or "no valid reply"},
+                data=ev.FailureData(strategy=self.strategy, error=error or "no valid reply"),
                 visible_to=[self.name],
             )
         )

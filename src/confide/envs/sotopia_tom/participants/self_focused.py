@@ -8,6 +8,7 @@ state is recorded turn by turn as `planning_state` events.
 
 from __future__ import annotations
 
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.participants.base import CoTReply
 from confide.envs.sotopia_tom.participants.state import SelfFocusedState, StatefulAgent
 
@@ -21,5 +22,5 @@ class SelfFocusedAgent(StatefulAgent):
     state_schema = SelfFocusedState
     init_prompt = "self_init.txt"
     update_prompt = "self_update.txt"
-    state_event = "planning_state"
+    state_event = ev.PlanUpdated
     state_title = "YOUR WORKING STATE (private, kept up to date every turn)"

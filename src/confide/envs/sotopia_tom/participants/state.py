@@ -27,7 +27,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel
 
-from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import InfoObservation
 from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent
 from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
@@ -103,7 +103,7 @@ class StatefulAgent(ModelAgent):
     state_schema: ClassVar[type[State]]
     init_prompt: ClassVar[str]
     update_prompt: ClassVar[str]
-    state_event: ClassVar[str]
+    state_event: ClassVar[type[ev.BeliefUpdated] | type[ev.PlanUpdated]]
     state_title: ClassVar[str]
 
     def __init__(
@@ -183,17 +183,16 @@ class StatefulAgent(ModelAgent):
             return
         self._last_round = observation.round
         self.emit(
-            EnvEvent(
-                name=self.state_event,
+            self.state_event(
                 seat=self.name,
                 round=observation.round,
-                data={
-                    "phase": phase,
-                    "new_messages": [m.id for m in new],
-                    "ok": not errors,
-                    "errors": errors,
-                    "state": None if self.state is None else self.state.model_dump(),
-                },
+                data=ev.StateData(
+                    phase=phase,
+                    new_messages=[m.id for m in new],
+                    ok=not errors,
+                    errors=errors,
+                    state=None if self.state is None else self.state.model_dump(),
+                ),
                 visible_to=[self.name],
             )
         )

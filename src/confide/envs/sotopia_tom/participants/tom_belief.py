@@ -9,6 +9,7 @@ acting prompt, which uses the shared ToM reasoning. The state is recorded turn b
 
 from __future__ import annotations
 
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.participants.base import ToMReply
 from confide.envs.sotopia_tom.participants.state import BeliefState, StatefulAgent
 
@@ -22,5 +23,5 @@ class ToMBeliefAgent(StatefulAgent):
     state_schema = BeliefState
     init_prompt = "belief_init.txt"
     update_prompt = "belief_update.txt"
-    state_event = "belief_state"
+    state_event = ev.BeliefUpdated
     state_title = "YOUR BELIEF STATE (private, kept up to date every turn)"

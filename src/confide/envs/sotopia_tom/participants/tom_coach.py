@@ -13,29 +13,16 @@ a note. A retry in the same round (after refused recipients) reuses that round's
 
 from __future__ import annotations
 
-from pydantic import BaseModel
-
-from confide.core.trace import EnvEvent
+from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import InfoObservation
 from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent, ToMReply
 from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
 from confide.envs.sotopia_tom.prompts import render
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
-
-class Intention(BaseModel):
-    agent: str
-    intention: str
-
-
-class CoachNote(BaseModel):
-    """Your advisory note: intentions, beliefs, privacy risks, recommendation (A.9)."""
-
-    intentions: list[Intention]
-    beliefs_about_me: str
-    beliefs_about_each_other: str
-    privacy_risks: list[str]
-    recommendation: str
+Intention = ev.Intention
+CoachNote = ev.CoachNote
+"""The coach's reply schema, which is also its event's payload."""
 
 
 class ToMCoachAgent(ModelAgent):
@@ -90,15 +77,11 @@ class ToMCoachAgent(ModelAgent):
         note = result.value if result.ok else None
         self._note = (observation.round, note)
         if note is None:
-            self.failure("coach_failure", observation, result.error)
+            self.failure(ev.CoachFailure, observation, result.error)
             return
         self.emit(
-            EnvEvent(
-                name="coach_note",
-                seat=self.name,
-                round=observation.round,
-                data=note.model_dump(),
-                visible_to=[self.name],
+            ev.CoachNoted(
+                seat=self.name, round=observation.round, data=note, visible_to=[self.name]
             )
         )
 
