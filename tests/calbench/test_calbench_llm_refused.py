@@ -49,7 +49,7 @@ def test_the_next_turn_message_names_each_refused_action() -> None:
     with registered_mock("cal-refused", script) as model:
         result, trace = run_llm_episode(task, f"{model},{model},imap")
     assert script.unused() == []
-    invalid = [e.data["reason"] for e in env_events(trace, "invalid_tool_call")]
+    invalid = [e.data.reason for e in env_events(trace, "invalid_tool_call")]
     assert len(invalid) == 4
     calls = model_calls(trace, "agent0")
     turn2 = calls[1].messages[-1]["content"]

@@ -42,9 +42,9 @@ def test_a_batch_that_does_not_replay_is_refused() -> None:
                    for a in range(sc.num_agents)}
         asyncio.run(Game(sc, players, trace).play())
         moved = [e for e in trace.events
-                 if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.data["moves"]]
+                 if isinstance(e, EnvEvent) and e.name == "batch_applied" and e.data.moves]
         if moved:
             break
-    moved[0].data["moves"][0]["to_slot"] += 1
+    moved[0].data.moves[0].to_slot += 1
     with pytest.raises(ConfideError, match="not played on this task"):
         outcome_from_events(sc, trace.events)

@@ -47,11 +47,11 @@ def _check_game(task: Scenario, options: dict[str, Any]) -> dict[str, int]:
     with registered_mock("cal-limits", _talker):
         _, trace = run_llm_episode(task, lineup, options=options)
     (start,) = env_events(trace, "game_start")
-    retries = start.data["decision_retries"]
-    turns = start.data["max_turns_per_round"]
+    retries = start.data.decision_retries
+    turns = start.data.max_turns_per_round
     seen = {"system": 0, "turn": 0, "attempts": 0, "retry": 0}
     for prompt in env_events(trace, "agent_prompt"):
-        text = prompt.data["system_prompt"]
+        text = prompt.data.system_prompt
         more = re.findall(r"up to (\d+) more time", text)
         assert more == ([str(retries)] if retries else []), (task.task_id, more, retries)
         assert ("cannot be sent again" in text) == (retries == 0)
@@ -90,7 +90,7 @@ def test_the_tiny_suite_states_its_own_retry_budget() -> None:
     with registered_mock("cal-limits", _talker):
         _, trace = run_llm_episode(task, "mock/cal-limits")
     for prompt in env_events(trace, "agent_prompt"):
-        assert "up to 1 more time(s)" in prompt.data["system_prompt"]
+        assert "up to 1 more time(s)" in prompt.data.system_prompt
 
 
 @pytest.mark.parametrize("options", [{"decision_retries": 0}, {"max_turns_per_round": 1},

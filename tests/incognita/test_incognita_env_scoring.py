@@ -10,7 +10,8 @@ from _incognita_env_support import CONDITIONS, tasks
 
 from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.trace import EnvEvent, TraceRecorder
-from confide.envs.incognita.env import Episode, final_hash, parse_options
+from confide.envs.incognita.env import Episode, final_hash
+from confide.envs.incognita.options import EnvOptions
 from confide.runner.models import RunModels
 
 
@@ -22,9 +23,9 @@ def test_final_hash_from_the_trace_is_the_played_worlds() -> None:
             ctx = EpisodeContext(episode_id="t", task=task, lineup=parse_lineup("reference"),
                                  seed=0, trace=trace, model_factory=RunModels(),
                                  condition=condition)
-            episode = Episode(ctx, task, parse_options({}))
+            episode = Episode(ctx, task, EnvOptions())
             asyncio.run(episode.run())
             assert final_hash(task, trace.events) == episode.world.state_hash()
             writes += sum(1 for e in trace.events if isinstance(e, EnvEvent)
-                          and e.name == "tool_executed" and e.data["kind"] == "write")
+                          and e.name == "tool_executed" and e.data.kind == "write")
     assert writes > 0  # some episodes did change the world

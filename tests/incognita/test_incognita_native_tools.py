@@ -40,7 +40,7 @@ def test_skilled_mock_solves_a_card_through_tool_calls(tool_mode: str) -> None:
     assert [c.completion["tool_calls"][0]["name"] for c in made if c.completion] == gold
     assert all(c.completion and c.completion["tool_mode"] == tool_mode for c in calls)
     assert all(c.completion and c.completion["text"] == "" for c in made)
-    executed = [e.data["tool"] for e in episode.env("tool_executed")]
+    executed = [e.data.tool for e in episode.env("tool_executed")]
     assert executed == gold
     if tool_mode == "native":  # the calls and their results went back as function turns
         last = calls[-1].messages
