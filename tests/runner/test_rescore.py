@@ -76,11 +76,19 @@ def judge_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
     return json.dumps(verdict)
 
 
+def broken_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
+    """A model whose every call fails: its episodes end with status error."""
+    raise RuntimeError("rs-broken always fails")
+
+
 @pytest.fixture(autouse=True)
 def mocks() -> Iterator[None]:
     register_mock("rs-agent", lambda **_: MockModel(agent_reply, name="rs-agent"), replace=True)
     register_mock("rs-judge", lambda **_: MockModel(judge_reply, name="rs-judge"), replace=True)
+    register_mock("rs-broken", lambda **_: MockModel(broken_reply, name="rs-broken"),
+                  replace=True)
     yield
+    unregister_mock("rs-broken")
     unregister_mock("rs-agent")
     unregister_mock("rs-judge")
 
@@ -119,7 +127,7 @@ SOTOPIA = {"limit": 2, "lineups": ["mock/rs-agent:basic"]}
 def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_calls(
     tmp_path: Path,
 ) -> None:
-    source = _run(tmp_path / "run", "sotopia-tom", **SOTOPIA)
+    source = _run(tmp_path / "run", "sotopia-tom", roles={"judge": "reference"}, **SOTOPIA)
     before = _files(source)
     played = CALLS["rs-agent"]
     assert played > 0 and CALLS["rs-judge"] == 0
@@ -150,7 +158,7 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     judge_calls = [e for e in new.model_calls() if e.purpose.startswith("judge-")]
     assert judge_calls and new.events.index(marker) < new.events.index(judge_calls[0])
     record = json.loads((tmp_path / "new" / RECORD).read_text())
-    assert record["roles_before"] == {} and record["roles_after"] == {"judge": "mock/rs-judge"}
+    assert record["roles_before"] == {"judge": "reference"} and record["roles_after"] == {"judge": "mock/rs-judge"}
     assert record["source"] == str(source.resolve())
 
     # the rescored directory is a run made with the new judge: resuming there reuses it all
@@ -197,8 +205,8 @@ def test_rescore_with_the_same_judge_reproduces_every_table_byte_for_byte(
 
 
 def test_failed_episodes_stay_failed(tmp_path: Path) -> None:
-    source = _run(tmp_path / "run", "sotopia-tom", limit=1,
-                  lineups=["reference", "mock/rs-no-such-mock"])
+    source = _run(tmp_path / "run", "sotopia-tom", limit=1, roles={"judge": "reference"},
+                  lineups=["reference", "mock/rs-broken"])
     failed = [r for r in read_csv(source / "results.csv") if r["status"] == "error"]
     assert len(failed) == 1
     summary = rescore_run(source, roles={"judge": "mock/rs-judge"}, out=tmp_path / "new")

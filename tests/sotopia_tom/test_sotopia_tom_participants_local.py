@@ -25,6 +25,7 @@ def test_basic_strategy_with_smollm2_offline() -> None:
         scenario,
         "local/smollm2:basic,reference,reference",
         model_factory=RunModels(options={"n_threads": 2}),
+        roles={"judge": "reference"},  # scores typed payloads only: enough for this smoke test
         options={"max_turns": 6, "max_tokens": 48, "repair_attempts": 1},
     )
     result = capture.result

@@ -18,7 +18,7 @@ def request_payload(
     """The JSON-able content of a request; `model` is included when given."""
     payload: dict[str, Any] = {
         "messages": [m.model_dump(mode="json") for m in messages],
-        "config": config.model_dump(mode="json", exclude=_unset_sampling(config)),
+        "config": config.model_dump(mode="json"),
     }
     if model is not None:
         payload["model"] = model
@@ -36,12 +36,3 @@ def request_key(
         separators=(",", ":"),
     )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-_OPTIONAL = ("top_p", "reasoning_effort")
-"""Settings added after keys were first stored: left out while unset, so every earlier
-cache entry and recorded call keeps its key."""
-
-
-def _unset_sampling(config: GenerateConfig) -> set[str]:
-    return {name for name in _OPTIONAL if getattr(config, name) is None}

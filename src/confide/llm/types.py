@@ -30,8 +30,9 @@ or a reply by a llama.cpp grammar ("grammar", `local/`)."""
 
 
 def _compact(handler: SerializerFunctionWrapHandler, value: Any, *optional: str) -> Any:
-    """The model's dump without the `optional` fields left empty, so requests without
-    tools dump (and hash, cache and trace) exactly as before tools existed."""
+    """The model's dump without the `optional` fields left empty, so a request that does
+    not use a field added later (sampling settings, tools) dumps, hashes, caches and traces
+    exactly as before that field existed."""
     data = handler(value)
     for key in optional:
         if key in data and not data[key]:
@@ -123,7 +124,7 @@ class GenerateConfig(BaseModel, frozen=True):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _compact(handler, self, "tools", "logprobs")
+        return _compact(handler, self, "top_p", "reasoning_effort", "tools", "logprobs")
 
 
 class Usage(BaseModel):
