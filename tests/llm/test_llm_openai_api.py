@@ -448,6 +448,18 @@ def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
     assert provider_of(get_model("openai/gpt-5"))._api_key.reveal() == KEY
 
 
+async def test_default_timeout_outlasts_a_long_prompt_on_a_cpu_server() -> None:
+    """Issue 20, seen against llama.cpp on two busy cores: one 1774-token CalBench prompt
+    took 106 s, so a 60 s default timed out five times (the server kept computing each
+    abandoned request) and the episode ended in error. The default is the SDK's 600 s,
+    and it is what the client is built with."""
+    endpoint = provider_of(get_model("openai-api/x", base_url="http://127.0.0.1:1/v1"))
+    assert endpoint.timeout_s == 600.0
+    assert endpoint._client().timeout == 600.0
+    fast = provider_of(get_model("openai-api/x", base_url="http://127.0.0.1:1/v1", timeout_s=5))
+    assert fast.timeout_s == 5.0 and fast._client().timeout == 5.0
+
+
 def test_unknown_option_is_rejected() -> None:
     from confide.llm import ModelSpecError
 

@@ -230,3 +230,24 @@ def test_roles_a_model_lineup_must_bind_are_declared_per_benchmark() -> None:
     assert declared_problems(strict, bound) == []
     judge = get_benchmark("sotopia-tom").role("judge")
     assert judge is not None and judge.llm_lineup_needs_binding
+
+
+def test_a_short_key_is_warned_once_at_preflight_and_is_no_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Issue 20.3: a one-character key cannot be redacted safely; the preflight says so once
+    (although a seat and a role both use the model) and the run is not refused for it."""
+    import confide.llm.providers.openai_api as openai_api
+
+    monkeypatch.setattr(openai_api, "_warned", set())
+    monkeypatch.setenv("CONFIDE_OPENAI_API_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("CONFIDE_OPENAI_API_KEY", "x")
+    args = ["sotopia-tom", "--limit", "1", "--lineup", "openai-api/smollm2",
+            "--role", "judge=openai-api/smollm2", "--dry-run"]
+    with caplog.at_level("WARNING", logger="confide"):
+        code, err, _ = run_cli(args, tmp_path / "run", capsys, monkeypatch)
+    assert code == 0, err
+    warnings = [r.getMessage() for r in caplog.records if "API key" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "openai-api/smollm2" in warnings[0] and "1 character(s) long" in warnings[0]

@@ -112,6 +112,8 @@ def test_a_run_applies_records_and_resolves(tmp_path: Path) -> None:
     assert header.versions["python"] == platform.python_version()
     assert "pydantic" in header.versions and "confide" in header.versions
     assert header.config["host"]["cpu_count"] == os.cpu_count()
+    # a local episode has no worker placement (the run metadata once landed there)
+    assert "placement" not in header.config
     run = json.loads((out / "run.json").read_text())
     assert run["versions"] == header.versions
     assert run["cpu_count"] == os.cpu_count() and run["started_at"].endswith("Z")

@@ -175,7 +175,7 @@ async def _run_locked(
 
     async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:
         return await run_episode(
-            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta
+            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta=meta
         )
 
     play: Callable[[EpisodePlan], Awaitable[EpisodeEnd | None]] = play_here

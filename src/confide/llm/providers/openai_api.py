@@ -9,7 +9,10 @@ CONFIDE_OPENAI_API_BASE_URL (required), key from `api_key` or CONFIDE_OPENAI_API
 a fallback for other endpoints, so it is never sent to a third party by accident.
 
 The client is built with `max_retries=0`: confide's retry wrapper is the one retry
-policy. `timeout_s` (default 60) bounds each request. Response bodies are parsed and
+policy. `timeout_s` (default 600, the SDK's own) bounds each request: a self-hosted server
+on a CPU can take minutes for one long prompt, and a single-slot server (llama.cpp) goes on
+computing a request whose client timed out, so a short timeout re-sends the work behind
+itself and every retry times out too. Response bodies are parsed and
 checked here rather than trusted to the SDK's lenient parsing, so a malformed body is a
 clear transient `bad_response` error. Errors are classified (issue 20): 4xx bodies, and
 5xx bodies that are plainly request validation (llama.cpp's server answers a pydantic
@@ -96,6 +99,8 @@ _VALIDATION = re.compile(
     r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
 )
 _log = logging.getLogger("confide")
+DEFAULT_TIMEOUT_S = 600.0
+"""Seconds a request may take (the openai SDK's default), see the module docstring."""
 _warned: set[str] = set()
 _FIXED_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 _SHOWN_BODY = 120
@@ -189,7 +194,7 @@ class OpenAIChatModel:
         *,
         base_url: str,
         api_key: str,
-        timeout_s: float = 60.0,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
         structured_output: StructuredOutput | None = None,
         max_tokens: int | None = None,
         tool_calls: ToolMode | None = None,
@@ -481,7 +486,7 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
         spec,
         base_url=str(base_url),
         api_key=str(api_key),
-        timeout_s=float(options.get("timeout_s", 60.0)),
+        timeout_s=float(options.get("timeout_s", DEFAULT_TIMEOUT_S)),
         structured_output=options.get("structured_output"),
         max_tokens=None if options.get("max_tokens") is None else int(options["max_tokens"]),
         tool_calls=options.get("tool_calls"),
