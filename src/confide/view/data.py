@@ -29,6 +29,7 @@ from confide.errors import ConfideError
 from confide.registry import get_benchmark
 from confide.view.episodes import number, read_rows
 from confide.view.leaks import LEAK_COLUMN, leak_markers
+from confide.view.perspective import desk_data, exposures
 
 
 @dataclass
@@ -122,6 +123,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
     events = [_event(i, e, names) for i, e in enumerate(trace.events)]
     footer = trace.footer
     private = run.private_state.get(trace.header.scenario_id, {})
+    desks = desk_data(trace, names)
+    received = exposures(trace, names, private)
     return {
         "run": run.index,
         "id": trace.header.episode_id,
@@ -130,7 +133,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
         "participants": names,
         "events": events,
         "markers": [m.as_json() for m in leak_markers(trace, run.evidence.get(episode_id, []))],
-        "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n)}
+        "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n),
+                        "desk": desks.get(n), "received": received[n]}
                     for n in names},
         "footer": footer.model_dump(mode="json") if footer is not None else None,
     }
