@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from confide.core.trace import MessageDelivered, find_trace, read_trace
+from confide.core.trace import MessageDelivered, ScoringStart, find_trace, read_trace
 from confide.core.trace_view import visible
 from confide.errors import ConfideError
 from confide.view import Site, serve_in_thread, write_bundle
@@ -125,6 +125,7 @@ def test_incognita_desk_data_is_what_each_desk_held(incognita_social: Path) -> N
     episode = first_episode(site)
     trace = read_trace(find_trace(incognita_social / "traces", episode["id"]))
     setup = trace.of(ev.EpisodeSetup)[0]
+    assert trace.of(ScoringStart)  # judged scoring marks its start; the reader must accept it
     private = episode["private"]
     roles = {n: (private[n]["desk"] or {}).get("role") for n in private}
     assert roles["USER"] == "customer" and roles["AGENT"] == "agent"

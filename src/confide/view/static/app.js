@@ -125,22 +125,26 @@ function renderRuns(main) {
   main.append(grid);
 }
 
-/* Several runs side by side: every headline row of every run in one table, columns merged
-   by name (a blank cell: that run has no such column). */
+/* Several runs side by side: per benchmark, the headline rows of its runs in one table,
+   columns merged by name (a blank cell: that run has no such column). */
 function compareRuns() {
-  const names = [];
-  for (const run of state.index.runs) for (const c of run.headline.columns) if (!names.includes(c)) names.push(c);
-  const rows = state.index.runs.flatMap((run) => run.headline.rows.map((r) => ({
-    run: run.name, benchmark: run.benchmark,
-    ...Object.fromEntries(run.headline.columns.map((c, i) => [c, r[i]])) })));
-  const bench = state.index.runs[0].benchmark;
-  const columns = [{ key: "run", label: "run", id: true }, { key: "benchmark", label: "benchmark" },
-    ...names.map((c) => ({ key: c, label: c, title: columnTitle(bench, c),
-                           num: rows.some((r) => isNum(r[c])) && rows.every((r) => isNum(r[c]) || !r[c]) }))];
-  return el("section", { class: "card compare", id: "compare" },
+  const section = el("section", { class: "card compare", id: "compare" },
     el("h2", { text: `Compare ${state.index.runs.length} runs` }),
-    el("p", { class: "note", text: "The headline rows of every run in one table; columns are matched by name." }),
-    table(columns, rows, { class: "compare-table" }));
+    el("p", { class: "note", text: "Per benchmark, the headline rows of its runs in one table; columns are matched by name." }));
+  const benchmarks = [...new Set(state.index.runs.map((r) => r.benchmark))];
+  for (const bench of benchmarks) {
+    const runs = state.index.runs.filter((r) => r.benchmark === bench);
+    const names = [];
+    for (const run of runs) for (const c of run.headline.columns) if (!names.includes(c)) names.push(c);
+    const rows = runs.flatMap((run) => run.headline.rows.map((r) => ({
+      run: run.name, ...Object.fromEntries(run.headline.columns.map((c, i) => [c, r[i]])) })));
+    const columns = [{ key: "run", label: "run", id: true },
+      ...names.map((c) => ({ key: c, label: c, title: columnTitle(bench, c),
+                             num: rows.some((r) => isNum(r[c])) && rows.every((r) => isNum(r[c]) || !r[c]) }))];
+    section.append(el("h3", { text: `${bench} (${runs.length} run${runs.length > 1 ? "s" : ""})` }),
+      table(columns, rows, { class: "compare-table" }));
+  }
+  return section;
 }
 
 /* -- Episodes ---------------------------------------------------------------------- */
@@ -361,7 +365,6 @@ function drawEpisode(main, ep, params) {
         el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: r.event }), "data-event": r.event, text: r.owner }), ": ", r.item)))
         : el("p", { class: "note", text: "None." })));
   }
-  aside.append(whoSawWhat(ep, view));
   aside.append(el("div", { class: "card markers" }, el("h2", { text: `Leak events (${ep.markers.length})` }),
     ep.markers.length ? el("ul", {}, ep.markers.map((m) => el("li", {},
       el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label)))
@@ -375,7 +378,7 @@ function drawEpisode(main, ep, params) {
       (f.rows || []).length ? el("details", {}, el("summary", { text: `result rows (${f.rows.length})` }),
         table(Object.keys(f.rows[0]).map((k) => ({ key: k, label: k, num: isNum(f.rows[0][k]) })), f.rows)) : null));
   }
-  main.append(el("div", { class: "layout" }, transcript, aside));
+  main.append(whoSawWhat(ep, view) || "", el("div", { class: "layout" }, transcript, aside));
   if (mark !== null && mark !== "") {
     const target = document.getElementById(`ev-${mark}`);
     if (target) { target.classList.add("highlight"); target.scrollIntoView({ block: "center" }); }
