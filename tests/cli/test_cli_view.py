@@ -60,7 +60,8 @@ def test_view_serves_its_url_and_stops_on_ctrl_c(tiny_runs: dict[str, Path]) -> 
         runs_json = _payload(index)["runs"]
         assert status == 200 and isinstance(runs_json, list)
         assert [r["benchmark"] for r in runs_json] == ["calbench", "incognita"]
-        episode_id = runs_json[1]["episodes"][0]["episode_id"]
+        table = runs_json[1]["episodes"]
+        episode_id = table["rows"][0][table["columns"].index("episode_id")]
         status, episode = _get(base + f"data/episodes/1/{episode_id}.js")
         assert status == 200 and _payload(episode)["id"] == episode_id
         status, body = _get(base + "data/episodes/1/no-such-episode.js")

@@ -65,7 +65,14 @@ function route() {
 }
 window.addEventListener("hashchange", route);
 
-window.confideIndex = function (data) { state.index = data; route(); };
+window.confideIndex = function (data) {
+  for (const run of data.runs) {  /* columns + row lists back to one object per row */
+    const { columns, rows } = run.episodes;
+    run.episodes = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
+  }
+  state.index = data;
+  route();
+};
 window.confideEpisode = function (data) {
   state.episodes[`${data.run}/${data.id}`] = data;
   (state.pending[`${data.run}/${data.id}`] || []).forEach((f) => f(data));
