@@ -69,7 +69,7 @@ def test_view_serves_its_url_and_stops_on_ctrl_c(tiny_runs: dict[str, Path]) -> 
         assert _get(base + "../results.csv")[0] == 404
     finally:
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "Traceback" not in err
     with pytest.raises(OSError), socket.create_connection(("127.0.0.1", port), timeout=2):
