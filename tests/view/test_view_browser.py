@@ -270,3 +270,39 @@ def test_several_runs_are_compared_in_one_table(browser: Browser, served: str) -
                                            ("incognita-social0", "social")]
     browser.shot("served-compare-runs")
     assert browser.errors == []
+
+
+def test_episodes_are_paged_200_at_a_time(
+    browser: Browser, tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    import csv
+
+    run = tmp_path / "big"
+    shutil.copytree(tiny_runs["calbench"], run)
+    with (run / "results.csv").open(newline="", encoding="utf-8") as handle:
+        template = next(csv.DictReader(handle))
+    rows = [{**template, "episode_id": f"ep{i:03d}"} for i in range(450)]
+    with (run / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(template))
+        writer.writeheader()
+        writer.writerows(rows)
+    server, url = serve_in_thread([run])
+    try:
+        page = browser.page
+        page.goto(url + "index.html#/episodes?run=0")
+        page.wait_for_selector("a.episode-link")
+        assert page.locator("a.episode-link").count() == 200
+        assert "page 1 of 3" in page.locator(".pager").inner_text()
+        page.locator(".pager a.next").click()
+        page.wait_for_selector("text=page 2 of 3")
+        assert page.locator("a.episode-link").first.inner_text() == "ep200"
+        page.locator(".pager a.next").click()
+        page.wait_for_selector("text=page 3 of 3")
+        assert page.locator("a.episode-link").count() == 50
+        assert page.locator(".pager a.next").count() == 0
+        page.select_option("select[name=seat]", template["seat"])  # a filter starts over
+        page.wait_for_selector("text=page 1 of 3")
+        assert browser.errors == []
+    finally:
+        server.shutdown()
+        server.server_close()
