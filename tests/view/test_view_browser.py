@@ -47,6 +47,7 @@ class Browser:
 
     def shot(self, name: str) -> None:
         SHOTS.mkdir(parents=True, exist_ok=True)
+        self.page.evaluate("window.scrollTo(0, 0)")  # the sticky header stays on top
         self.page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
@@ -71,9 +72,10 @@ def browser(chromium: Any) -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def served(tiny_runs: dict[str, Path]) -> Iterator[str]:
+def served(tiny_runs: dict[str, Path], incognita_social: Path) -> Iterator[str]:
     server, url = serve_in_thread(
-        [tiny_runs[b] for b in ("calbench", "sotopia-tom", "incognita", "demo")]
+        [*(tiny_runs[b] for b in ("calbench", "sotopia-tom", "incognita", "demo")),
+         incognita_social]
     )
     yield url + "index.html"
     server.shutdown()
@@ -209,6 +211,98 @@ def test_viewer_shows_planted_markup_as_text(
         page.wait_for_selector(".event.message")
         assert page.locator(".event.message .text").first.inner_text() == payload
         assert page.locator("main img").count() == 0 and browser.dialogs == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_incognita_desk_perspective_shows_its_calls_and_who_saw_what(
+    browser: Browser, served: str, incognita_social: Path
+) -> None:
+    from confide.core.trace import find_trace, read_trace
+    from confide.envs.incognita.events import ToolExecuted
+
+    site = Site([incognita_social])
+    episode_id = site.runs[0].rows[0]["episode_id"]
+    trace = read_trace(find_trace(incognita_social / "traces", episode_id))
+    desk = trace.of(ToolExecuted)[0].seat
+    assert desk is not None
+    page = browser.page
+    page.goto(served + f"#/episode/4/{episode_id}")
+    page.wait_for_selector(".who-saw-what")
+    # the customer's private items: the agent saw them, the desk did not
+    header = [t.strip() for t in page.locator(".who-saw-what th").all_inner_texts()]
+    rows = page.locator(".who-saw-what tbody tr")
+    assert rows.count() > 0
+    cells = rows.first.locator("td")
+    assert cells.nth(header.index("AGENT")).inner_text() == "saw"
+    assert cells.nth(header.index(desk)).inner_text() == ""
+    page.select_option("#perspective", desk)
+    page.wait_for_selector(".desk-calls")
+    assert "cancel_pending_order" in page.locator(".desk-calls").inner_text()
+    assert page.locator(".private h3").first.inner_text().startswith("Desk data (role ")
+    link = page.locator(".desk-calls a").first
+    event = link.get_attribute("data-event")
+    link.click()
+    page.wait_for_selector(f"#ev-{event}.highlight")
+    assert page.locator(f"#ev-{event}").get_attribute("data-name") == "tool_executed"
+    browser.shot("served-incognita-desk")
+    page.select_option("#perspective", "USER")
+    page.wait_for_selector(".desk-releases")
+    assert "released" in page.locator(".desk-releases").inner_text()
+    assert browser.errors == []
+
+
+def test_several_runs_are_compared_in_one_table(browser: Browser, served: str) -> None:
+    page = browser.page
+    page.goto(served)
+    page.wait_for_selector("#compare")
+    assert page.locator("section.run").count() == 5
+    assert page.locator("#compare h3").all_inner_texts() == [
+        "calbench (1 run)", "sotopia-tom (1 run)", "incognita (2 runs)", "demo (1 run)"]
+    incognita = page.locator("#compare table").nth(2)
+    # both Incognita runs in one table, one row each, under the same columns
+    assert [c.strip() for c in incognita.locator("th").all_inner_texts()][:3] == [
+        "run", "participant", "condition"]
+    rows = [[c.strip() for c in r.locator("td").all_inner_texts()]
+            for r in incognita.locator("tbody tr").all()]
+    assert [(r[0], r[2]) for r in rows] == [("incognita", "direct"),
+                                           ("incognita-social0", "social")]
+    browser.shot("served-compare-runs")
+    assert browser.errors == []
+
+
+def test_episodes_are_paged_200_at_a_time(
+    browser: Browser, tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    import csv
+
+    run = tmp_path / "big"
+    shutil.copytree(tiny_runs["calbench"], run)
+    with (run / "results.csv").open(newline="", encoding="utf-8") as handle:
+        template = next(csv.DictReader(handle))
+    rows = [{**template, "episode_id": f"ep{i:03d}"} for i in range(450)]
+    with (run / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(template))
+        writer.writeheader()
+        writer.writerows(rows)
+    server, url = serve_in_thread([run])
+    try:
+        page = browser.page
+        page.goto(url + "index.html#/episodes?run=0")
+        page.wait_for_selector("a.episode-link")
+        assert page.locator("a.episode-link").count() == 200
+        assert "page 1 of 3" in page.locator(".pager").inner_text()
+        page.locator(".pager a.next").click()
+        page.wait_for_selector("text=page 2 of 3")
+        assert page.locator("a.episode-link").first.inner_text() == "ep200"
+        page.locator(".pager a.next").click()
+        page.wait_for_selector("text=page 3 of 3")
+        assert page.locator("a.episode-link").count() == 50
+        assert page.locator(".pager a.next").count() == 0
+        page.select_option("select[name=seat]", template["seat"])  # a filter starts over
+        page.wait_for_selector("text=page 1 of 3")
+        assert browser.errors == []
     finally:
         server.shutdown()
         server.server_close()

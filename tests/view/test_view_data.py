@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from confide.core.trace import MessageDelivered, read_trace
+from confide.core.trace import MessageDelivered, ScoringStart, find_trace, read_trace
 from confide.core.trace_view import visible
 from confide.errors import ConfideError
 from confide.view import Site, serve_in_thread, write_bundle
@@ -56,7 +56,9 @@ def test_leak_markers_point_at_the_causing_message(
     for marker in markers:
         assert episode["events"][marker["event"]]["kind"] == "message"
     summary = load(site, "data/index.js")["runs"][0]
-    assert any(int(r["leak_events"]) > 0 for r in summary["episodes"])
+    table = summary["episodes"]
+    leaks = table["columns"].index("leak_events")
+    assert any(int(r[leaks]) > 0 for r in table["rows"])
 
 
 def test_private_state_is_the_benchmarks_private_markers(tiny_runs: dict[str, Path]) -> None:
@@ -116,3 +118,52 @@ def test_glossary_defines_every_headline_column(tiny_runs: dict[str, Path]) -> N
 
 _LABEL_COLUMNS = {"Setting", "Method", "Condition", "model", "strategy", "episodes",
                   "participant", "condition"}
+
+
+def test_incognita_desk_data_is_what_each_desk_held(incognita_social: Path) -> None:
+    from confide.envs.incognita import events as ev
+
+    site = Site([incognita_social])
+    episode = first_episode(site)
+    trace = read_trace(find_trace(incognita_social / "traces", episode["id"]))
+    setup = trace.of(ev.EpisodeSetup)[0]
+    assert trace.of(ScoringStart)  # judged scoring marks its start; the reader must accept it
+    private = episode["private"]
+    roles = {n: (private[n]["desk"] or {}).get("role") for n in private}
+    assert roles["USER"] == "customer" and roles["AGENT"] == "agent"
+    desks = {n for n, role in roles.items() if role not in (None, "agent", "customer")}
+    # every desk that took part, with the role the setup gave it
+    assert desks == set(setup.data.desk_roles) & set(episode["participants"])
+    assert len(desks) >= 5
+    for desk in desks:
+        assert private[desk]["desk"]["role"] == setup.data.desk_roles[desk]
+    executed = trace.of(ev.ToolExecuted)
+    assert executed, "the social condition's cancellation runs a tool at one desk"
+    for name, view in private.items():
+        desk = view["desk"] or {"calls": [], "releases": []}
+        mine = [e for e in executed if e.seat == name]
+        assert [c["tool"] for c in desk["calls"]] == [e.data.tool for e in mine]
+        for call in desk["calls"]:  # each call links to a record only that desk saw
+            assert episode["events"][call["event"]]["seen"] == [name]
+        releases = [e.data.field for e in trace.of(ev.GateRelease) if e.seat == name]
+        assert [r["field"] for r in desk["releases"]] == releases
+    owner = executed[0].seat
+    assert set(private[owner]["desk"]["tools"]) >= {executed[0].data.tool}
+
+
+def test_received_items_are_the_first_visible_events_carrying_them(
+    incognita_social: Path,
+) -> None:
+    site = Site([incognita_social])
+    episode = first_episode(site)
+    customer_items = episode["private"]["USER"]["items"]
+    assert customer_items
+    for name, view in episode["private"].items():
+        for item in customer_items if name != "USER" else []:
+            carrying = [e["i"] for e in episode["events"]
+                        if e["kind"] == "message" and name in e["seen"]
+                        and item.casefold() in (e["text"] or "").casefold()]
+            got = [r["event"] for r in view["received"] if r["item"] == item]
+            assert got == carrying[:1], (name, item)
+    # the customer told the agent its reasons; no desk heard them in this episode
+    assert {r["item"] for r in episode["private"]["AGENT"]["received"]} == set(customer_items)

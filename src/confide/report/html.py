@@ -209,7 +209,7 @@ def _resolved(experiment: dict[str, Any], episodes: list[Episode]) -> list[tuple
 def _leak_counts(run_dir: Path) -> dict[str, int]:
     """Episode id -> leak events, counted as the viewer counts them (view.leaks)."""
     return {r.get("episode_id", ""): int(r["leak_events"])
-            for r in RunData(run_dir, 0).summary()["episodes"]}
+            for r in RunData(run_dir, 0).episode_rows()}
 
 
 def _notable(

@@ -29,6 +29,7 @@ from confide.errors import ConfideError
 from confide.registry import get_benchmark
 from confide.view.episodes import number, read_rows
 from confide.view.leaks import LEAK_COLUMN, leak_markers
+from confide.view.perspective import desk_data, exposures
 
 
 @dataclass
@@ -80,13 +81,8 @@ class RunData:
             with (self.path / "summary.csv").open(newline="", encoding="utf-8") as handle:
                 grid = list(csv.reader(handle))
             table = {"columns": grid[0] if grid else [], "rows": grid[1:]}
-        leak = LEAK_COLUMN.get(self.benchmark)
-        rows = []
-        for row in self.rows:
-            count = len(self.evidence.get(row.get("episode_id", ""), [])) \
-                if leak == "belief_updates" \
-                else number(row.get(leak or "", "")) or 0
-            rows.append({**row, "leak_events": str(int(count))})
+        rows = self.episode_rows()
+        names = list(dict.fromkeys(k for row in rows for k in row))
         exp = self.experiment
         return {
             "index": self.index,
@@ -98,8 +94,22 @@ class RunData:
             "lineups": sorted({r.get("lineup", "") for r in self.rows}),
             "conditions": sorted({r.get("condition", "") for r in self.rows}),
             "headline": table,
-            "episodes": rows,
+            # one list per row under shared column names: a third of the size of one
+            # object per row, which matters for a 1,080-episode run's index
+            "episodes": {"columns": names, "rows": [[r.get(k, "") for k in names] for r in rows]},
         }
+
+    def episode_rows(self) -> list[dict[str, str]]:
+        """results.csv's rows, each with `leak_events`: the episode's leak count (belief
+        updates for CalBench, the benchmark's LEAK_COLUMN elsewhere)."""
+        leak = LEAK_COLUMN.get(self.benchmark)
+        rows = []
+        for row in self.rows:
+            count = len(self.evidence.get(row.get("episode_id", ""), [])) \
+                if leak == "belief_updates" \
+                else number(row.get(leak or "", "")) or 0
+            rows.append({**row, "leak_events": str(int(count))})
+        return rows
 
     @cached_property
     def private_state(self) -> dict[str, dict[str, list[str]]]:
@@ -122,6 +132,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
     events = [_event(i, e, names) for i, e in enumerate(trace.events)]
     footer = trace.footer
     private = run.private_state.get(trace.header.scenario_id, {})
+    desks = desk_data(trace, names)
+    received = exposures(trace, names, private)
     return {
         "run": run.index,
         "id": trace.header.episode_id,
@@ -130,7 +142,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
         "participants": names,
         "events": events,
         "markers": [m.as_json() for m in leak_markers(trace, run.evidence.get(episode_id, []))],
-        "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n)}
+        "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n),
+                        "desk": desks.get(n), "received": received[n]}
                     for n in names},
         "footer": footer.model_dump(mode="json") if footer is not None else None,
     }

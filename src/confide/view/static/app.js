@@ -65,7 +65,14 @@ function route() {
 }
 window.addEventListener("hashchange", route);
 
-window.confideIndex = function (data) { state.index = data; route(); };
+window.confideIndex = function (data) {
+  for (const run of data.runs) {  /* columns + row lists back to one object per row */
+    const { columns, rows } = run.episodes;
+    run.episodes = rows.map((r) => Object.fromEntries(columns.map((c, i) => [c, r[i]])));
+  }
+  state.index = data;
+  route();
+};
 window.confideEpisode = function (data) {
   state.episodes[`${data.run}/${data.id}`] = data;
   (state.pending[`${data.run}/${data.id}`] || []).forEach((f) => f(data));
@@ -121,10 +128,34 @@ function renderRuns(main) {
          failed.size ? [" · ", el("a", { href: hashFor("/episodes", { run: run.index, failed: 1 }), text: "failed only" })] : null),
       el("details", {}, el("summary", { text: "Experiment (resolved)" }), el("pre", { text: run.experiment }))));
   }
+  if (state.index.runs.length > 1) main.append(compareRuns());
   main.append(grid);
 }
 
+/* Several runs side by side: per benchmark, the headline rows of its runs in one table,
+   columns merged by name (a blank cell: that run has no such column). */
+function compareRuns() {
+  const section = el("section", { class: "card compare", id: "compare" },
+    el("h2", { text: `Compare ${state.index.runs.length} runs` }),
+    el("p", { class: "note", text: "Per benchmark, the headline rows of its runs in one table; columns are matched by name." }));
+  const benchmarks = [...new Set(state.index.runs.map((r) => r.benchmark))];
+  for (const bench of benchmarks) {
+    const runs = state.index.runs.filter((r) => r.benchmark === bench);
+    const names = [];
+    for (const run of runs) for (const c of run.headline.columns) if (!names.includes(c)) names.push(c);
+    const rows = runs.flatMap((run) => run.headline.rows.map((r) => ({
+      run: run.name, ...Object.fromEntries(run.headline.columns.map((c, i) => [c, r[i]])) })));
+    const columns = [{ key: "run", label: "run", id: true },
+      ...names.map((c) => ({ key: c, label: c, title: columnTitle(bench, c),
+                             num: rows.some((r) => isNum(r[c])) && rows.every((r) => isNum(r[c]) || !r[c]) }))];
+    section.append(el("h3", { text: `${bench} (${runs.length} run${runs.length > 1 ? "s" : ""})` }),
+      table(columns, rows, { class: "compare-table" }));
+  }
+  return section;
+}
+
 /* -- Episodes ---------------------------------------------------------------------- */
+const PAGE = 200; /* episode rows per page: a 1,080-episode run stays quick to draw */
 const KEY_COLUMNS = ["episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status", "seat", "participant", "error"];
 function whereHolds(expr, row) {
   const m = /^\s*([^<>=!\s]+)\s*(<=|>=|!=|==|=|<|>)\s*(\S+)\s*$/.exec(expr);
@@ -171,7 +202,9 @@ function renderEpisodes(main, params) {
       return sign * String(x ?? "").localeCompare(String(y ?? ""));
     });
   }
-  const shown = rows.slice(0, 1000);
+  const pages = Math.max(1, Math.ceil(rows.length / PAGE));
+  const page = Math.min(Math.max(1, Number(params.get("page") || 1)), pages);
+  const shown = rows.slice((page - 1) * PAGE, page * PAGE);
   const columns = [
     { key: "episode_id", label: "episode", id: true, render: (r) => el("a", { href: episodeHash(run.index, r.episode_id, r.seat ? { as: r.seat } : {}), class: "episode-link", text: short(r.episode_id, 48) }) },
     { key: "task_id", label: "task", id: true }, { key: "lineup", label: "lineup" },
@@ -180,7 +213,12 @@ function renderEpisodes(main, params) {
     { key: "leak_events", label: "leaks", num: true, title: "Leak events in the episode (belief updates, CPV violations or gate releases)" },
     ...metricCols.map((k) => ({ key: k, label: k, num: true, title: columnTitle(run.benchmark, k) })),
   ];
-  main.append(el("p", { class: "note", id: "episode-count", text: `${rows.length} of ${run.episodes.length} rows (one per episode and seat)` + (rows.length > shown.length ? `; first ${shown.length} shown` : "") }),
+  const pager = pages > 1 ? el("p", { class: "pager" },
+    page > 1 ? el("a", { href: hashFor("/episodes", { ...f, run: run.index, page: page - 1 }), class: "prev", text: "← previous" }) : null,
+    ` page ${page} of ${pages} `,
+    page < pages ? el("a", { href: hashFor("/episodes", { ...f, run: run.index, page: page + 1 }), class: "next", text: "next →" }) : null) : null;
+  main.append(el("p", { class: "note", id: "episode-count", text: `${rows.length} of ${run.episodes.length} rows (one per episode and seat)` + (pages > 1 ? `; rows ${(page - 1) * PAGE + 1}-${(page - 1) * PAGE + shown.length} shown` : "") }),
+    pager,
     el("div", { class: "card" }, table(columns, shown, {
       class: "episodes", sort: f.sort, asc: !f.desc,
       onSort: (k) => update({ sort: k, desc: f.sort === k && !f.desc ? "1" : "" }) })));
@@ -257,6 +295,39 @@ function eventNode(ev, ep, marks, view) {
   return el("div", attrs, `[${ev.kind}]`);
 }
 
+/* Incognita desk data of one participant: role, tools, the calls it ran, gate releases. */
+function deskCard(ep, view, desk) {
+  if (!desk) return null;
+  const link = (i, text) => el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: i }), "data-event": i, text });
+  return el("div", { class: "desk" },
+    el("h3", { text: "Desk data" + (desk.role ? ` (role ${desk.role})` : "") }),
+    el("p", { class: "note", text: "tools: " + (desk.tools.join(", ") || "none") }),
+    desk.calls.length ? el("ol", { class: "desk-calls" }, desk.calls.map((c) => el("li", {},
+      link(c.event, c.tool), ` ${JSON.stringify(c.arguments)} → ${c.outcome}`,
+      c.result !== null ? el("details", {}, el("summary", { text: "result it saw" }), el("pre", { text: json(c.result) })) : null)))
+      : el("p", { class: "note", text: "It ran no tool calls." }),
+    desk.releases.length ? el("ul", { class: "desk-releases" }, desk.releases.map((r) => el("li", {},
+      "released ", link(r.event, r.field), ` (asked in message ${r.message_id})`))) : null);
+}
+
+/* Who saw what: every private item, and which participants it reached (first event). */
+function whoSawWhat(ep, view) {
+  const rows = [];
+  for (const [owner, priv] of Object.entries(ep.private)) for (const item of priv.items) rows.push({ owner, item });
+  if (!rows.length) return null;
+  const reached = {};
+  for (const [name, priv] of Object.entries(ep.private)) for (const r of priv.received || []) reached[`${r.owner}\u0000${r.item}\u0000${name}`] = r.event;
+  const columns = [{ key: "owner", label: "owner" }, { key: "item", label: "private item", id: true },
+    ...ep.participants.map((p) => ({ key: p, label: p, render: (row) => {
+      if (p === row.owner) return el("span", { class: "note", text: "own" });
+      const i = reached[`${row.owner}\u0000${row.item}\u0000${p}`];
+      return i === undefined ? "" : el("a", { class: "saw", href: episodeHash(ep.run, ep.id, { as: view, mark: i }), "data-event": i, text: "saw" });
+    } }))];
+  return el("div", { class: "card who-saw-what" }, el("h2", { text: "Who saw what" }),
+    el("p", { class: "note", text: "Each seat's private items and the participants whose delivered messages or records carried them (link: the first such event)." }),
+    table(columns, rows));
+}
+
 function drawEpisode(main, ep, params) {
   const runInfo = state.index.runs[ep.run];
   const asName = params.get("as") || "";
@@ -294,7 +365,12 @@ function drawEpisode(main, ep, params) {
     const priv = ep.private[view] || { items: [], state: {} };
     aside.append(el("div", { class: "card private" }, el("h2", { text: `${view}'s private state` }),
       priv.items.length ? el("ul", {}, priv.items.map((t) => el("li", { text: t }))) : el("p", { class: "note", text: "No private items recorded for this seat." }),
-      Object.entries(priv.state).map(([k, v]) => el("details", { open: true }, el("summary", { text: k + " (last shown to it)" }), el("pre", { text: typeof v === "string" ? v : json(v) })))));
+      Object.entries(priv.state).map(([k, v]) => el("details", { open: true }, el("summary", { text: k + " (last shown to it)" }), el("pre", { text: typeof v === "string" ? v : json(v) }))),
+      deskCard(ep, view, priv.desk),
+      el("h3", { text: `Others' private items it received (${(priv.received || []).length})` }),
+      (priv.received || []).length ? el("ul", { class: "received" }, priv.received.map((r) => el("li", {},
+        el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: r.event }), "data-event": r.event, text: r.owner }), ": ", r.item)))
+        : el("p", { class: "note", text: "None." })));
   }
   aside.append(el("div", { class: "card markers" }, el("h2", { text: `Leak events (${ep.markers.length})` }),
     ep.markers.length ? el("ul", {}, ep.markers.map((m) => el("li", {},
@@ -309,7 +385,7 @@ function drawEpisode(main, ep, params) {
       (f.rows || []).length ? el("details", {}, el("summary", { text: `result rows (${f.rows.length})` }),
         table(Object.keys(f.rows[0]).map((k) => ({ key: k, label: k, num: isNum(f.rows[0][k]) })), f.rows)) : null));
   }
-  main.append(el("div", { class: "layout" }, transcript, aside));
+  main.append(whoSawWhat(ep, view) || "", el("div", { class: "layout" }, transcript, aside));
   if (mark !== null && mark !== "") {
     const target = document.getElementById(`ev-${mark}`);
     if (target) { target.classList.add("highlight"); target.scrollIntoView({ block: "center" }); }
