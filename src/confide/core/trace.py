@@ -203,7 +203,7 @@ TraceEvent = Annotated[
 @functools.cache
 def event_adapter(env_events: tuple[type[EnvEvent], ...] = ()) -> TypeAdapter[TraceEvent]:
     """Parses one event: a core event, or one of `env_events` chosen by its `name`."""
-    members: list[Any] = [EpisodeStart, MessageDelivered, ModelCall, EpisodeEnd]
+    members: list[Any] = [EpisodeStart, MessageDelivered, ModelCall, ScoringStart, EpisodeEnd]
     if len(env_events) == 1:
         members.append(env_events[0])
     elif env_events:
