@@ -409,7 +409,7 @@ def test_generator_values_that_break_the_schema_are_scenario_errors() -> None:
 
 def test_content_words_normalisation() -> None:
     assert content_words("The Venues & their costs") == {"venues", "costs"}
-    assert content_words("The source and number of wolves") == {"source", "number", "wolves"}
+    assert content_words("The origin and count of wolves") == {"origin", "count", "wolves"}
 
 
 def test_same_word_accepts_regular_plurals_only() -> None:

@@ -639,36 +639,28 @@ def test_wolves_is_not_stemmed_and_its_unresolved_name_is_no_rule_violation(
     anchor_report: FileReport,
 ) -> None:
     wolves = _about(anchor_report, "36", "wolves")
-    assert {v.rule for v in wolves} == {Rule.UNRESOLVED_NAME}
-    assert {v.item for v in wolves} == {
-        "The source and number of wolves",
-        "The specific number and age range of the wolves",
-    }
+    assert len(wolves) == 2 and {v.rule for v in wolves} == {Rule.UNRESOLVED_NAME}
     assert not any("wolve'" in v.render() or "wolve " in v.render() for v in wolves)
 
 
 @needs_anchor
 def test_withheld_private_report_is_not_flagged_reachable(anchor_report: FileReport) -> None:
-    # HR Manager labels both complaints private and withholds "the specific wording of the
-    # confidential complaints", a name that matches no single fact: the cannot_know rule
-    # cannot claim the complaint is left unwithheld (scenario 43), nor for the Regulatory
-    # Affairs Manager's FDA meeting notes (scenario 33).
+    # The holders label the items private and withhold them under names that match no
+    # single fact, so the cannot_know rule cannot claim they are left unwithheld.
     for scenario in ("43", "33"):
         assert not [
-            v for v in anchor_report.violations
+            v
+            for v in anchor_report.violations
             if v.scenario_id == scenario and v.rule is Rule.CANNOT_KNOW_UNREACHABLE
         ]
-    assert [v.rule for v in _about(anchor_report, "43", "confidential complaints")] == [
-        Rule.UNRESOLVED_NAME
-    ]
+    assert [v.rule for v in _about(anchor_report, "43", "complaints")] == [Rule.UNRESOLVED_NAME]
 
 
 @needs_anchor
 def test_paraphrased_name_is_not_forced_onto_a_fact(anchor_report: FileReport) -> None:
-    found = _about(anchor_report, "41", "My division's strong revenue numbers")
-    assert [(v.rule, v.agent) for v in found] == [
-        (Rule.UNRESOLVED_NAME, "Head of Enterprise Platforms (Acquiring Company)")
-    ]
+    found = _about(anchor_report, "41", "revenue numbers")
+    assert [v.rule for v in found] == [Rule.UNRESOLVED_NAME]
+    assert found[0].agent is not None and found[0].agent.startswith("Head of Enterprise")
     assert found[0].message.endswith("(no fact matches)")
 
 

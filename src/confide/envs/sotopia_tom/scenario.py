@@ -40,14 +40,14 @@ possessives and short function words); (3) containment: the content words of one
 least two of them, all occur in the other. Two words are the same when they are equal or one
 is a regular plural of the other (`same_word`: +s, +es, y -> ies, f/fe -> ves), generated
 from the singular, never by stripping endings, so "wolves" matches "wolf" but nothing is
-reduced to a non-word like "wolve"; irregular or paraphrased names ("My division's strong
-revenue numbers" for the fact "Division's contribution") stay unresolved rather than being
+reduced to a non-word like "wolve"; irregular or paraphrased names ("Our unit's strong
+sales figures" for a fact "Unit's contribution") stay unresolved rather than being
 forced onto a fact. Within a level the agent's own facts are searched first for
 what_to_share and what_not_to_share, and the other agents' facts first for desired_knowledge
 and cannot_know_knowledge, then all facts. A reference that matches nothing, or several
 facts at the first level that matches, becomes an `UnresolvedReference` on the scenario,
 which the validator reports; it never aborts the import. Scenario ids that repeat within one
-generator file (the public file repeats six) are renamed `ID~2`, `ID~3`, ... so a run can
+generator file (the public one repeats some) are renamed `ID~2`, `ID~3`, ... so a run can
 address each, and `read_scenario_records` reports every renaming as a `DuplicateId` for the
 validator. Agent names are the roles (the generator has no names), list values are joined
 with "; ", and role names in the domain map are matched to agent roles exactly or, failing

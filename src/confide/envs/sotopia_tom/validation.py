@@ -13,8 +13,8 @@ counted separately (`Rule.is_import`):
   every reading of the unresolved entries: a claim that an agent does not list an item in
   a list (what_to_share for goal_shareability, what_not_to_share for
   cannot_know_unreachable) is only made when that agent's list has no unresolved entry,
-  since the entry may name the item (a holder that withholds "the confidential
-  complaints" may well withhold the one complaint that another agent cannot know).
+  since the entry may name the item (a holder that withholds "the private
+  grievances" may well withhold the one grievance that another agent cannot know).
 
 The rules:
 
@@ -38,7 +38,7 @@ The rules:
   least one fact of the domain, every fact's domain is in the map, and a desired item's
   domain maps to an agent that holds it (so "ask the owner per M", which inquiry alignment
   scores, is possible). Where the data does not allow it: facts without a domain (the public
-  generator format has none; its domain keys such as "market_data" are identifiers that name
+  generator format has none; its domain keys such as "pricing_data" are identifiers that name
   no fact) cannot be checked for expertise, so A.5.4 reduces there to "the mapped role
   exists" and "the holder of a desired item is named somewhere in the map";
   `expertise_checkable` says which scenarios these are and `confide scenarios validate`
