@@ -25,8 +25,10 @@ from confide.envs.sotopia_tom.scenario import (
     load_scenario,
     parse_scenario,
     read_scenario_file,
+    same_word,
     save_scenario,
     scenario_to_json,
+    words_within,
 )
 from confide.errors import ConfideError
 
@@ -406,7 +408,18 @@ def test_generator_values_that_break_the_schema_are_scenario_errors() -> None:
 
 
 def test_content_words_normalisation() -> None:
-    assert content_words("The Venues & their costs") == {"venue", "cost"}
+    assert content_words("The Venues & their costs") == {"venues", "costs"}
+    assert content_words("The origin and count of wolves") == {"origin", "count", "wolves"}
+
+
+def test_same_word_accepts_regular_plurals_only() -> None:
+    assert same_word("wolf", "wolves") and same_word("wolves", "wolf")
+    assert same_word("policy", "policies") and same_word("note", "notes")
+    assert same_word("knife", "knives") and same_word("bus", "buses")
+    assert not same_word("wolve", "wolf")
+    assert not same_word("day", "daies") and not same_word("10", "10s")
+    assert words_within({"wolf", "source"}, {"source", "of", "wolves", "pack"})
+    assert not words_within({"division", "revenue"}, {"division", "contribution"})
     assert content_words("Business analysis of bus status") == {
         "business",
         "analysis",

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from confide.cli.scenarios import app
 from confide.envs.sotopia_tom.scenario import Scenario
 from confide.envs.sotopia_tom.validation import (
+    FileReport,
     Rule,
     ScenarioValidationError,
     Violation,
@@ -530,9 +531,12 @@ def test_validate_files_reports_per_file_and_duplicate_ids(tmp_path: Path) -> No
     assert [r.path for r in reports] == [str(good), str(bad), str(unreadable)]
     assert reports[0].violations == () and reports[0].scenario_ids == ("fixture-1",)
     assert [v.rule for v in reports[1].violations] == [
-        Rule.UNIQUE_SCENARIO_ID,
+        Rule.DUPLICATE_ID,
         Rule.GOAL_SHAREABILITY,
     ]
+    assert [v.rule for v in reports[1].import_problems] == [Rule.DUPLICATE_ID]
+    assert [v.rule for v in reports[1].rule_violations] == [Rule.GOAL_SHAREABILITY]
+    assert reports[0].expertise_unchecked == ()  # its facts carry domains: A.5.4 checkable
     assert reports[1].violations[0].message == f"scenario id already used in {good}"
     assert reports[2].error == f"{unreadable}: line 1, column 2: invalid JSON: " + (
         "Expecting property name enclosed in double quotes"
@@ -544,7 +548,9 @@ def test_cli_exit_codes_and_output(tmp_path: Path) -> None:
     good = _write(tmp_path, "good.json", base())
     result = runner.invoke(app, ["validate", str(good)])
     assert result.exit_code == 0
-    assert result.output == "1 scenario(s) checked, 0 violation(s)\n"
+    assert result.output.splitlines()[0] == (
+        "1 scenario(s) checked, 0 import problem(s), 0 rule violation(s)"
+    )
 
     broken = base()
     broken["id"] = "fixture-2"
@@ -553,17 +559,19 @@ def test_cli_exit_codes_and_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["validate", str(good), str(bad)])
     assert result.exit_code == 1
     assert result.output.splitlines() == [
+        "rule violations:",
         f"{bad}: [goal_shareability] scenario fixture-2, agent Ana Lee, item budget: desired "
         "item 'budget' would not be disclosed by any holder (Bo Chen does not list it in "
         "what_to_share)",
-        "2 scenario(s) checked, 1 violation(s)",
+        "2 scenario(s) checked, 0 import problem(s), 1 rule violation(s)",
     ]
 
     result = runner.invoke(app, ["validate", str(tmp_path / "missing.json"), str(bad)])
     assert result.exit_code == 2
     assert "cannot read scenario file " in result.output and "missing.json" in result.output
-    assert result.output.splitlines()[-1] == (
-        "1 scenario(s) checked, 1 violation(s), 1 file(s) unreadable"
+    assert (
+        "1 scenario(s) checked, 0 import problem(s), 1 rule violation(s), 1 file(s) unreadable"
+        in result.output.splitlines()
     )
 
 
@@ -577,21 +585,32 @@ def _shared() -> Path:
 ANCHOR = _shared() / "anchors" / "sotopia_tom" / "scenarios_public_generator.json"
 
 
-@pytest.mark.skipif(not ANCHOR.is_file(), reason="shared anchors not available")
-def test_validator_finds_the_violations_of_the_unreviewed_generator_output() -> None:
+needs_anchor = pytest.mark.skipif(not ANCHOR.is_file(), reason="shared anchors not available")
+
+
+@pytest.fixture(scope="module")
+def anchor_report() -> FileReport:
     (report,) = validate_files([ANCHOR])
-    assert report.error is None
-    assert len(report.scenario_ids) == 50
-    counts = Counter(v.rule.value for v in report.violations)
-    assert counts == {
-        "goal_sourcing": 184,
-        "sensitivity_consistency": 118,
-        "policy_consistency": 77,
-        "cannot_know_unreachable": 68,
-        "goal_shareability": 39,
-    }
-    assert len({v.scenario_id for v in report.violations}) == 49
-    first = [v for v in report.violations if v.scenario_id == "1"]
+    return report
+
+
+def _about(report: FileReport, scenario: str, text: str) -> list[Violation]:
+    return [v for v in report.violations if v.scenario_id == scenario and text in v.render()]
+
+
+@needs_anchor
+def test_generator_file_counts_import_problems_and_rule_violations_apart(
+    anchor_report: FileReport,
+) -> None:
+    assert anchor_report.error is None
+    assert len(anchor_report.scenario_ids) == 50
+    problems = Counter(v.rule.value for v in anchor_report.import_problems)
+    assert problems == {"unresolved_name": 437, "duplicate_id": 11}
+    rules = Counter(v.rule.value for v in anchor_report.rule_violations)
+    assert rules == {"goal_shareability": 24}
+    assert all(v.message.startswith("desired item ") for v in anchor_report.rule_violations)
+    assert len(anchor_report.expertise_unchecked) == 50  # generator facts carry no domain
+    first = [v for v in anchor_report.violations if v.scenario_id == "1"]
     assert [v.rule for v in first] == [Rule.GOAL_SHAREABILITY] * 3
     assert all(
         re.fullmatch(
@@ -601,3 +620,66 @@ def test_validator_finds_the_violations_of_the_unreviewed_generator_output() -> 
         )
         for v in first
     )
+
+
+@needs_anchor
+def test_generator_file_duplicate_ids_are_listed(anchor_report: FileReport) -> None:
+    duplicates = [v for v in anchor_report.violations if v.rule is Rule.DUPLICATE_ID]
+    assert [v.scenario_id for v in duplicates] == [
+        "16~2", "27~2", "28~2", "29~2", "27~3", "27~4", "27~5", "27~6", "27~7", "35~2", "42~2"
+    ]  # fmt: skip
+    assert duplicates[0].message == (
+        "record #14 repeats scenario id '16' of an earlier record in this file; "
+        "imported as '16~2'"
+    )
+
+
+@needs_anchor
+def test_wolves_is_not_stemmed_and_its_unresolved_name_is_no_rule_violation(
+    anchor_report: FileReport,
+) -> None:
+    wolves = _about(anchor_report, "36", "wolves")
+    assert len(wolves) == 2 and {v.rule for v in wolves} == {Rule.UNRESOLVED_NAME}
+    assert not any("wolve'" in v.render() or "wolve " in v.render() for v in wolves)
+
+
+@needs_anchor
+def test_withheld_private_report_is_not_flagged_reachable(anchor_report: FileReport) -> None:
+    # The holders label the items private and withhold them under names that match no
+    # single fact, so the cannot_know rule cannot claim they are left unwithheld.
+    for scenario in ("43", "33"):
+        assert not [
+            v
+            for v in anchor_report.violations
+            if v.scenario_id == scenario and v.rule is Rule.CANNOT_KNOW_UNREACHABLE
+        ]
+    assert [v.rule for v in _about(anchor_report, "43", "complaints")] == [Rule.UNRESOLVED_NAME]
+
+
+@needs_anchor
+def test_paraphrased_name_is_not_forced_onto_a_fact(anchor_report: FileReport) -> None:
+    found = _about(anchor_report, "41", "revenue numbers")
+    assert [v.rule for v in found] == [Rule.UNRESOLVED_NAME]
+    assert found[0].agent is not None and found[0].agent.startswith("Head of Enterprise")
+    assert found[0].message.endswith("(no fact matches)")
+
+
+def _unresolved(who: str, which: str, text: str) -> dict[str, str]:
+    return {"agent": who, "list": which, "text": text, "reason": "no fact matches"}
+
+
+def test_an_unresolved_withhold_entry_makes_unwithheld_uncertain() -> None:
+    record = base()
+    agent(record, BO)["what_not_to_share"] = []  # Bo no longer withholds "cuts"
+    assert ("cannot_know_unreachable", ANA, "cuts") in [r[:3] for r in check(record)]
+    record["unresolved_references"] = [_unresolved(BO, "what_not_to_share", "Staffing plans")]
+    assert [r[:3] for r in check(record)] == [("unresolved_name", BO, "Staffing plans")]
+
+
+def test_an_unresolved_share_entry_makes_unshared_uncertain() -> None:
+    record = base()
+    agent(record, BO)["what_to_share"] = []  # Bo no longer lists the budget Ana wants
+    assert [r[0] for r in check(record)] == ["goal_shareability"]
+    record["unresolved_references"] = [_unresolved(BO, "what_to_share", "Money we can spend")]
+    assert [r[0] for r in check(record)] == ["unresolved_name"]
+    assert Rule.UNRESOLVED_NAME.is_import and not Rule.GOAL_SHAREABILITY.is_import

@@ -3,10 +3,13 @@
 Registered by the main CLI with `app.add_typer(scenarios.app, name="scenarios")`.
 
 `validate FILE...` checks files against the rules. Files may hold one scenario or a list,
-in the native JSON format or the paper's public generator format. Every violation is
-printed as `FILE: [rule] scenario S, agent A, item I: message`. Exit status: 0 when every
-scenario passes, 1 when any rule is broken, 2 when a file cannot be read or parsed (that
-takes precedence, since its scenarios were not checked).
+in the native JSON format or the paper's public generator format. Import problems
+(unresolved names, duplicate ids) and rule violations are printed in two
+sections, each finding as `FILE: [kind] scenario S, agent A, item I: message`, and the
+summary counts each kind separately and names the scenarios where A.5.4's expertise
+check is not possible (`validation.py`). Exit status: 0 when every scenario passes, 1 when
+there is any finding, 2 when a file cannot be read or parsed (that takes precedence,
+since its scenarios were not checked).
 
 `generate` runs the generation pipeline (sotopia_tom.md 3.2, A.3, A.4, A.6;
 `confide.envs.sotopia_tom.generation`) for `--per-sector` requests in each `--sector`
@@ -45,27 +48,44 @@ def validate(
         list[Path], typer.Argument(help="Scenario JSON files (native or generator format).")
     ],
 ) -> None:
-    """Report every rule violation with scenario id, agent and item."""
+    """Report import problems and rule violations, each with scenario id, agent and item."""
+    from collections import Counter
+
     from confide.envs.sotopia_tom.validation import validate_files  # keeps `--help` fast
 
     reports = validate_files(files)
-    scenarios = violations = unreadable = 0
+    readable = [r for r in reports if r.error is None]
     for report in reports:
         if report.error is not None:
-            unreadable += 1
             typer.echo(f"error: {report.error}", err=True)
-            continue
-        scenarios += len(report.scenario_ids)
-        violations += len(report.violations)
-        for violation in report.violations:
-            typer.echo(f"{report.path}: {violation.render()}")
-    summary = f"{scenarios} scenario(s) checked, {violations} violation(s)"
+    problems = [(r.path, v) for r in readable for v in r.import_problems]
+    violations = [(r.path, v) for r in readable for v in r.rule_violations]
+    for title, found in (("import problems", problems), ("rule violations", violations)):
+        if found:
+            typer.echo(f"{title}:")
+            for path, finding in found:
+                typer.echo(f"{path}: {finding.render()}")
+    kinds = Counter(v.rule.value for _, v in problems)
+    detail = ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+    scenarios = sum(len(r.scenario_ids) for r in readable)
+    summary = (
+        f"{scenarios} scenario(s) checked, {len(problems)} import problem(s)"
+        + (f" ({detail})" if detail else "")
+        + f", {len(violations)} rule violation(s)"
+    )
+    unreadable = len(reports) - len(readable)
     if unreadable:
         summary += f", {unreadable} file(s) unreadable"
     typer.echo(summary)
+    unchecked = sum(len(r.expertise_unchecked) for r in readable)
+    if unchecked:
+        typer.echo(
+            f"A.5.4 expertise not checkable in {unchecked} scenario(s): their facts carry no "
+            "domain; only that each mapped role exists and each desired item's holder is mapped"
+        )
     if unreadable:
         raise typer.Exit(code=2)
-    if violations:
+    if problems or violations:
         raise typer.Exit(code=1)
 
 

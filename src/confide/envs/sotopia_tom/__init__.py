@@ -8,7 +8,8 @@ tom-coach, tom-belief, self-focused. The judge is a declared role, bound with `-
 judge=SPEC`: the deterministic reference judge is the default for reference lineups, and a
 lineup with any model seat must bind one. Environment options (`--option`): max_turns,
 stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
-memory_size (`options.EnvOptions`).
+memory_size (`options.EnvOptions`). Every run writes the paper's analyses (Figure 3a,
+Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`).
 """
 
 from confide.core.benchmark import BenchmarkSpec
@@ -24,6 +25,7 @@ from confide.envs.sotopia_tom.events import EVENTS
 from confide.envs.sotopia_tom.judge import ROLE as JUDGE
 from confide.envs.sotopia_tom.metrics import summarize
 from confide.envs.sotopia_tom.options import EnvOptions
+from confide.envs.sotopia_tom.outputs.write import write_sotopia_outputs
 from confide.envs.sotopia_tom.participants import check_strategy
 
 SPEC = BenchmarkSpec(
@@ -45,6 +47,7 @@ SPEC = BenchmarkSpec(
     roles=(JUDGE,),
     check_strategy=check_strategy,
     events=EVENTS,
+    write_outputs=write_sotopia_outputs,
 )
 
 __all__ = ["SPEC"]

@@ -31,19 +31,25 @@ Decisions where the paper is silent:
   they are stored as tuples.
 - At least two agents (the paper's data use 3-5; two keeps the dyadic case of A.8).
 
-Import of the public generator format (`from_generator_record`): the generator's
-output names facts by free text, and its policy and goal lists repeat those names
-loosely ("The approved travel budget" for the fact "Approved travel budget"). Each reference is
-matched to a fact by its text in three levels, stopping at the first level that finds
-candidates: (1) the exact label; (2) the same set of content words (lowercased,
-alphanumeric words without articles, possessives and short function words, with a plural
--s dropped); (3) containment: the content words of one side, at least two of them, all
-occur in the other. Within a level the agent's own facts are searched first for
-what_to_share and what_not_to_share, and the other agents' facts first for
-desired_knowledge and cannot_know_knowledge, then all facts. A reference that matches
-nothing, or several facts at the first level that matches, becomes an
-`UnresolvedReference` on the scenario, which the validator reports; it never aborts the
-import. Agent names are the roles (the generator has no names), list values are joined
+Import of the public generator format (`from_generator_record`): the generator's output
+names facts by free text, and its policy and goal lists repeat those names loosely ("The
+approved travel budget" for the fact "Approved travel budget"). Each reference is matched to
+a fact by its text in three levels, stopping at the first level that finds candidates: (1)
+the exact label; (2) the same content words (lowercased alphanumeric words without articles,
+possessives and short function words); (3) containment: the content words of one side, at
+least two of them, all occur in the other. Two words are the same when they are equal or one
+is a regular plural of the other (`same_word`: +s, +es, y -> ies, f/fe -> ves), generated
+from the singular, never by stripping endings, so "wolves" matches "wolf" but nothing is
+reduced to a non-word like "wolve"; irregular or paraphrased names ("Our unit's strong
+sales figures" for a fact "Unit's contribution") stay unresolved rather than being
+forced onto a fact. Within a level the agent's own facts are searched first for
+what_to_share and what_not_to_share, and the other agents' facts first for desired_knowledge
+and cannot_know_knowledge, then all facts. A reference that matches nothing, or several
+facts at the first level that matches, becomes an `UnresolvedReference` on the scenario,
+which the validator reports; it never aborts the import. Scenario ids that repeat within one
+generator file (the public one repeats some) are renamed `ID~2`, `ID~3`, ... so a run can
+address each, and `read_scenario_records` reports every renaming as a `DuplicateId` for the
+validator. Agent names are the roles (the generator has no names), list values are joined
 with "; ", and role names in the domain map are matched to agent roles exactly or, failing
 that, by their text without a trailing parenthetical ("Lead Engineer" for "Lead Engineer
 (Hardware)").
@@ -393,12 +399,25 @@ def parse_scenario(record: Mapping[str, Any], *, where: str = "<record>") -> Sce
     )
 
 
+class DuplicateId(_Frozen):
+    """A generator-format scenario whose id an earlier record of the same file already used."""
+
+    index: int = Field(description="Position of the record in the file (0-based).")
+    original_id: str
+    renamed_to: str
+
+
 def read_scenario_file(path: str | Path) -> list[Scenario]:
     """All scenarios in a JSON file holding one scenario object or a list of them.
 
     Generator-format scenarios whose ids repeat within the file get `~2`, `~3`, ... appended
     to later occurrences so every scenario in a file has a distinct id.
     """
+    return read_scenario_records(path)[0]
+
+
+def read_scenario_records(path: str | Path) -> tuple[list[Scenario], list[DuplicateId]]:
+    """`read_scenario_file`, plus every renamed repeated id (reported by the validator)."""
     path = Path(path)
     try:
         data = load_json(path, "scenario file")
@@ -408,6 +427,7 @@ def read_scenario_file(path: str | Path) -> list[Scenario]:
         raise ScenarioError(f"{path}: the file holds an empty list; expected one or more scenarios")
     records: list[object] = data if isinstance(data, list) else [data]
     scenarios: list[Scenario] = []
+    duplicates: list[DuplicateId] = []
     seen: dict[str, int] = {}
     for index, record in enumerate(records):
         where = f"{path}: scenario #{index}" if isinstance(data, list) else str(path)
@@ -417,9 +437,11 @@ def read_scenario_file(path: str | Path) -> list[Scenario]:
         count = seen.get(scenario.id, 0) + 1
         seen[scenario.id] = count
         if count > 1 and "schema_version" not in record:
-            scenario = scenario.model_copy(update={"id": f"{scenario.id}~{count}"})
+            renamed = f"{scenario.id}~{count}"
+            duplicates.append(DuplicateId(index=index, original_id=scenario.id, renamed_to=renamed))
+            scenario = scenario.model_copy(update={"id": renamed})
         scenarios.append(scenario)
-    return scenarios
+    return scenarios, duplicates
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -489,19 +511,39 @@ _STOPWORDS: Final = frozenset(
 
 
 def content_words(text: str) -> frozenset[str]:
-    """Lowercased alphanumeric words of `text` without stopwords, a plural -s dropped.
+    """Lowercased alphanumeric words of `text` without stopwords, never stemmed.
 
     The normalization used to match free-text item references to facts (module docstring)
-    and, in validation, to compare an objective with an item's value.
+    and, in validation, to compare an objective with an item's value; compare words with
+    `same_word`, sets with `words_within`.
     """
-    words = set()
-    for word in re.findall(r"[a-z0-9]+", text.lower().replace("&", " and ")):
-        if word in _STOPWORDS:
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-            word = word[:-1]
-        words.add(word)
-    return frozenset(words)
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("&", " and "))
+    return frozenset(word for word in words if word not in _STOPWORDS)
+
+
+def _plurals(word: str) -> set[str]:
+    """The regular plurals of `word` read as a singular (+s, +es, y -> ies, f/fe -> ves)."""
+    forms = {word + "s", word + "es"}
+    if len(word) > 2 and word.endswith("y") and word[-2] not in "aeiou":
+        forms.add(word[:-1] + "ies")
+    if word.endswith("f"):
+        forms.add(word[:-1] + "ves")
+    if word.endswith("fe"):
+        forms.add(word[:-2] + "ves")
+    return forms
+
+
+def same_word(a: str, b: str) -> bool:
+    """Equal, or one is a regular plural of the other ("wolf"/"wolves", "policy"/"policies")."""
+    if a == b:
+        return True
+    return not a.isdigit() and not b.isdigit() and (a in _plurals(b) or b in _plurals(a))
+
+
+def words_within(small: Iterable[str], large: Iterable[str]) -> bool:
+    """Every word of `small` is the `same_word` as some word of `large`."""
+    pool = list(large)
+    return all(any(same_word(word, other) for other in pool) for word in small)
 
 
 def _slug(text: str) -> str:
@@ -533,11 +575,11 @@ def _match(text: str, scopes: Sequence[Sequence[_Candidate]]) -> str | list[str]
         return c.label == text
 
     def same_words(c: _Candidate) -> bool:
-        return bool(words) and c.words == words
+        return bool(words) and words_within(words, c.words) and words_within(c.words, words)
 
     def contained(c: _Candidate) -> bool:
         small, large = (c.words, words) if len(c.words) <= len(words) else (words, c.words)
-        return len(small) >= 2 and small <= large
+        return len(small) >= 2 and words_within(small, large)
 
     for level in (exact, same_words, contained):
         for scope in scopes:

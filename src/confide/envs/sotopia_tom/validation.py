@@ -1,7 +1,22 @@
 """Rule validation of Sotopia-ToM scenarios (sotopia_tom.md A.4 judge checks, A.5 review rules).
 
-Every rule is a deterministic check that reports each violation as a `Violation` (rule,
-scenario id, agent, item, message); nothing stops at the first problem. The rules:
+Every check is deterministic and reports each finding as a `Violation` (rule, scenario id,
+agent, item, message); nothing stops at the first problem. Findings are of two kinds,
+counted separately (`Rule.is_import`):
+
+- import problems: the document does not say which fact an entry means, so no rule can be
+  evaluated on it. `unresolved_name`: a free-text entry of an imported generator scenario
+  that matches no single fact (`scenario.py` explains the conservative matching);
+  `duplicate_id`: a scenario id
+  used earlier in the same generator file (renamed `ID~n` on import) or in another file.
+- rule violations: a rule of A.4/A.5 that is certainly broken. Certain means it holds for
+  every reading of the unresolved entries: a claim that an agent does not list an item in
+  a list (what_to_share for goal_shareability, what_not_to_share for
+  cannot_know_unreachable) is only made when that agent's list has no unresolved entry,
+  since the entry may name the item (a holder that withholds "the private
+  grievances" may well withhold the one grievance that another agent cannot know).
+
+The rules:
 
 - objective_leakage (A.5.1): an agent's primary_objective must not already state an item
   of its own desired_knowledge. Deterministic reading of "states": every number in the
@@ -17,12 +32,17 @@ scenario id, agent, item, message); nothing stops at the first problem. The rule
   by the agent itself).
 - goal_shareability (A.4 (ii), A.5.3): some other holder lists it in what_to_share and not
   in what_not_to_share.
-- domain_map (A.5.4): every role in knowledge_domain_map is an agent's role; when facts
-  carry domains, a mapped role holds at least one fact of the domain, every fact's domain
-  is in the map, and a desired item's domain maps to an agent that holds it (so "ask the
-  owner per M", which inquiry alignment scores, is possible). Facts without a domain (the
-  generator format has none) cannot be checked for expertise; for them the holder of a
-  desired item must at least be named somewhere in the map.
+- domain_map (A.5.4, "each entry in knowledge_domain_map must point to a role whose
+  pre_interaction_knowledge actually contains expertise in that domain"): every role in
+  knowledge_domain_map is an agent's role; when facts carry domains, a mapped role holds at
+  least one fact of the domain, every fact's domain is in the map, and a desired item's
+  domain maps to an agent that holds it (so "ask the owner per M", which inquiry alignment
+  scores, is possible). Where the data does not allow it: facts without a domain (the public
+  generator format has none; its domain keys such as "pricing_data" are identifiers that name
+  no fact) cannot be checked for expertise, so A.5.4 reduces there to "the mapped role
+  exists" and "the holder of a desired item is named somewhere in the map";
+  `expertise_checkable` says which scenarios these are and `confide scenarios validate`
+  prints their count.
 - policy_consistency (A.4 "internal consistency of the sharing policy"): no item both in
   what_to_share and what_not_to_share, or both desired and cannot_know; what_to_share only
   lists the agent's own items; no list names an item twice.
@@ -31,11 +51,11 @@ scenario id, agent, item, message); nothing stops at the first problem. The rule
   ever discloses it; neither the agent's own objective nor the shared description and goal
   states it.
 
-A list entry that names no fact (an unknown id in native JSON, or an imported reference
-left unresolved, see `scenario.py`) is reported under the rule its list belongs to:
-what_to_share -> policy_consistency, what_not_to_share -> sensitivity_consistency,
-desired_knowledge -> goal_sourcing, cannot_know_knowledge -> cannot_know_unreachable.
-Across files, `validate_files` also reports scenario ids that occur more than once.
+An unknown id in a native-format list is exact, hence certain: it is reported under the
+rule its list belongs to (what_to_share -> policy_consistency, what_not_to_share ->
+sensitivity_consistency, desired_knowledge -> goal_sourcing, as the item has no origin,
+cannot_know_knowledge -> cannot_know_unreachable). Otherwise rules skip entries that name
+no fact.
 """
 
 from __future__ import annotations
@@ -47,7 +67,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Final
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from confide.envs.sotopia_tom.scenario import (
     Agent,
@@ -56,13 +76,16 @@ from confide.envs.sotopia_tom.scenario import (
     ScenarioError,
     Sensitivity,
     content_words,
-    read_scenario_file,
+    read_scenario_records,
+    words_within,
 )
 
 
 class Rule(StrEnum):
-    """Validation rules, in the order their violations are reported."""
+    """Import problems, then validation rules, in the order their findings are reported."""
 
+    DUPLICATE_ID = "duplicate_id"
+    UNRESOLVED_NAME = "unresolved_name"
     OBJECTIVE_LEAKAGE = "objective_leakage"
     SENSITIVITY_CONSISTENCY = "sensitivity_consistency"
     GOAL_SOURCING = "goal_sourcing"
@@ -70,7 +93,22 @@ class Rule(StrEnum):
     DOMAIN_MAP = "domain_map"
     POLICY_CONSISTENCY = "policy_consistency"
     CANNOT_KNOW_UNREACHABLE = "cannot_know_unreachable"
-    UNIQUE_SCENARIO_ID = "unique_scenario_id"
+
+    @property
+    def is_import(self) -> bool:
+        """An import problem (no rule could be evaluated), not a rule violation."""
+        return self in _IMPORT_RULES
+
+
+_IMPORT_RULES: Final = frozenset({Rule.DUPLICATE_ID, Rule.UNRESOLVED_NAME})
+
+
+_LIST_RULE: Final = {
+    ItemList.WHAT_TO_SHARE: Rule.POLICY_CONSISTENCY,
+    ItemList.WHAT_NOT_TO_SHARE: Rule.SENSITIVITY_CONSISTENCY,
+    ItemList.DESIRED: Rule.GOAL_SOURCING,
+    ItemList.CANNOT_KNOW: Rule.CANNOT_KNOW_UNREACHABLE,
+}
 
 
 class Violation(BaseModel):
@@ -95,33 +133,40 @@ class Violation(BaseModel):
 
 
 class FileReport(BaseModel):
-    """The outcome for one file: its scenarios' violations, or why it could not be read."""
+    """The outcome for one file: its scenarios' findings, or why it could not be read."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     path: str
     scenario_ids: tuple[str, ...] = ()
     violations: tuple[Violation, ...] = ()
+    expertise_unchecked: tuple[str, ...] = Field(
+        default=(), description="Scenarios whose facts carry no domain (A.5.4 not checkable)."
+    )
     error: str | None = None
+
+    @property
+    def import_problems(self) -> tuple[Violation, ...]:
+        """Findings that say an entry or id could not be read as meant."""
+        return tuple(v for v in self.violations if v.rule.is_import)
+
+    @property
+    def rule_violations(self) -> tuple[Violation, ...]:
+        """Findings that say an A.4/A.5 rule is certainly broken."""
+        return tuple(v for v in self.violations if not v.rule.is_import)
 
 
 class ScenarioValidationError(ScenarioError):
     """Raised by `ensure_valid` for a scenario that breaks rules; lists every violation."""
 
 
-_LIST_RULE: Final = {
-    ItemList.WHAT_TO_SHARE: Rule.POLICY_CONSISTENCY,
-    ItemList.WHAT_NOT_TO_SHARE: Rule.SENSITIVITY_CONSISTENCY,
-    ItemList.DESIRED: Rule.GOAL_SOURCING,
-    ItemList.CANNOT_KNOW: Rule.CANNOT_KNOW_UNREACHABLE,
-}
 _TOKEN: Final = re.compile(r"\d[\d,]*(?:\.\d+)?|[^\W\d_]+")
 
 _Found = Iterator[tuple[str | None, str | None, str]]
 
 
 def validate_scenario(scenario: Scenario) -> list[Violation]:
-    """Every rule violation of one scenario, grouped by rule in `Rule` order."""
+    """Every import problem and rule violation of one scenario, grouped in `Rule` order."""
     checks: list[tuple[Rule, Callable[[Scenario], _Found]]] = [
         (Rule.OBJECTIVE_LEAKAGE, _objective_leakage),
         (Rule.SENSITIVITY_CONSISTENCY, _sensitivity_consistency),
@@ -131,15 +176,19 @@ def validate_scenario(scenario: Scenario) -> list[Violation]:
         (Rule.POLICY_CONSISTENCY, _policy_consistency),
         (Rule.CANNOT_KNOW_UNREACHABLE, _cannot_know_unreachable),
     ]
-    unknown = list(_unknown_references(scenario))
-    violations = []
-    for rule, check in checks:
-        found = [*check(scenario), *(f for r, f in unknown if r is rule)]
-        violations += [
-            Violation(rule=rule, scenario_id=scenario.id, agent=a, item=i, message=msg)
-            for a, i, msg in found
-        ]
-    return violations
+    found = [(rule, f) for rule, check in checks for f in check(scenario)]
+    found += _unknown_references(scenario)
+    order = list(Rule)
+    found.sort(key=lambda pair: order.index(pair[0]))  # stable: check order within a rule
+    return [
+        Violation(rule=rule, scenario_id=scenario.id, agent=a, item=i, message=msg)
+        for rule, (a, i, msg) in found
+    ]
+
+
+def expertise_checkable(scenario: Scenario) -> bool:
+    """Whether A.5.4's "expertise in that domain" can be checked: some fact has a domain."""
+    return any(f.domain is not None for a in scenario.agents for f in a.knowledge)
 
 
 def ensure_valid(scenario: Scenario) -> Scenario:
@@ -159,16 +208,29 @@ def validate_files(paths: Iterable[str | Path]) -> list[FileReport]:
     first_seen: dict[str, str] = {}
     for path in paths:
         try:
-            scenarios = read_scenario_file(path)
+            scenarios, duplicates = read_scenario_records(path)
         except ScenarioError as exc:
             reports.append(FileReport(path=str(path), error=str(exc)))
             continue
+        renamed = {d.renamed_to: d for d in duplicates}
         violations: list[Violation] = []
         for scenario in scenarios:
-            if scenario.id in first_seen:
+            if scenario.id in renamed:
+                dup = renamed[scenario.id]
                 violations.append(
                     Violation(
-                        rule=Rule.UNIQUE_SCENARIO_ID,
+                        rule=Rule.DUPLICATE_ID,
+                        scenario_id=scenario.id,
+                        agent=None,
+                        item=None,
+                        message=f"record #{dup.index} repeats scenario id {dup.original_id!r} "
+                        f"of an earlier record in this file; imported as {dup.renamed_to!r}",
+                    )
+                )
+            elif scenario.id in first_seen:
+                violations.append(
+                    Violation(
+                        rule=Rule.DUPLICATE_ID,
                         scenario_id=scenario.id,
                         agent=None,
                         item=None,
@@ -183,6 +245,9 @@ def validate_files(paths: Iterable[str | Path]) -> list[FileReport]:
                 path=str(path),
                 scenario_ids=tuple(s.id for s in scenarios),
                 violations=tuple(violations),
+                expertise_unchecked=tuple(
+                    s.id for s in scenarios if not expertise_checkable(s)
+                ),
             )
         )
     return reports
@@ -200,7 +265,12 @@ def _unknown_references(scenario: Scenario) -> Iterator[tuple[Rule, tuple[str, s
                     yield _LIST_RULE[which], (agent.name, ref, _no_fact(which, ref, "unknown id"))
     for unresolved in scenario.unresolved_references:
         msg = _no_fact(unresolved.list, unresolved.text, unresolved.reason)
-        yield _LIST_RULE[unresolved.list], (unresolved.agent, unresolved.text, msg)
+        yield Rule.UNRESOLVED_NAME, (unresolved.agent, unresolved.text, msg)
+
+
+def _has_unresolved(scenario: Scenario, agent: str, which: ItemList) -> bool:
+    """Whether an entry of `agent`'s list `which` is unresolved (it may name any fact)."""
+    return any(u.agent == agent and u.list is which for u in scenario.unresolved_references)
 
 
 def _no_fact(which: ItemList, ref: str, reason: str) -> str:
@@ -257,7 +327,7 @@ def _stated(value: str, text: str) -> str | None:
         if quantities:
             return f"it repeats {'; '.join(quantities)!r} from the item's value"
     words = content_words(value)
-    if len(words) >= 3 and words <= content_words(text):
+    if len(words) >= 3 and words_within(words, content_words(text)):
         return "it contains every content word of the item's value"
     return None
 
@@ -306,6 +376,8 @@ def _goal_shareability(scenario: Scenario) -> _Found:
                 other = scenario.agent(holder)
                 if ref in other.what_not_to_share:
                     reasons.append(f"{holder} lists it in what_not_to_share")
+                elif _has_unresolved(scenario, holder, ItemList.WHAT_TO_SHARE):
+                    break  # an unresolved what_to_share entry may name it: not certain
                 elif ref not in other.what_to_share:
                     reasons.append(f"{holder} does not list it in what_to_share")
                 else:
@@ -385,6 +457,9 @@ def _cannot_know_unreachable(scenario: Scenario) -> _Found:
                 if scenario.fact_as_held(holder, ref).sensitivity is Sensitivity.PUBLIC:
                     msg = f"cannot_know item {ref!r} is labelled public by holder {holder}"
                     yield agent.name, ref, msg
-                if ref not in scenario.agent(holder).what_not_to_share:
+                withheld = ref in scenario.agent(holder).what_not_to_share
+                if not withheld and not _has_unresolved(
+                    scenario, holder, ItemList.WHAT_NOT_TO_SHARE
+                ):
                     msg = f"cannot_know item {ref!r} is not in what_not_to_share of holder"
                     yield agent.name, ref, f"{msg} {holder}"
