@@ -158,7 +158,8 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     judge_calls = [e for e in new.model_calls() if e.purpose.startswith("judge-")]
     assert judge_calls and new.events.index(marker) < new.events.index(judge_calls[0])
     record = json.loads((tmp_path / "new" / RECORD).read_text())
-    assert record["roles_before"] == {"judge": "reference"} and record["roles_after"] == {"judge": "mock/rs-judge"}
+    assert record["roles_before"] == {"judge": "reference"}
+    assert record["roles_after"] == {"judge": "mock/rs-judge"}
     assert record["source"] == str(source.resolve())
 
     # the rescored directory is a run made with the new judge: resuming there reuses it all
