@@ -19,7 +19,7 @@ from confide.envs.incognita.outputs.design import (
     schedule_rows,
     write_experiment_file,
 )
-from confide.runner.config import load_experiment
+from confide.runner.build import load_experiment
 
 REPO = Path(__file__).resolve().parents[2]
 PAPER_FILE = REPO / "experiments" / "incognita_paper.yaml"

@@ -23,7 +23,7 @@ from confide.envs.incognita.participants.mock_skilled import lapse_for
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
 from confide.report import build_report
-from confide.runner.config import build_experiment
+from confide.runner.build import build_experiment
 from confide.runner.execute import run_experiment
 from confide.runner.results import read_csv
 

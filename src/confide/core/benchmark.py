@@ -12,14 +12,16 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Generic, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol
 
 from pydantic import BaseModel
 from typing_extensions import TypeVar
 
 from confide.core.options import NoOptions
 from confide.core.sampling import Sampling, sampling_for
-from confide.core.trace import EnvEvent, Trace, TraceRecorder
+
+if TYPE_CHECKING:  # annotations only (core.trace reaches specs through the registry)
+    from confide.core.trace import EnvEvent, Trace, TraceRecorder
 
 TaskT = TypeVar("TaskT", default=Any)
 

@@ -1,6 +1,7 @@
 """Experiments: YAML config, expansion into episodes, concurrent execution with resume."""
 
-from confide.runner.config import ConfigError, Experiment, build_experiment, load_experiment
+from confide.runner.build import build_experiment, load_experiment
+from confide.runner.config import ConfigError, Experiment
 from confide.runner.execute import RunSummary, run_experiment, run_experiment_async
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.preflight import PreflightError, RunPlan, preflight

@@ -53,7 +53,7 @@ from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment
-from confide.runner.execute import run_episode
+from confide.runner.episode import run_episode
 from confide.runner.expand import EpisodePlan
 from confide.runner.models import RunModels
 

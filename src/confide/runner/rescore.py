@@ -51,7 +51,8 @@ from confide.core.trace import EpisodeEnd, Trace, TraceError, TraceWriter, find_
 from confide.errors import ConfideError
 from confide.redaction import MASK
 from confide.registry import get_benchmark
-from confide.runner.config import Experiment, dump_experiment, load_experiment
+from confide.runner.build import load_experiment
+from confide.runner.config import Experiment, dump_experiment
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels

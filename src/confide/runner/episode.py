@@ -1,0 +1,108 @@
+"""One episode into its trace file: the unit every backend runs (the local runner in
+`execute`, the Ray workers in `ray_backend`)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
+from confide.core.trace import EpisodeEnd, EpisodeStart, TraceWriter
+from confide.runner.config import Experiment
+from confide.runner.expand import EpisodePlan
+from confide.runner.metadata import run_metadata
+from confide.runner.models import RunModels
+
+
+async def run_episode(
+    spec: BenchmarkSpec,
+    plan: EpisodePlan,
+    experiment: Experiment,
+    trace_dir: Path,
+    models: RunModels,
+    fingerprint: dict[str, str],
+    stop: asyncio.Event,
+    placement: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+) -> EpisodeEnd | None:
+    """Run one episode into its trace file and return its slim footer (`slim`); an
+    exception becomes a failed footer (the run goes on). When `stop` is set first, the
+    episode is cancelled, its partial trace removed, and None returned. The header records
+    each model's structured-output mode, the sampling settings, the run metadata (`meta`:
+    versions, start, CPU count) and, given one, where the episode ran."""
+    meta = meta if meta is not None else run_metadata()
+    roles = [SeatSpec(spec) for spec in experiment.roles.values()]
+    modes = await models.structured_output([*plan.lineup, *roles])
+    # opening a file can take a millisecond on slow disks: do it off the event loop
+    writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
+    writer.emit(
+        EpisodeStart(
+            episode_id=plan.episode_id,
+            benchmark=spec.id,
+            scenario_id=plan.task.id,
+            seed=plan.seed,
+            lineup=[str(s) for s in plan.lineup],
+            condition=plan.condition,
+            config={
+                "repetition": plan.repetition,
+                "roles": experiment.roles,
+                "options": experiment.options,
+                **({"structured_output": modes} if modes else {}),
+                **({"placement": dict(placement)} if placement else {}),
+                **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
+                "host": {k: v for k, v in meta.items() if k != "versions"},
+            },
+            versions=dict(meta["versions"]),
+            fingerprint=fingerprint,
+        )
+    )
+    ctx = EpisodeContext(
+        episode_id=plan.episode_id,
+        task=plan.task,
+        lineup=plan.lineup,
+        seed=plan.seed,
+        trace=writer,
+        model_factory=models,
+        condition=plan.condition,
+        roles=dict(experiment.roles),
+        options=dict(experiment.options),
+        sampling=dict(experiment.sampling),
+        seat_names=frozenset(spec.seats(plan.task)),
+    )
+    body = asyncio.ensure_future(spec.run_episode(ctx))
+    stopped = asyncio.ensure_future(stop.wait())
+    await asyncio.wait((body, stopped), return_when=asyncio.FIRST_COMPLETED)
+    stopped.cancel()
+    if not body.done():
+        body.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):  # let it unwind
+            await body
+        await asyncio.to_thread(writer.discard)
+        return None
+    footer: EpisodeEnd
+    try:
+        result = body.result()
+    except Exception as exc:  # one broken episode must not take down the run
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        footer = EpisodeEnd(status="error", error=detail)
+    else:
+        footer = EpisodeEnd(
+            rows=result.rows, metrics=result.metrics, final_state=result.final_state
+        )
+    # fsync + rename off the event loop, so one episode's disk flush never stalls the others
+    await asyncio.to_thread(writer.finish, footer)
+    return slim(footer)
+
+
+def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:
+    return {key: value.overrides() for key, value in experiment.sampling.items()}
+
+
+def slim(footer: EpisodeEnd) -> EpisodeEnd:
+    """The part of a footer the run keeps in memory: status, error and result rows (the
+    final state and metrics stay in the trace file)."""
+    return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
