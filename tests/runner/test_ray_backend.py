@@ -119,12 +119,13 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
 def test_provider_limit_holds_across_workers(
     ray_session: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ray_probe import start_gauge
+    from ray_probe import setup, start_gauge
 
-    from confide.llm import DEFAULT_LIMITS
+    from confide.llm import DEFAULT_LIMITS, unregister_mock
     from confide.runner import ray_backend
 
     monkeypatch.setattr(ray_backend, "PROVIDER_LIMITS", {**DEFAULT_LIMITS, "mock": 2})
+    setup()  # the driver's preflight builds mock/gauge too (the workers register their own)
     gauge = start_gauge()
     try:
         summary = run_experiment(build_experiment({
@@ -139,6 +140,7 @@ def test_provider_limit_holds_across_workers(
         import ray
 
         ray.kill(gauge)
+        unregister_mock("gauge")
     assert summary.failed == [] and summary.usage["total"]["calls"] == 8 * 2 * 2
     assert len({p["worker"] for p in _placements(tmp_path / "run")}) == 2  # both workers
     assert (now, peak) == (0, 2)  # 8 episodes wanted 8 calls at once; 2 were let through
