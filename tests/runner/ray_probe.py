@@ -1,11 +1,13 @@
 """What the Ray tests' workers import (`ray_session` puts this directory on their path and
 runs `setup` in each): `mock/gauge`, an echo model whose calls a named `Gauge` actor
 counts while they run, so a test can read the most calls ever in flight at once across
-every worker of the cluster."""
+every worker of the cluster; and `mock/fatal`, which kills its worker."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,6 +62,22 @@ class GaugedModel:
             await gauge.exit.remote()
 
 
+class FatalModel:
+    """`mock/fatal`: its first call SIGKILLs the process it runs in (a worker lost
+    mid-episode, every time)."""
+
+    def __init__(self, **_: Any) -> None:
+        self.name = "mock/fatal"
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], *, config: GenerateConfig
+    ) -> Completion:
+        os.kill(os.getpid(), signal.SIGKILL)
+        raise AssertionError("unreachable")
+
+
 def setup() -> None:
-    """Run in every worker process of the test session."""
+    """Run in every worker process of the test session (and in a driver whose preflight
+    builds these models)."""
     register_mock("gauge", GaugedModel, replace=True)
+    register_mock("fatal", FatalModel, replace=True)

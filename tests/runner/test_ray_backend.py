@@ -116,6 +116,36 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
     assert all(p["worker"] == victim["worker"] for p in killed)
 
 
+def test_episode_whose_worker_always_dies_fails_with_a_trace(
+    ray_session: str, tmp_path: Path
+) -> None:
+    from ray_probe import setup
+
+    from confide.llm import unregister_mock
+    from confide.runner.ray_backend import ATTEMPTS
+
+    setup()  # the driver's preflight builds mock/fatal (only the workers ever call it)
+    run_dir = tmp_path / "run"
+    try:
+        summary = run_experiment(build_experiment({
+            "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 1)),
+            "lineups": ["mock/fatal"], "output_dir": str(run_dir), "backend": "ray",
+        }), show_progress=False)
+    finally:
+        unregister_mock("fatal")
+        unregister_mock("gauge")
+    assert summary.finished == 0 and len(summary.failed) == 1
+    (path,) = (run_dir / "traces").glob("*.jsonl.gz")
+    assert not list((run_dir / "traces").glob("*.partial"))
+    trace = read_trace(path)
+    assert trace.header.scenario_id == "t00" and trace.header.lineup == ["mock/fatal"]
+    assert trace.header.config["placement"]["worker"] == "driver"
+    assert trace.footer is not None and trace.footer.status == "error"
+    assert f"died on all {ATTEMPTS} attempts" in (trace.footer.error or "")
+    (row,) = {r["episode_id"]: r for r in read_csv(run_dir / "results.csv")}.values()
+    assert row["status"] == "error" and row["episode_id"] == path.name.removesuffix(".jsonl.gz")
+
+
 def test_provider_limit_holds_across_workers(
     ray_session: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -31,35 +31,13 @@ async def run_episode(
 ) -> EpisodeEnd | None:
     """Run one episode into its trace file and return its slim footer (`slim`); an
     exception becomes a failed footer (the run goes on). When `stop` is set first, the
-    episode is cancelled, its partial trace removed, and None returned. The header records
-    each model's structured-output mode, the sampling settings, the run metadata (`meta`:
-    versions, start, CPU count) and, given one, where the episode ran."""
-    meta = meta if meta is not None else run_metadata()
+    episode is cancelled, its partial trace removed, and None returned. The header is
+    `episode_start`'s."""
     roles = [SeatSpec(spec) for spec in experiment.roles.values()]
     modes = await models.structured_output([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
-    writer.emit(
-        EpisodeStart(
-            episode_id=plan.episode_id,
-            benchmark=spec.id,
-            scenario_id=plan.task.id,
-            seed=plan.seed,
-            lineup=[str(s) for s in plan.lineup],
-            condition=plan.condition,
-            config={
-                "repetition": plan.repetition,
-                "roles": experiment.roles,
-                "options": experiment.options,
-                **({"structured_output": modes} if modes else {}),
-                **({"placement": dict(placement)} if placement else {}),
-                **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
-                "host": {k: v for k, v in meta.items() if k != "versions"},
-            },
-            versions=dict(meta["versions"]),
-            fingerprint=fingerprint,
-        )
-    )
+    writer.emit(episode_start(spec, plan, experiment, fingerprint, placement, meta, modes))
     ctx = EpisodeContext(
         episode_id=plan.episode_id,
         task=plan.task,
@@ -96,6 +74,40 @@ async def run_episode(
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
     return slim(footer)
+
+
+def episode_start(
+    spec: BenchmarkSpec,
+    plan: EpisodePlan,
+    experiment: Experiment,
+    fingerprint: dict[str, str],
+    placement: Mapping[str, str] | None = None,
+    meta: Mapping[str, Any] | None = None,
+    modes: Mapping[str, str] | None = None,
+) -> EpisodeStart:
+    """The trace header of `plan`: what the episode is, each model's structured-output
+    mode, the sampling settings, the run metadata (`meta`: versions, start, CPU count) and,
+    given one, where the episode ran."""
+    meta = meta if meta is not None else run_metadata()
+    return EpisodeStart(
+        episode_id=plan.episode_id,
+        benchmark=spec.id,
+        scenario_id=plan.task.id,
+        seed=plan.seed,
+        lineup=[str(s) for s in plan.lineup],
+        condition=plan.condition,
+        config={
+            "repetition": plan.repetition,
+            "roles": experiment.roles,
+            "options": experiment.options,
+            **({"structured_output": dict(modes)} if modes else {}),
+            **({"placement": dict(placement)} if placement else {}),
+            **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
+            "host": {k: v for k, v in meta.items() if k != "versions"},
+        },
+        versions=dict(meta["versions"]),
+        fingerprint=fingerprint,
+    )
 
 
 def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -63,6 +64,9 @@ class RunSummary:
     rows: list[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of the run's phases: `episodes` (playing them), `outputs` (every
+    derived table, audit and report)."""
 
 
 def run_experiment(
@@ -188,6 +192,7 @@ async def _run_locked(
         )
         play, at_once = cluster.play, cluster.in_flight
     limit = asyncio.Semaphore(at_once)
+    started = time.perf_counter()
     with backend, RunProgress(len(plans), len(plans) - len(todo), models.meter,
                               show_progress) as bar:
 
@@ -207,9 +212,11 @@ async def _run_locked(
 
         await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
+    played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in done]
     footers = [done[p.episode_id] for p in finished]
     rows, table = write_run_outputs(spec, run_dir, finished, footers)
+    seconds = {"episodes": played - started, "outputs": time.perf_counter() - played}
     return RunSummary(
         run_dir=run_dir,
         episodes=len(plans),
@@ -223,6 +230,7 @@ async def _run_locked(
             "total": models.meter.total().model_dump(),
             **{k: v.model_dump() for k, v in models.meter.snapshot().items()},
         },
+        seconds=seconds,
     )
 
 

@@ -17,8 +17,10 @@ working directory; on several machines they must exist at the same path on every
 
 Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
 a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
-that finished. A killed driver takes its Ray job down with it (Ray kills a job's actors
-when its driver exits); re-running the command resumes from the traces on disk.
+that finished. When every attempt died, the driver writes the episode's trace itself (its
+header and a failed footer naming the cause), so it is a failed episode like any other.
+A killed driver takes its Ray job down with it (Ray kills a job's actors when its driver
+exits); re-running the command resumes from the traces on disk.
 
 Shared limits: the per-provider concurrency limits (`confide.llm.limits.DEFAULT_LIMITS`)
 hold for the whole cluster. A `ProviderSlots` actor owns one semaphore per provider and
@@ -48,12 +50,12 @@ from typing import Any
 
 from confide import atomic
 from confide.core.benchmark import BenchmarkSpec
-from confide.core.trace import EpisodeEnd, trace_file
+from confide.core.trace import EpisodeEnd, TraceWriter, trace_file
 from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment
-from confide.runner.episode import run_episode
+from confide.runner.episode import episode_start, run_episode
 from confide.runner.expand import EpisodePlan
 from confide.runner.models import RunModels
 
@@ -62,7 +64,6 @@ ATTEMPTS = 3
 """Plays of one episode whose worker died before it is recorded as failed."""
 PROVIDER_LIMITS: Mapping[str, int | None] = DEFAULT_LIMITS
 """Call slots per provider for the whole cluster (the local backend's per-process ones)."""
-"""Plays of one episode whose worker died before it is recorded as failed."""
 
 Outcome = tuple[bytes, EpisodeEnd, dict[str, ModelUsage], int]
 """What a worker returns for a finished episode: the trace file's bytes, the slim footer,
@@ -248,6 +249,7 @@ class RayEpisodes:
         import ray
 
         self._ray: Any = ray  # handles and refs are untyped: one Any instead of many casts
+        self._spec = spec
         self._spec_id = spec.id
         cache = experiment.cache_dir
         self._experiment = experiment.model_copy(
@@ -318,9 +320,22 @@ class RayEpisodes:
             self._add_usage(worker.holder, sequence, usage)
             return footer
         reason = str(lost).strip().splitlines()[0] if lost is not None else "unknown"
-        return EpisodeEnd(
+        footer = EpisodeEnd(
             status="error", error=f"its Ray worker died on all {ATTEMPTS} attempts ({reason})"
         )
+        await asyncio.to_thread(self._write_lost, plan, footer)
+        return footer
+
+    def _write_lost(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
+        """The trace of an episode no worker finished, written by the driver: its header
+        and the failed footer, as the local backend leaves for a failed episode (so the
+        viewer, `trace list --failed` and rescore see it like any other failure)."""
+        writer = TraceWriter(self._trace_dir, plan.episode_id)
+        writer.emit(episode_start(
+            self._spec, plan, self._experiment, self._prints[plan.episode_id],
+            {"backend": "ray", "host": socket.gethostname(), "worker": "driver"},
+        ))
+        writer.finish(footer)
 
     async def _await(self, ref: Any) -> Outcome | None:
         """The result of `ref`, or None (the task cancelled) when the run stops first."""
