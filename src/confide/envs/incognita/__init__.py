@@ -14,22 +14,24 @@ run directory).
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
         --role desk=mock/incognita --role judge=mock/incognita
+    confide run incognita --tasks tau2/tasks.json --world retail-data/   # `transform`
 """
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
+    load_source_tasks,
     load_tasks,
     private_markers,
     run_episode,
     score_episode,
     seats,
+    write_outputs,
 )
 from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
-from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
@@ -45,7 +47,8 @@ SPEC = BenchmarkSpec(
     conditions=CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,
-    write_outputs=write_incognita_outputs,
+    write_outputs=write_outputs,
+    load_source_tasks=load_source_tasks,
     score_episode=score_episode,
     score_roles=("judge",),
     options=EnvOptions,
