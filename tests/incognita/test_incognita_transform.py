@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from confide.cli.main import app
+from confide.envs.incognita.conditions import ConditionError
 from confide.envs.incognita.conversion import check
 from confide.envs.incognita.env import load_source_tasks
 from confide.envs.incognita.loaders import SourceTask, save_world
@@ -202,7 +205,7 @@ def test_both_bad_paths_are_named_before_anything_runs(tmp_path: Path) -> None:
         "tau-bench retail data directory)",
     ]
     (tmp_path / "odd.json").write_text('{"a": 1}')
-    with pytest.raises(WorldDataError, match="odd.json: not a tau2-bench tasks.json"):
+    with pytest.raises(WorldDataError, match=r"odd\.json: not a tau2-bench tasks\.json"):
         load_source_tasks(str(tmp_path / "odd.json"), str(tmp_path))
 
 
@@ -216,3 +219,18 @@ def test_both_bad_paths_are_named_before_anything_runs(tmp_path: Path) -> None:
 def test_preflight_world_problems(data: dict[str, str], problem: str) -> None:
     with pytest.raises(PreflightError, match=problem):
         preflight(build_experiment(data, check=False))
+
+
+def test_convert_command_prints_the_summary(tmp_path: Path, world: World) -> None:
+    tasks_path, world_path = _tau2_file(tmp_path, world)
+    command = ["incognita", "convert", "--tasks", str(tasks_path), "--world", str(world_path)]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == [
+        "converted 1 of 1 tasks",
+        "reference solves 1 of 1 in direct",
+        "reference solves 1 of 1 in indirect",
+        "reference solves 1 of 1 in social",
+    ]
+    wrong = CliRunner().invoke(app, [*command, "--condition", "centralized"])
+    assert isinstance(wrong.exception, ConditionError)

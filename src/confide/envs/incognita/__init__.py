@@ -6,10 +6,11 @@ role-isolated desks whose capabilities must be discovered (``social``). Success 
 source benchmark's: the final database state against the replayed gold state, plus the
 card's output assertions checked by a judge. See `env` for the episode and its trace
 events, `conditions` for the access structures, `execution` for the execution layer,
-`gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
-evaluation and per-episode measures, `outputs` for the coordination reference, the
-trajectory reader, failure types and the paper's tables and figures (written into every
-run directory).
+`gate` for the disclosure gate, `transform` for the transformation of tau-bench / tau2
+retail tasks into cards (checked by `conversion`), `participants` for seats and roles,
+`metrics` for evaluation and per-episode measures, `outputs` for the coordination
+reference, the trajectory reader, failure types and the paper's tables and figures
+(written into every run directory).
 
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
