@@ -234,3 +234,18 @@ def test_convert_command_prints_the_summary(tmp_path: Path, world: World) -> Non
     ]
     wrong = CliRunner().invoke(app, [*command, "--condition", "centralized"])
     assert isinstance(wrong.exception, ConditionError)
+
+
+def test_run_over_converted_tasks_writes_the_trial_rows(tmp_path: Path, world: World) -> None:
+    tasks_path, world_path = _tau2_file(tmp_path, world)
+    out = tmp_path / "run"
+    command = ["run", "incognita", "--tasks", str(tasks_path), "--world", str(world_path),
+               "--out", str(out), "--no-progress"]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    rows = (out / "incognita_trials.csv").read_text().splitlines()[1:]
+    # read against the converted card's own coordination reference, one row per condition
+    assert [row.split(",")[2:7:2] for row in rows] == [
+        ["tau2-7", "direct", "True"], ["tau2-7", "indirect", "True"],
+        ["tau2-7", "social", "True"],
+    ]

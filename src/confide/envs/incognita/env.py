@@ -147,10 +147,8 @@ their coordination reference (the frozen one covers only the shipped suite)."""
 def _converted(tasks_path: str, world_path: str) -> tuple[ServiceTask, ...]:
     world, conversions = convert_file(tasks_path, world_path)
     suite_id = f"converted:{Path(tasks_path).name}"
-    tasks = tuple(ServiceTask(card=c.card, world=world, suite_id=suite_id)
-                  for c in conversions if c.card is not None)
-    _CONVERTED.update((task.id, task) for task in tasks)
-    return tasks
+    return tuple(ServiceTask(card=c.card, world=world, suite_id=suite_id)
+                 for c in conversions if c.card is not None)
 
 
 def load_source_tasks(tasks_path: str, world_path: str) -> list[ServiceTask]:
@@ -162,6 +160,7 @@ def load_source_tasks(tasks_path: str, world_path: str) -> list[ServiceTask]:
     if not tasks:
         raise ConfideError(f"--tasks {tasks_path}: no task converts (see `confide incognita "
                            f"convert --tasks {tasks_path} --world {world_path}`)")
+    _CONVERTED.update((task.id, task) for task in tasks)  # the last file loaded wins
     return list(tasks)
 
 
