@@ -15,7 +15,7 @@ from confide.cli.main import app
 from confide.envs.incognita.conditions import ConditionError
 from confide.envs.incognita.conversion import check
 from confide.envs.incognita.env import load_source_tasks
-from confide.envs.incognita.loaders import SourceTask, save_world
+from confide.envs.incognita.loaders import SourceTask, load_tau2_tasks, save_world
 from confide.envs.incognita.scenario import evaluate_final_state, load_suite
 from confide.envs.incognita.tools import ToolCall
 from confide.envs.incognita.transform import (
@@ -248,4 +248,18 @@ def test_run_over_converted_tasks_writes_the_trial_rows(tmp_path: Path, world: W
     assert [row.split(",")[2:7:2] for row in rows] == [
         ["tau2-7", "direct", "True"], ["tau2-7", "indirect", "True"],
         ["tau2-7", "social", "True"],
+    ]
+
+
+def test_tau2_assertions_count_only_when_the_reward_does(tmp_path: Path) -> None:
+    raw = [
+        {"id": str(i), "user_scenario": {"instructions": "You want help."},
+         "evaluation_criteria": {"actions": [], "nl_assertions": ["Agent should say 1."],
+                                 "reward_basis": basis}}
+        for i, basis in enumerate((["DB"], ["DB", "NL_ASSERTION"], None))
+    ]
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps(raw))
+    assert [t.output_assertions for t in load_tau2_tasks(path)] == [
+        [], ["Agent should say 1."], ["Agent should say 1."]
     ]

@@ -22,8 +22,11 @@ untouched. Here, for any source task (`loaders.SourceTask`) and the world it run
   item); sentences that ask the agent for information become the
   customer's unprompted ``requests`` (A.2.1). The first sentence of the request is the
   opening line, the only card text the agent sees at start (section 3.1).
-- Service side: ownership by tool per condition is `conditions.build_condition`; the card
-  needs nothing more (the tool -> desk map is in `tools`).
+- Service side: who holds each tool is the condition's (`conditions.build_condition`: the
+  agent under direct access, the one declared desk under indirect, the tool's desk from
+  `tools.TOOL_DESKS` under social), so the card needs nothing more. The card's
+  coordination reference, built here as the check below, records per gold call its
+  executor in each condition (`ReferenceCall.executors`).
 - Natural-language assertions, where the source has them: tau2's ``nl_assertions`` that
   ask the agent to tell the user something become output assertions in our wording ("The
   agent tells the customer ..."); those that ask for an action ("Agent should cancel all
