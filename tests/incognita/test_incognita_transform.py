@@ -126,6 +126,13 @@ def test_failing_calls_are_marked_and_untraceable_failing_reads_dropped(world: W
                                 "dropped: no source states its argument",)
 
 
+def test_no_gold_action_means_nothing_may_change(world: World) -> None:
+    conversion = convert_task(world, _cancel_task(actions=[], output_assertions=[]), "tau2")
+    assert conversion.card is not None and conversion.card.gold_actions == []
+    assert evaluate_final_state(world, conversion.card, world)
+    assert check(world, [conversion]).unsolved == {"direct": [], "indirect": [], "social": []}
+
+
 def test_item_lookup_becomes_the_product_read(world: World) -> None:
     calls = gold_actions(world, [_call("get_item_details", item_id="1060255094")])
     assert calls == [_call("get_product_details", product_id="2199815273")]
@@ -145,7 +152,6 @@ def test_action_assertions_are_left_to_the_database(world: World) -> None:
 @pytest.mark.parametrize(
     ("changes", "reason"),
     [
-        ({"actions": []}, "no gold action"),
         ({"actions": [_call("think", thought="x")]}, "'think', which is not one of"),
         ({"actions": [_call("get_order_details", order_id=PENDING),
                       _call("get_user_details", user_id="bilal_nakagawa_7904")]},

@@ -1,6 +1,6 @@
 """The transformation over the public tau2-bench / tau-bench retail tasks (../shared/anchors):
 which tasks convert, the reason for each one left out, and the reference agent on a sample
-of cards in every condition (all 107 are checked by bench/incognita_convert.py and
+of cards in every condition (all 108 are checked by bench/incognita_convert.py and
 ``confide incognita convert``).
 
 Skipped cleanly when the shared anchors are absent (CONFIDE_SHARED, default ../shared).
@@ -27,12 +27,11 @@ pytestmark = pytest.mark.skipif(
 
 NO_LITERAL = "states no number or identifier, so the LLM-free judge cannot check it"
 REFUSED = {
-    "24": "the source task has no gold action",
+    "24": NO_LITERAL,  # "the materials of the two t-shirts are polyester and cotton"
     "36": NO_LITERAL,  # "the most expensive item in the order is the camera"
     "37": NO_LITERAL,
     "38": NO_LITERAL,
     "40": NO_LITERAL,  # "paid with a Mastercard"
-    "57": "the source task has no gold action",
     "89": NO_LITERAL,  # "the keyboard switch type is tactile"
 }
 
@@ -42,7 +41,7 @@ def converted() -> tuple[World, list[Conversion]]:
     return convert_file(ANCHOR / "tau2" / "tasks.json", ANCHOR)
 
 
-def test_107_of_114_convert_and_the_rest_have_reasons(
+def test_108_of_114_convert_and_the_rest_have_reasons(
     converted: tuple[World, list[Conversion]],
 ) -> None:
     _, conversions = converted
@@ -78,7 +77,8 @@ def test_cards_keep_gold_writes_and_gate_the_customer_facts(
     assert ("64", 6) in failing and ("105", 0) in failing  # the two writes upstream refuses
 
 
-@pytest.mark.parametrize("task_id", ["0", "21", "46", "54", "105", "113"])
+# 57: no gold action (success is that nothing changes), 105: a write meant to fail
+@pytest.mark.parametrize("task_id", ["0", "21", "46", "54", "57", "105", "113"])
 def test_reference_solves_sampled_cards_in_every_condition(
     converted: tuple[World, list[Conversion]], task_id: str
 ) -> None:
@@ -91,6 +91,6 @@ def test_reference_solves_sampled_cards_in_every_condition(
 def test_tau_bench_tasks_convert_too() -> None:
     _, conversions = convert_file(ANCHOR / "tasks_test.json", ANCHOR)
     assert len(conversions) == 115
-    assert sum(c.card is not None for c in conversions) == 106
+    assert sum(c.card is not None for c in conversions) == 107
     refused = {c.task_id: c.reason or "" for c in conversions if c.card is None}
     assert "2 customers" in refused["64"]

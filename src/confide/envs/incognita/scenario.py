@@ -21,7 +21,8 @@ Card format (`TaskCard`)
   know.
 - ``requests``: things the customer raises unprompted (the paper's request block, A.2.1).
 - ``gold_actions``: the reference solution, reads included, as tool calls in order; a
-  call the reference intends to fail carries ``expect_error``.
+  call the reference intends to fail carries ``expect_error``. Empty only for a converted
+  source task whose success is that nothing changes (our own cards all write).
 - ``output_assertions``: statements a judge checks in what the agent told the customer.
 
 Decisions
@@ -109,7 +110,7 @@ class TaskCard(BaseModel):
     opening_line: str = Field(min_length=1)
     customer_fields: list[CustomerField]
     requests: list[str] = Field(default_factory=list)
-    gold_actions: list[ToolCall] = Field(min_length=1)
+    gold_actions: list[ToolCall]
     output_assertions: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -34,10 +34,12 @@ untouched. Here, for any source task (`loaders.SourceTask`) and the world it run
   dialogue (section 3.3), and are reported in the conversion's notes. tau-bench's
   ``outputs`` (literals the agent must state) become "The agent tells the customer X.".
 
-A task is refused, with its reason (`ConversionError`), when it has no gold action, a gold
-action no tool here can run, no single customer, a gold argument that no source the paper
-allows can supply (the golden trajectory of section 4.1 is built as the check), or an
-output assertion the LLM-free judge cannot check (it states no number or identifier).
+A task is refused, with its reason (`ConversionError`), when it has a gold action no tool
+here can run, no single customer, a gold argument that no source the paper allows can
+supply (the golden trajectory of section 4.1 is built as the check), or an output
+assertion the LLM-free judge cannot check (it states no number or identifier). A task
+with no gold action converts: its gold state is the initial world (the source's success
+is that nothing changes).
 """
 
 from __future__ import annotations
@@ -90,9 +92,6 @@ def _product_of(world: World, item_id: str) -> str | None:
 def gold_actions(world: World, actions: Sequence[ToolCall]) -> list[ToolCall]:
     """The source's gold actions as calls of the fifteen tools, with ``expect_error`` on
     those that fail when replayed in order on a fork of `world`."""
-    if not actions:
-        raise ConversionError("the source task has no gold action (no database change and "
-                              "no call for the access conditions to redistribute)")
     calls = []
     for index, action in enumerate(actions):
         name, arguments = action.name, dict(action.arguments)
@@ -145,11 +144,12 @@ def customer_of(world: World, task: SourceTask, calls: Sequence[ToolCall]) -> st
 
 
 def _named_in(world: World, text: str) -> list[str]:
-    """The users the instruction identifies by email, or by full name and zip code."""
+    """The users the instruction identifies by user id, email, or full name and zip code."""
     return [
         user.user_id
         for user in world.users.values()
-        if _mentions(text, user.email)
+        if _mentions(text, user.user_id)
+        or _mentions(text, user.email)
         or (_mentions(text, f"{user.name.first_name} {user.name.last_name}")
             and _mentions(text, user.address.zip))
     ]
@@ -394,8 +394,6 @@ def _traceable(world: World, card: TaskCard) -> tuple[TaskCard, list[ToolCall]]:
                 dropped.append(call)
                 continue
         kept.append(call)
-    if not kept:
-        raise ConversionError("every gold action is a failing read with no source")
     card = card.model_copy(update={"gold_actions": kept})
     build_task_reference(world, card)
     return card, dropped
