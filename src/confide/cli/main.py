@@ -11,6 +11,7 @@ import sys
 
 import typer
 
+from confide.cli import incognita as incognita_cmd
 from confide.cli import judge as judge_cmd
 from confide.cli import leaderboard as leaderboard_cmd
 from confide.cli import models as models_cmd
@@ -41,6 +42,7 @@ app.command("leaderboard")(leaderboard_cmd.leaderboard)
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(scenarios_cmd.app, name="scenarios")
 app.add_typer(judge_cmd.app, name="judge")
+app.add_typer(incognita_cmd.app, name="incognita")
 
 
 def main() -> None:

@@ -25,6 +25,11 @@ def run(
         str | None, typer.Option(help="Built-in task suite (default: the benchmark's).")
     ] = None,
     tasks: Annotated[Path | None, typer.Option(help="Task file to use instead of a suite.")] = None,
+    world: Annotated[
+        Path | None,
+        typer.Option(help="With --tasks: the world a source benchmark's task file runs on "
+                     "(incognita: a tau2 db.json or tau-bench retail data directory)."),
+    ] = None,
     lineup: Annotated[
         list[str] | None,
         typer.Option(help="Seat specs: one for all seats or comma-separated per seat, e.g. "
@@ -93,6 +98,7 @@ def run(
     overrides: dict[str, Any] = {
         "suite": suite,
         "tasks": str(tasks) if tasks else None,
+        "world": str(world) if world else None,
         "lineups": lineup or None,
         "conditions": condition or None,
         "roles": _pairs(role, "--role", parse=False) or None,

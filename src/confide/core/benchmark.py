@@ -254,6 +254,9 @@ class BenchmarkSpec(Generic[TaskT]):
     check_strategy: Callable[[str], object] | None = None
     """Raises `ConfideError` for a strategy a model seat (`provider/model:strategy`) cannot
     take; None: model seats take no strategy."""
+    load_source_tasks: Callable[[str, str], Sequence[TaskT]] | None = None
+    """(task file of a source benchmark, the world it runs on) -> tasks (``--tasks F
+    --world W``; Incognita's transformation); None: the benchmark takes no ``--world``."""
     prepare_model: Callable[[str], object] | None = None
     """Called with each model spec of a run before it is built (e.g. to register the
     environment's own mock models)."""

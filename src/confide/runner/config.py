@@ -39,6 +39,11 @@ class Experiment(BaseModel):
         default=None, description="Built-in suite; default: the benchmark's."
     )
     tasks: str | None = Field(default=None, description="Path to a task file instead of a suite.")
+    world: str | None = Field(
+        default=None,
+        description="The world a source benchmark's task file runs on (with `tasks`; "
+        "Incognita: tau-bench / tau2-bench retail data).",
+    )
     task_ids: list[str] | None = Field(default=None, description="Run only these task ids.")
     limit: int | None = Field(default=None, ge=1, description="Run only the first N tasks.")
     lineups: list[str] = Field(

@@ -29,10 +29,18 @@ class EpisodePlan:
 
 
 def select_tasks(spec: BenchmarkSpec, experiment: Experiment) -> list[Any]:
-    """The experiment's tasks: a suite or a file, optionally filtered by id and limited."""
+    """The experiment's tasks: a suite, a file, or a source benchmark's file on its world,
+    optionally filtered by id and limited."""
     if experiment.suite is not None and experiment.tasks is not None:
         raise ConfideError("give either a suite or a task file, not both")
-    tasks = list(spec.load_tasks(experiment.suite, experiment.tasks))
+    if experiment.world is None:
+        tasks = list(spec.load_tasks(experiment.suite, experiment.tasks))
+    elif spec.load_source_tasks is None:
+        raise ConfideError(f"{spec.id} takes no world (--world {experiment.world})")
+    elif experiment.tasks is None:
+        raise ConfideError(f"--world {experiment.world} needs --tasks: the source task file")
+    else:
+        tasks = list(spec.load_source_tasks(experiment.tasks, experiment.world))
     if experiment.task_ids is not None:
         by_id = {t.id: t for t in tasks}
         missing = [i for i in experiment.task_ids if i not in by_id]

@@ -6,30 +6,33 @@ role-isolated desks whose capabilities must be discovered (``social``). Success 
 source benchmark's: the final database state against the replayed gold state, plus the
 card's output assertions checked by a judge. See `env` for the episode and its trace
 events, `conditions` for the access structures, `execution` for the execution layer,
-`gate` for the disclosure gate, `participants` for seats and roles, `metrics` for
-evaluation and per-episode measures, `outputs` for the coordination reference, the
-trajectory reader, failure types and the paper's tables and figures (written into every
-run directory).
+`gate` for the disclosure gate, `transform` for the transformation of tau-bench / tau2
+retail tasks into cards (checked by `conversion`), `participants` for seats and roles,
+`metrics` for evaluation and per-episode measures, `outputs` for the coordination
+reference, the trajectory reader, failure types and the paper's tables and figures
+(written into every run directory).
 
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
         --role desk=mock/incognita --role judge=mock/incognita
+    confide run incognita --tasks tau2/tasks.json --world retail-data/   # `transform`
 """
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
+    load_source_tasks,
     load_tasks,
     private_markers,
     run_episode,
     score_episode,
     seats,
+    write_outputs,
 )
 from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
-from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
@@ -45,7 +48,8 @@ SPEC = BenchmarkSpec(
     conditions=CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,
-    write_outputs=write_incognita_outputs,
+    write_outputs=write_outputs,
+    load_source_tasks=load_source_tasks,
     score_episode=score_episode,
     score_roles=("judge",),
     options=EnvOptions,

@@ -64,7 +64,7 @@ from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
-from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
+from confide.core.trace import EnvEvent, MessageDelivered, Trace, TraceEvent
 from confide.envs.incognita import events as ev
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import (
@@ -81,6 +81,9 @@ from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
 from confide.envs.incognita.gate import DisclosureGate, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
+from confide.envs.incognita.outputs.golden import build_task_reference
+from confide.envs.incognita.outputs.reference import assemble
+from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants import (
     LINEUP_SEAT,
     Customer,
@@ -94,6 +97,7 @@ from confide.envs.incognita.participants import (
     make_judge,
 )
 from confide.envs.incognita.scenario import SUITE_FILE, CardSuite, TaskCard, load_suite
+from confide.envs.incognita.transform import convert_file
 from confide.envs.incognita.world import World
 from confide.errors import ConfideError
 
@@ -132,6 +136,45 @@ def load_tasks(suite: str | None, path: str | None) -> list[ServiceTask]:
         path = str(SUITE_FILE)
     world, loaded = _suite(str(Path(path).resolve()))
     return [ServiceTask(card=card, world=world, suite_id=loaded.suite_id) for card in loaded.cards]
+
+
+_CONVERTED: dict[str, ServiceTask] = {}
+"""Every converted task loaded in this process, by card id: the outputs writer builds
+their coordination reference (the frozen one covers only the shipped suite)."""
+
+
+@cache
+def _converted(tasks_path: str, world_path: str) -> tuple[ServiceTask, ...]:
+    world, conversions = convert_file(tasks_path, world_path)
+    suite_id = f"converted:{Path(tasks_path).name}"
+    return tuple(ServiceTask(card=c.card, world=world, suite_id=suite_id)
+                 for c in conversions if c.card is not None)
+
+
+def load_source_tasks(tasks_path: str, world_path: str) -> list[ServiceTask]:
+    """A tau-bench or tau2-bench retail task file run on its world (``--tasks F --world
+    W``): every task the transformation converts (`transform`; the others are listed by
+    ``confide incognita convert``). Both paths are checked first, with one error naming
+    each that is wrong."""
+    tasks = _converted(str(Path(tasks_path).resolve()), str(Path(world_path).resolve()))
+    if not tasks:
+        raise ConfideError(f"--tasks {tasks_path}: no task converts (see `confide incognita "
+                           f"convert --tasks {tasks_path} --world {world_path}`)")
+    _CONVERTED.update((task.id, task) for task in tasks)  # the last file loaded wins
+    return list(tasks)
+
+
+def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
+    """The outputs hook: a run over converted tasks is read against their coordination
+    reference, built by rule (section 4.1); any other run against the frozen one."""
+    ids = sorted({trace.header.scenario_id for trace in traces})
+    converted = [_CONVERTED[card_id] for card_id in ids if card_id in _CONVERTED]
+    reference = None
+    if converted:
+        first = converted[0]
+        built = [build_task_reference(task.world, task.card) for task in converted]
+        reference = assemble(first.suite_id, first.world.state_hash(), built)
+    return write_incognita_outputs(run_dir, traces, reference)
 
 
 def seats(task: ServiceTask) -> Sequence[str]:

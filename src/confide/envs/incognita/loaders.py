@@ -7,7 +7,9 @@ the source data must load as it is published:
   directory, users keyed by id without a ``user_id`` field (it is filled from the key);
 - tau2-bench retail: ``db.json`` holding the three maps, users carrying ``user_id``;
 - tau2-bench ``tasks.json``: a list of tasks whose ``evaluation_criteria.actions`` are the
-  gold actions (``name`` + ``arguments``) and ``nl_assertions`` the output assertions;
+  gold actions (``name`` + ``arguments``) and ``nl_assertions`` the output assertions
+  (kept only when the task's ``reward_basis`` counts ``NL_ASSERTION``: the criterion for
+  success is the source's, section 3.1);
 - tau-bench tasks converted to JSON: a list of ``{user_id, instruction, actions:
   [{name, kwargs}], outputs}``.
 
@@ -137,6 +139,13 @@ class _Tau2Action(BaseModel):
 class _Tau2Criteria(BaseModel):
     actions: list[_Tau2Action] | None = None
     nl_assertions: list[str] | None = None
+    reward_basis: list[str] | None = None
+
+    @property
+    def operative_assertions(self) -> list[str]:
+        """The NL assertions, when the task's reward counts them (absent basis: it does)."""
+        counted = self.reward_basis is None or "NL_ASSERTION" in self.reward_basis
+        return list(self.nl_assertions or []) if counted else []
 
 
 class _Tau2Task(BaseModel):
@@ -167,7 +176,7 @@ def load_tau2_tasks(path: str | Path) -> list[SourceTask]:
                     validate(ToolCall, action.model_dump(), f"{path}: task {task.id}")
                     for action in criteria.actions or []
                 ],
-                output_assertions=list(criteria.nl_assertions or []),
+                output_assertions=criteria.operative_assertions,
             )
         )
     return tasks

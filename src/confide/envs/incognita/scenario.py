@@ -9,7 +9,9 @@ world and compare canonical state hashes; natural-language output assertions, wh
 card has them, are for a judge model (not checked here).
 
 Card format (`TaskCard`)
-- ``card_id``: stable id, ``sd-NN-<slug>``; ``summary``: one line for people, never rendered.
+- ``card_id``: stable id, lower-case words joined by ``-`` (our cards: ``sd-NN-<slug>``;
+  converted source tasks: ``<source>-<task id>``, `transform`); ``summary``: one line for
+  people, never rendered.
 - ``user_id``: the customer the card is about.
 - ``opening_line``: the customer's first message, the only card text the agent sees at start.
 - ``customer_fields``: the customer's facts, each with a release ``token`` from
@@ -19,7 +21,8 @@ Card format (`TaskCard`)
   know.
 - ``requests``: things the customer raises unprompted (the paper's request block, A.2.1).
 - ``gold_actions``: the reference solution, reads included, as tool calls in order; a
-  call the reference intends to fail carries ``expect_error``.
+  call the reference intends to fail carries ``expect_error``. Empty only for a converted
+  source task whose success is that nothing changes (our own cards all write).
 - ``output_assertions``: statements a judge checks in what the agent told the customer.
 
 Decisions
@@ -101,13 +104,13 @@ class TaskCard(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    card_id: str = Field(pattern=r"^sd-\d{2}-[a-z0-9-]+$")
+    card_id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     summary: str
     user_id: str
     opening_line: str = Field(min_length=1)
     customer_fields: list[CustomerField]
     requests: list[str] = Field(default_factory=list)
-    gold_actions: list[ToolCall] = Field(min_length=1)
+    gold_actions: list[ToolCall]
     output_assertions: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")

@@ -89,7 +89,7 @@ PRODUCERS: Mapping[str, tuple[str, ...]] = {
     "email": ("get_user_details",),
     "first_name": ("get_user_details",),
     "last_name": ("get_user_details",),
-    "expression": ("get_order_details", "get_product_details", "get_user_details"),
+    "expression": ("get_order_details", "get_product_details", "get_user_details", "calculate"),
     **{name: ("get_user_details", "get_order_details") for name in sorted(ADDRESS_ARGS)},
 }
 """Argument name -> the read tools that can supply its value, in order of preference."""
