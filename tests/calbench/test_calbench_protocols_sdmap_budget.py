@@ -26,6 +26,21 @@ DECISION: agent 1 (holds 0, 1) can use only slot 3, so no retry has a slot: 4 em
 batches, none valid; agent 0 (holds 1 and 3) [0, 4] -> 4. M2 unresolved.
 The published engine plays this game message for message and schedules the same copies
 (bench/calbench_peer_parity.py plays it on whole suites).
+
+Game D, 3 agents x 4 free slots, 2 sweeps: a late confirm. M1 = (0, 1, 2), order (1, 0, 2);
+M2 = (1, 2), order (1, 2).
+Round 1, sweep 0: agent 0 proposes slot 0, agent 2 answers PENDING. Sweep 1: agent 1
+answers PENDING (holding 0); agent 0 confirms 0 to both; agent 2 reads it in the same
+sweep, agent 1, who already spoke, never does this round. DECISION: agent 1 has no agreed
+slot: empty batch rejected, retry 1 takes its usable unheld slots [1, 2, 3] at index 1:
+slot 2; agents 0 and 2 schedule 0. M1 unresolved.
+Round 2, sweep 0: agent 1 drains the late confirm of M1, which ends its hold on slot 0,
+then initiates M2 at slot 0 (free again for it); agent 2 holds M1 there (not bumpable):
+IMPOSSIBLE. Sweep 1: agent 1 proposes 1; agent 2 PENDING. The budget ends. DECISION:
+both have empty batches rejected; retry 1: agent 1 (holds 1) [0, 3] -> 3, agent 2 (holds
+1) [2, 3] -> 3: M2 agrees at 3 and is resolved. (The published client takes the late
+confirm's slot 0 as M2's agreed slot for agent 1, which D.2 rules out: a confirm agrees
+the slot of the meeting it names.)
 """
 
 from __future__ import annotations
@@ -118,3 +133,29 @@ def test_full_budget_agrees_without_retries() -> None:
     assert not env_events(trace, "batch_rejected")
     resolutions = env_events(trace, "resolution")
     assert [e.data.slots for e in resolutions] == [{"1": 1, "0": 1, "2": 1}, {"1": 0, "0": 0}]
+
+
+def test_late_confirm_ends_holds_and_agrees_nothing() -> None:
+    sc = scenario(
+        [[None] * 4, [None] * 4, [None] * 4],
+        [(1, (0, 1, 2), (1, 0, 2)), (2, (1, 2), (1, 2))],
+    ).model_copy(update={"max_turns_per_round": 2})
+    _, trace = run_lineup(sc, "sdmap")
+    sent = [(m.round, m.sender, m.recipients, m.payload) for m in messages(trace)]
+    assert sent == [
+        _m(0, 0, 1, "propose", 1, 0),
+        _m(0, 0, 2, "propose", 1, 0),
+        _m(0, 2, 0, "reply", 1, 0, "PENDING"),
+        _m(0, 1, 0, "reply", 1, 0, "PENDING"),
+        _m(0, 0, 1, "confirm", 1, 0),
+        _m(0, 0, 2, "confirm", 1, 0),
+        _m(1, 1, 2, "propose", 2, 0),  # slot 0 no longer held: the late confirm ended it
+        _m(1, 2, 1, "reply", 2, 0, "IMPOSSIBLE"),
+        _m(1, 1, 2, "propose", 2, 1),
+        _m(1, 2, 1, "reply", 2, 1, "PENDING"),
+    ]
+    resolutions = env_events(trace, "resolution")
+    assert [e.data.slots for e in resolutions] == [{"1": 2, "0": 0, "2": 0}, {"1": 3, "2": 3}]
+    assert [e.data.resolved for e in resolutions] == [False, True]
+    rejected = [(e.round, e.seat) for e in env_events(trace, "batch_rejected")]
+    assert rejected == [(0, "agent1"), (1, "agent1"), (1, "agent2")]
