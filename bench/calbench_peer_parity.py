@@ -3,12 +3,18 @@ played by our engine and by the published one (../shared/anchors/calbench/peer,
 `peer_game.play`) on the same public fixture tasks with the same cheap-talk budget, task
 for task. A task agrees when both schedule the same number of meetings and pay the same
 total displacement cost (on the fixture's own cost scale); the bench prints, per
-protocol and budget, the agreeing tasks and both sides' means. Both engines get the same
+protocol, cost setting and budget, the agreeing tasks ("agree": same count and cost;
+"same n": same count) and both sides' means. Both engines get the same
 speaker orders (the fixtures carry none: our loader uses the participant order, and the
 published harness would otherwise draw its own), which matters once the budget is short.
 Skips cleanly when the fixtures are absent.
 
+`--suite canonical` plays one of our suites instead (its tasks written in the fixture
+format, with their speaker orders), the paper configuration's tasks: the published engine
+produced the paper's Table 2 (issue 14), so agreement there is what a short budget tests.
+
     PYTHONPATH=src python bench/calbench_peer_parity.py [--turns 20 4] [--protocols imap sdmap]
+        [--suite canonical]
 """
 
 from __future__ import annotations
@@ -27,7 +33,8 @@ from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game, GameConfig
 from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.participants import make_reference
-from confide.envs.calbench.scenario import Scenario
+from confide.envs.calbench.scenario import ErrandSlot, MeetingSlot, Scenario
+from confide.envs.calbench.suites import load_suite
 
 PEER_NAMES = {
     "imap": "imap",
@@ -66,19 +73,34 @@ def theirs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, int]:
     return int(metrics["meetings_scheduled"]), int(metrics["realized_cost"])
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, nargs="+", default=[20, 4])
-    parser.add_argument("--protocols", nargs="+", default=list(PEER_NAMES))
-    parser.add_argument("--slice", default="36:72", help="task index range per file")
-    args = parser.parse_args()
-    root = shared()
-    files = sorted((root / "tasks").glob("*_full.jsonl"))
-    if not files or not (root / "peer" / "peer_game.py").exists():
-        print(f"skipped: no public CalBench fixtures or published harness under {root}")
-        return 0
-    sys.path.insert(0, str(root / "peer"))
-    lo, hi = (int(x) for x in args.slice.split(":"))
+def fixture_record(task: Scenario) -> dict[str, Any]:
+    """`task` in the public fixture format (raw costs, the task's speaker orders); the
+    published engine reads `optimal` and `greedy` instead of solving, and neither enters
+    the two numbers compared here."""
+    def slot(item: ErrandSlot | MeetingSlot | None) -> dict[str, Any] | None:
+        if isinstance(item, ErrandSlot):
+            return {"errand_id": item.errand_id, "cost": item.cost, "blocked": item.blocked}
+        if isinstance(item, MeetingSlot):
+            return {"meeting_id": item.meeting_id, "cost": item.cost}
+        return None
+
+    return {
+        "task_id": task.task_id,
+        "seed": task.seed or 0,
+        "params": {"num_slots": task.num_slots, "total_agents": task.num_agents},
+        "calendars": [[slot(item) for item in row] for row in task.calendars],
+        "meetings": [
+            {"id": m.meeting_id, "participants": list(m.participants), "duration": 1,
+             "cost": m.cost, "speaker_order": list(m.speaker_order)}
+            for m in task.meetings
+        ],
+        "optimal": {"cost": 0, "assignments": {}},
+        "greedy": {"cost": 0, "assignments": {}},
+    }
+
+
+def fixture_pairs(files: list[Path], lo: int, hi: int) -> list[tuple[Scenario, dict[str, Any]]]:
+    """The public fixture tasks `lo:hi` of each file, with our speaker orders added."""
     pairs: list[tuple[Scenario, dict[str, Any]]] = []
     for path in files:
         raws = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -89,22 +111,50 @@ def main() -> int:
                 for m, spec in zip(raw["meetings"], task.meetings, strict=True)
             ]
             pairs.append((task, {**raw, "meetings": meetings}))
-    print(f"{len(pairs)} fixture tasks ({args.slice} of {', '.join(f.name for f in files)})")
-    print(f"{'protocol':<12} {'turns':>5} {'agree':>8} {'sched ours':>10} {'theirs':>7} "
-          f"{'cost ours':>9} {'theirs':>7}  first differing tasks")
+    return pairs
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, nargs="+", default=[20, 4])
+    parser.add_argument("--protocols", nargs="+", default=list(PEER_NAMES))
+    parser.add_argument("--slice", default="36:72", help="task index range per file")
+    parser.add_argument("--suite", default=None, help="play this suite of ours instead")
+    args = parser.parse_args()
+    root = shared()
+    files = sorted((root / "tasks").glob("*_full.jsonl"))
+    if not files or not (root / "peer" / "peer_game.py").exists():
+        print(f"skipped: no public CalBench fixtures or published harness under {root}")
+        return 0
+    sys.path.insert(0, str(root / "peer"))
+    if args.suite is not None:
+        pairs = [(task, fixture_record(task)) for task in load_suite(args.suite)]
+        print(f"{len(pairs)} tasks of the {args.suite} suite")
+    else:
+        lo, hi = (int(x) for x in args.slice.split(":"))
+        pairs = fixture_pairs(files, lo, hi)
+        print(f"{len(pairs)} fixture tasks ({args.slice} of {', '.join(f.name for f in files)})")
+    print(f"{'protocol':<12} {'setting':<8} {'turns':>5} {'agree':>8} {'same n':>8} "
+          f"{'sched ours':>10} {'theirs':>7} {'cost ours':>9} {'theirs':>7}  "
+          "first differing tasks")
     for protocol in args.protocols:
         for turns in args.turns:
             a = [ours(task, protocol, turns) for task, _ in pairs]
             b = [theirs(raw, protocol, turns) for _, raw in pairs]
-            same = [x == y for x, y in zip(a, b, strict=True)]
-            diff = [pairs[i][0].task_id for i, ok in enumerate(same) if not ok][:3]
-            n = len(pairs)
-            print(
-                f"{protocol:<12} {turns:>5} {sum(same):>4}/{n:<3} "
-                f"{sum(x[0] for x in a) / n:>10.2f} {sum(y[0] for y in b) / n:>7.2f} "
-                f"{sum(x[1] for x in a) / n:>9.2f} {sum(y[1] for y in b) / n:>7.2f}  "
-                f"{' '.join(diff)}"
-            )
+            for setting in sorted({task.cost_setting for task, _ in pairs}):
+                rows = [i for i, (task, _) in enumerate(pairs) if task.cost_setting == setting]
+                n = len(rows)
+                same = [i for i in rows if a[i] == b[i]]
+                count = [i for i in rows if a[i][0] == b[i][0]]
+                diff = [pairs[i][0].task_id for i in rows if i not in same][:3]
+                print(
+                    f"{protocol:<12} {setting:<8} {turns:>5} {len(same):>4}/{n:<3} "
+                    f"{len(count):>4}/{n:<3} "
+                    f"{sum(a[i][0] for i in rows) / n:>10.2f} "
+                    f"{sum(b[i][0] for i in rows) / n:>7.2f} "
+                    f"{sum(a[i][1] for i in rows) / n:>9.2f} "
+                    f"{sum(b[i][1] for i in rows) / n:>7.2f}  {' '.join(diff)}"
+                )
     return 0
 
 

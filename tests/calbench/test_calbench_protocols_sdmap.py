@@ -201,8 +201,10 @@ def test_incognita_model_changes_the_bumping_rule() -> None:
     assert proposed == [2, 2, 3, 3]
     assert env_events(trace, "resolution")[0].data.slots == {"0": 3, "1": 3, "2": 3}
     # Round 2 (M2 = agents 0, 2): slot 0 holds P9, which M2 may not bump either; 1 is
-    # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot, so the meeting fails (D.2)
-    # and nobody places a copy.
+    # blocked for agent 0, 2 for agent 2, 3 holds M1: no slot, so the meeting fails (D.2).
+    # Each seat's empty batch is rejected (A.5 rule 6), and its retries take its second,
+    # third, ... usable slot: agent 0 has only slot 2, agent 2 only slot 0, so nobody
+    # places a copy.
     assert not env_events(trace, "consistency_violation")
     assert [e.data.resolved for e in env_events(trace, "resolution")] == [True, False]
 

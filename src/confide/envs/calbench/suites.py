@@ -11,8 +11,9 @@
   (A.3, A.4) and never gives the value it used. With the published harness's default of
   20 sweeps every SD-MAP negotiation completes and SD-MAP schedules 99.6-100% of its
   meetings on this suite (the paper: 62.2 | 63.1); the published reference code run on
-  this suite with 4 sweeps gives 59.1 | 64.0, while IMAP and DSM-Welfare still schedule
-  every meeting within 4 sweeps. `--option max_turns_per_round=20` runs the harness
+  this suite with 4 sweeps gives 59.1 | 64.0, and so does ours, task for task
+  (`bench/calbench_peer_parity.py --suite canonical`), while IMAP and DSM-Welfare still
+  schedule every meeting within 4 sweeps. `--option max_turns_per_round=20` runs the harness
   default instead.
 - `tiny`: 3 agents, 8 slots, 2 meetings of 2 rotating participants, density from
   {0.5, 0.75}, 1 blocked errand per agent, at most 2 cheap-talk turns per round and 1

@@ -30,11 +30,33 @@ the repair messages). A failed repair leaves the bumped meeting where each calen
 (the pre-bump slot everywhere except on the bumper's calendar, where the new meeting now
 sits), so it stays inconsistent and counts as not scheduled.
 
-A participant left without a confirmed slot (every slot IMPOSSIBLE, or a confirm the
-cheap-talk budget cut off) submits no schedule: D.2 decides this case for SD-MAP ("If no
-slot succeeds, the initiator sends a fail DM and the meeting is unresolved"), unlike
-IMAP and DSM, whose texts leave it to A.3's request for a schedule call (base.py
-`first_usable_slot`).
+Short budgets (the paper configuration's 4 sweeps cut negotiations off; issue 14). A
+participant left without an agreed slot (every slot IMPOSSIBLE, or a confirm the budget
+cut off) first submits no schedule: D.2 leaves the meeting unresolved ("If no slot
+succeeds, the initiator sends a fail DM and the meeting is unresolved"). A.5 rule 6
+("exactly one schedule action") rejects that batch and A.3's retry message asks for a
+complete batch again (its example conflict is exactly "Expected exactly 1 schedule
+action, got 0"), so the DECISION phase does not end there. Which slot a retry names the
+text does not say; we follow the published engine, which produced the paper's numbers:
+retry k (attempt k + 1) schedules at the k-th slot, counting from 0, of those the seat
+could take without moving a meeting (free, or a movable errand) and does not hold for a
+negotiation. The first such slot is never used, since the count starts at retry 1. The
+copies rarely agree, so the meeting stays unresolved, and the valid batches stand (section
+3, A.5).
+
+Holds (not decided by the text: D.2 says what a PENDING reply answers, not how long it
+binds; we follow the published engine). A PENDING reply holds its slot until that
+negotiation's confirm or fail reaches the seat, not when the initiator moves on (responders
+are not told), so a negotiation the budget cut off keeps its holds into later rounds; an
+initiator holds the slot it is proposing until it moves on. Held slots are answered
+IMPOSSIBLE, never proposed and never taken by a retry. A message the budget left unread is
+drained at the seat's next turn (A.4), in a later round too: a late propose is answered
+like any other, against the seat's current calendar, and holds its slot; a late
+confirm or fail ends that negotiation's holds. Here we depart from the published client on
+purpose. It also takes a late confirm's slot as the agreed slot of the current round's
+meeting; D.2's confirm agrees the slot of the meeting it names ("the slot is agreed"), so
+we do not. On the canonical suite at 4 sweeps this changes the paid cost of 4 of 90 games
+and no meeting count.
 
 Decided by the text: "movable errand" means not blocked (section 3) and displaceable to a
 free slot (D.1's local check, "a movable errand can be displaced to a known free slot";
@@ -42,12 +64,12 @@ A.5 rule 5); a repair whose participants the open channel cannot reach is abando
 "Participant-only groupchat does not activate non-participants", so under the
 participant groupchat the bumped meeting's other participants never hear of it).
 Not decided by it (D.2 describes one negotiation at a time and says nothing of two
-running in one round, or of a budget cutting one short): a seat promises each slot to at
-most one negotiation per round (a PENDING reply reserves it until the negotiation moves
-on), so concurrent meeting and repair negotiations never double-book a slot; unfinished
-repair negotiations restart at the repair initiator's next cheap-talk turn in a later
-round. D.2 says a failed repair "falls back to its pre-bump slot", which the bumper's
-calendar cannot do (the new meeting holds that slot), hence the reading above.
+running in one round): a seat promises each slot to at most one negotiation at a time (the
+holds above), so concurrent meeting and repair negotiations never double-book a slot; a
+repair's responder holds the proposed slot until the repair moves on, and unfinished repair
+negotiations restart at the repair initiator's next cheap-talk turn in a later round. D.2
+says a failed repair "falls back to its pre-bump slot", which the bumper's calendar cannot
+do (the new meeting holds that slot), hence the reading above.
 """
 
 from __future__ import annotations
@@ -108,6 +130,8 @@ class SdmapParticipant(ProtocolParticipant):
         self._agreed: int | None = None
         self._tentative: dict[int, int] = {}  # slot -> prior meeting it would bump
         self._reserved: dict[int, Key] = {}
+        self._open: set[Key] = set()  # meeting negotiations this seat holds slots for
+        self._known: dict[int, tuple[int, ...]] = {}  # meeting id -> its participants
         self._search: _Search | None = None
         self._repairs: dict[int, _Search] = {}
         self._moves: dict[int, int] = {}  # prior meeting -> agreed repair slot
@@ -123,9 +147,10 @@ class SdmapParticipant(ProtocolParticipant):
         if obs.meeting.meeting_id == self._meeting_id:
             return
         self._meeting_id = obs.meeting.meeting_id
+        self._known[self._meeting_id] = obs.meeting.participants
         self._agreed = None
         self._tentative = {}
-        self._reserved = {}
+        self._reserved = {s: k for s, k in self._reserved.items() if k in self._open}
         self._search = None
         self._repairs = {}
         self._moves = {}
@@ -142,6 +167,11 @@ class SdmapParticipant(ProtocolParticipant):
         if slot is not None:
             self._reserved[slot] = key
 
+    def _close(self, key: Key) -> None:
+        """A negotiation ended (confirm or fail): its holds end with it."""
+        self._reserve(key, None)
+        self._open.discard(key)
+
     def _free_for(self, key: Key, slot: int) -> bool:
         return self._reserved.get(slot, key) == key
 
@@ -150,9 +180,13 @@ class SdmapParticipant(ProtocolParticipant):
 
     # -- local feasibility checks ----------------------------------------------------------
 
-    def _meeting_check(self, obs: CalendarObservation, slot: int) -> tuple[bool, int | None]:
-        """(PENDING?, prior meeting it would bump) for the round's meeting at `slot`."""
-        if not 0 <= slot < obs.num_slots or not self._free_for(("meeting", self._meeting_id), slot):
+    def _meeting_check(
+        self, obs: CalendarObservation, slot: int, meeting_id: int | None = None
+    ) -> tuple[bool, int | None]:
+        """(PENDING?, prior meeting it would bump) for meeting `meeting_id` (default: the
+        round's) at `slot`."""
+        mid = self._meeting_id if meeting_id is None else meeting_id
+        if not 0 <= slot < obs.num_slots or not self._free_for(("meeting", mid), slot):
             return False, None
         item = obs.calendar.slots[slot]
         if item.kind == "free" or is_movable_errand(obs.calendar, item):
@@ -160,8 +194,8 @@ class SdmapParticipant(ProtocolParticipant):
         if (
             item.kind == "meeting"
             and item.item_id is not None
-            and item.item_id != self._meeting_id
-            and self._difficulty(item.participants) < self._difficulty(obs.meeting.participants)
+            and item.item_id != mid
+            and self._difficulty(item.participants) < self._difficulty(self._known.get(mid, ()))
         ):
             return True, item.item_id
         return False, None
@@ -217,14 +251,15 @@ class SdmapParticipant(ProtocolParticipant):
         if type(mid) is not int:
             return []
         current = mid == self._meeting_id
-        if kind == "propose" and current and type(slot) is int:
-            ok, bumped = self._meeting_check(obs, slot)
-            self._tentative = {slot: bumped} if bumped is not None else {}
+        if kind == "propose" and type(slot) is int:
+            ok, bumped = self._meeting_check(obs, slot, mid)
+            if current:
+                self._tentative = {slot: bumped} if bumped is not None else {}
             return self._answer(obs, sender, ("meeting", mid), slot, ok)
         if kind == "confirm" and current and type(slot) is int:
             self._confirmed_meeting(slot)
-        elif kind == "fail" and current:
-            self._reserve(("meeting", mid), None)
+        elif kind in ("confirm", "fail"):
+            self._close(("meeting", mid))
         elif kind == "reschedule_request":
             if _initiator(obs.calendar, mid) == self.agent and mid not in self._repairs:
                 self._to_repair.add(mid)
@@ -248,6 +283,7 @@ class SdmapParticipant(ProtocolParticipant):
 
     def _confirmed_meeting(self, slot: int) -> None:
         self._agreed = slot
+        self._close(("meeting", self._meeting_id))
         self._reserve(("meeting", self._meeting_id), slot)
         bumped = self._tentative.get(slot)
         if bumped is not None:
@@ -256,10 +292,15 @@ class SdmapParticipant(ProtocolParticipant):
     def _answer(
         self, obs: CalendarObservation, proposer: int, key: Key, slot: int, ok: bool
     ) -> list[ToolCall]:
-        """Answer a proposal of search `key`: hold the slot for it while PENDING (release
-        it otherwise), then reply PENDING or IMPOSSIBLE to the proposer."""
-        self._reserve(key, slot if ok else None)
+        """Answer a proposal of search `key` PENDING or IMPOSSIBLE. A PENDING meeting
+        reply adds a hold on the slot (earlier holds stay until a confirm or fail); a
+        repair responder holds only the slot under discussion."""
         role, ident = key
+        if role == "repair":
+            self._reserve(key, slot if ok else None)
+        elif ok:
+            self._reserved[slot] = key
+            self._open.add(key)
         status = PENDING if ok else IMPOSSIBLE
         body = {"type": _KINDS[role][1], "meeting_id": ident, "slot": slot, "status": status}
         return self.send(obs, [proposer], body)
@@ -293,6 +334,8 @@ class SdmapParticipant(ProtocolParticipant):
             _, bumped = self._meeting_check(obs, slot)
             self._tentative = {slot: bumped} if bumped is not None else {}
         self._reserve(search.key, slot)
+        if role == "meeting":
+            self._open.add(search.key)
         if not search.expected:
             return self._progress(obs, search, usable)
         calls = self.send(
@@ -304,7 +347,7 @@ class SdmapParticipant(ProtocolParticipant):
 
     def _abandon(self, search: _Search) -> None:
         search.done = True
-        self._reserve(search.key, None)
+        self._close(search.key)
         if search.key[0] == "repair":
             self._to_repair.discard(search.key[1])
 
@@ -321,6 +364,8 @@ class SdmapParticipant(ProtocolParticipant):
     def batch(self, obs: BatchObservation) -> list[ToolCall]:
         self._sync(obs)
         view = obs.calendar
+        if obs.phase == "decision" and obs.attempt > 1:
+            return self._retry(obs)
         moves = []
         for bumped, target in sorted(self._moves.items()):
             src = slot_of_meeting(view, bumped)
@@ -338,6 +383,21 @@ class SdmapParticipant(ProtocolParticipant):
             return []
         plan = plan_batch(view, schedule=schedule, moves=moves, displace=displace)
         return plan if plan is not None else []
+
+    def _retry(self, obs: BatchObservation) -> list[ToolCall]:
+        """Retry k of a rejected DECISION batch (attempt k + 1): the meeting at the k-th
+        slot, from 0, that this seat can take without moving a meeting and does not hold
+        (module docstring, "Short budgets")."""
+        view = obs.calendar
+        usable = [
+            s.slot
+            for s in view.slots
+            if (s.kind == "free" or is_movable_errand(view, s)) and s.slot not in self._reserved
+        ]
+        k = obs.attempt - 1
+        if k >= len(usable):
+            return []
+        return plan_batch(view, schedule=(self._meeting_id, usable[k])) or []
 
 
 def _participants(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
