@@ -33,7 +33,7 @@ def test_every_core_scenario_validates_clean(core: list[Scenario]) -> None:
     assert {s.id: validate_scenario(s) for s in core} == {s.id: [] for s in core}
 
 
-GROWN = (Sector.DEFENSE, Sector.EDUCATION, Sector.ENTERTAINMENT)
+GROWN = (Sector.DEFENSE, Sector.EDUCATION, Sector.ENTERTAINMENT, Sector.FINANCE)
 """Sectors at issue 16's target: 6 scenarios (the paper's data have 3-5 agents)."""
 
 
