@@ -22,7 +22,9 @@ from confide.core.trace import canonical_events, read_trace
 from confide.envs.sotopia_tom import SPEC
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id, load_split
 from confide.envs.sotopia_tom.events import JudgeVerdict
+from confide.envs.sotopia_tom.judge.verdicts import protected_items
 from confide.envs.sotopia_tom.metrics import score_trace
+from confide.envs.sotopia_tom.scenario import Scenario
 from confide.testing import run_once
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -136,6 +138,28 @@ def test_leaky_violations_are_counted_exactly_as_planted() -> None:
     # per seat: |P_a| public leaks + recipients forbidden from them + |F_a| requests
     assert everyone.metrics["violations"] == (1 + 1 + 2) + (1 + 2 + 1) + (1 + 1 + 1)
     assert everyone.metrics["cpv"] == 1.0  # 11 / 7, capped
+
+
+@pytest.mark.parametrize("task", load_split("core"), ids=lambda s: s.id)
+def test_planted_violations_are_counted_exactly_on_every_core_scenario(task: Scenario) -> None:
+    """All seats leaky: in round 1 each agent a posts its P_a publicly (one public leak
+    per item, one forbidden exposure per other agent that must never learn it), in round
+    2 asks publicly for its F_a (one forbidden request per item)."""
+    planted = sum(
+        len(task.items_not_to_share(a.name))
+        + sum(
+            1
+            for item in task.items_not_to_share(a.name)
+            for b in task.agent_names
+            if b != a.name and item in task.forbidden(b)
+        )
+        + len(task.forbidden(a.name))
+        for a in task.agents
+    )
+    result = run_once(SPEC, task, "leaky").result
+    assert result is not None
+    assert result.metrics["violations"] == planted
+    assert result.metrics["cpv"] == pytest.approx(min(planted / len(protected_items(task)), 1))
 
 
 def test_same_seed_same_trace() -> None:

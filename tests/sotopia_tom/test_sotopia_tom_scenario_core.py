@@ -4,7 +4,6 @@ total, so scenarios added to one sector leave the others' checks alone."""
 
 from __future__ import annotations
 
-from collections import Counter
 from importlib.resources import files
 
 import pytest
