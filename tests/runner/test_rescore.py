@@ -114,6 +114,17 @@ def _tables(run_dir: Path) -> dict[str, bytes]:
             if name.endswith(".csv") and not name.startswith("traces")}
 
 
+COMPARISON = {"table6_judge_agreement.csv", "table6_condition_means.csv"}
+"""What only a rescore writes: the agreement with its source run's judge (Sotopia-ToM)."""
+
+
+def _rescored_tables(run_dir: Path) -> tuple[dict[str, bytes], set[str]]:
+    """A rescored directory's tables apart from its comparison with the source, and the
+    names of the comparison files."""
+    tables = _tables(run_dir)
+    return {k: v for k, v in tables.items() if k not in COMPARISON}, set(tables) & COMPARISON
+
+
 def _canonical(path: Path) -> list[Any]:
     trace = read_trace(path)
     events = canonical_events([trace.header, *trace.events, *[trace.footer or trace.header]])
@@ -142,8 +153,9 @@ def test_sotopia_rescore_with_another_judge_equals_a_run_with_it_without_agent_c
     assert (summary.rescored, summary.kept_failed, summary.failed) == (2, 0, {})
 
     rerun = _run(tmp_path / "rerun", "sotopia-tom", roles={"judge": "mock/rs-judge"}, **SOTOPIA)
-    assert _tables(tmp_path / "new") == _tables(rerun)
-    assert _tables(tmp_path / "new") != _tables(source)  # the judge does change the scores
+    tables, compared = _rescored_tables(tmp_path / "new")
+    assert tables == _tables(rerun) and compared == COMPARISON
+    assert tables != _tables(source)  # the judge does change the scores
     rows = read_csv(tmp_path / "new" / "results.csv")
     assert {r["judge"] for r in rows} == {"mock/rs-judge"}
     assert {r["judge_failures"] for r in rows} == {""}  # real verdicts, not typed failures
@@ -198,9 +210,10 @@ def test_rescore_with_the_same_judge_reproduces_every_table_byte_for_byte(
     source = _run(tmp_path / "run", benchmark, **fields)
     summary = rescore_run(source, out=tmp_path / "new")
     assert summary.rescored == len({r["episode_id"] for r in read_csv(source / "results.csv")})
-    original, rescored = _tables(source), _tables(tmp_path / "new")
+    original, (rescored, compared) = _tables(source), _rescored_tables(tmp_path / "new")
     assert "results.csv" in original and len(original) > 1
     assert rescored == original
+    assert compared == (COMPARISON if benchmark == "sotopia-tom" else set())
     for path in trace_files(source / "traces"):
         assert _canonical(tmp_path / "new" / "traces" / path.name) == _canonical(path)
 

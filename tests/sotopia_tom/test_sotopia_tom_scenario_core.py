@@ -1,8 +1,9 @@
-"""The shipped `core` split: 16 hand-written scenarios, two per sector, all rule-clean."""
+"""The shipped `core` split: hand-written scenarios, at least two per sector and six in the
+sectors grown to issue 16's target, all rule-clean. Counts are per sector, never a fixed
+total, so scenarios added to one sector leave the others' checks alone."""
 
 from __future__ import annotations
 
-from collections import Counter
 from importlib.resources import files
 
 import pytest
@@ -31,17 +32,22 @@ def test_every_core_scenario_validates_clean(core: list[Scenario]) -> None:
     assert {s.id: validate_scenario(s) for s in core} == {s.id: [] for s in core}
 
 
+GROWN = (Sector.DEFENSE, Sector.EDUCATION, Sector.ENTERTAINMENT, Sector.FINANCE)
+"""Sectors at issue 16's target: 6 scenarios (the paper's data have 3-5 agents)."""
+
+
 def test_sector_and_agent_count_distribution(core: list[Scenario]) -> None:
-    assert len(core) == 16
-    assert Counter(s.sector for s in core) == {sector: 2 for sector in Sector}
-    assert Counter(len(s.agents) for s in core) == {3: 6, 4: 6, 5: 4}
-    for sector in Sector:
-        sizes = sorted(len(s.agents) for s in core if s.sector is sector)
-        assert sizes[0] != sizes[1], f"{sector}: both scenarios have {sizes[0]} agents"
+    sizes = {sector: [len(s.agents) for s in core if s.sector is sector] for sector in Sector}
+    assert sum(map(len, sizes.values())) == len(core)  # every scenario names a sector
+    for sector, counts in sizes.items():
+        assert len(counts) >= 2 and set(counts) <= {3, 4, 5}, (sector, counts)
+        assert len(set(counts)) >= 2, f"{sector}: every scenario has {counts[0]} agents"
+    for sector in GROWN:
+        assert len(sizes[sector]) == 6 and set(sizes[sector]) == {3, 4, 5}, (sector, sizes)
 
 
 def test_ids_are_unique_and_files_are_canonical(core: list[Scenario]) -> None:
-    assert len({s.id for s in core}) == 16
+    assert len({s.id for s in core}) == len(core)
     folder = files("confide.envs.sotopia_tom").joinpath("data", "core")
     for s in core:
         text = folder.joinpath(f"{s.id}.json").read_text(encoding="utf-8")

@@ -12,7 +12,8 @@ replayed identically:
     confide judge agree A B
 
 Prints per-metric Pearson and Spearman correlations and the condition-level rank
-correlation; `--json` prints the full report instead.
+correlation; `--json` prints the full report instead. `confide rescore A --role
+judge=SPEC` does the same in one step, writing the table into the rescored run.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from confide.cli.scope import require_benchmark
 from confide.cli.term import HELP_MARKUP, console, print_table
 
 if TYPE_CHECKING:
-    from confide.envs.sotopia_tom.outputs.agreement import AgreementReport, Correlation
+    from confide.envs.sotopia_tom.outputs.agreement import AgreementReport
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -42,28 +43,22 @@ def _fmt(value: float | None) -> str:
 
 
 def render_report(report: AgreementReport) -> Table:
-    """The correlation table of a report."""
+    """The correlation table of a report (Table 6's rows, `table6_rows`)."""
+    from confide.envs.sotopia_tom.outputs.agreement import table6_rows
+
     table = Table(
         title=f"judge agreement: {report.judge_a} vs {report.judge_b} "
         f"({report.matched} transcripts)"
     )
     for column in ("metric", "n", "pearson r", "p", "spearman rho", "p", "note"):
         table.add_column(column)
-
-    def row(name: str, c: Correlation, *, pearson: bool = True) -> None:
+    for row in table6_rows(report):
         table.add_row(
-            name,
-            str(c.n),
-            _fmt(c.pearson) if pearson else "-",
-            _fmt(c.pearson_p) if pearson else "-",
-            _fmt(c.spearman),
-            _fmt(c.spearman_p),
-            c.note or "",
+            row["metric"],
+            str(row["n"]),
+            *(_fmt(row[k]) for k in ("pearson_r", "pearson_p", "spearman_rho", "spearman_p")),
+            row["note"] or "",
         )
-
-    for metric, correlation in report.metrics.items():
-        row({"infomgmt": "InfoMgmt"}.get(metric, metric.upper()), correlation)
-    row("condition ranking", report.condition_level, pearson=False)
     return table
 
 

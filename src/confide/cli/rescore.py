@@ -36,6 +36,9 @@ def rescore(
     term = console()
     if summary.table:
         print_table(render_table(summary.table, title="rescored summary"), term)
+    if summary.comparison:
+        title = "agreement with the source run's scores"
+        print_table(render_table(summary.comparison, title=title), term)
     term.print(
         f"{summary.rescored} episodes rescored, {summary.kept_failed} failed ones kept, "
         f"{len(summary.failed)} failed while scoring; results in {summary.run_dir}/results.csv"

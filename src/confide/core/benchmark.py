@@ -248,6 +248,10 @@ class BenchmarkSpec(Generic[TaskT]):
     benchmark cannot be rescored."""
     score_roles: tuple[str, ...] = ()
     """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""
+    compare_scores: Callable[[Path, Path], list[dict[str, Any]]] | None = None
+    """(source run dir, rescored run dir) -> rows of a table comparing the two runs'
+    scores, which it writes into the rescored directory (Sotopia-ToM: judge agreement,
+    Table 6). `confide rescore` calls it before the report is built; None: no comparison."""
     options: type[BaseModel] = NoOptions
     """The pydantic model of the environment options (`envs/<id>/options.py`)."""
     roles: tuple[RoleSpec, ...] = ()

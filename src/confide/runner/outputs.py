@@ -4,7 +4,7 @@ the summary table, the benchmark's own files and the report. A run and a rescore
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,13 @@ def write_run_outputs(
     run_dir: Path,
     finished: Sequence[EpisodePlan],
     footers: Sequence[EpisodeEnd],
+    *,
+    before_report: Callable[[Path], object] | None = None,
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Write every derived output for the `finished` episodes (in plan order, with their
     footers; the traces are in `run_dir/traces`) and return (result rows, summary
-    table)."""
+    table). `before_report(run_dir)` writes more files for the report (a rescore's
+    comparison with its source run)."""
     rows = result_rows(finished, footers)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
@@ -33,5 +36,7 @@ def write_run_outputs(
         trace_dir = run_dir / "traces"
         ok = [p for p, f in zip(finished, footers, strict=True) if f.status == "ok"]
         spec.write_outputs(run_dir, TraceFiles([find_trace(trace_dir, p.episode_id) for p in ok]))
+    if before_report is not None:
+        before_report(run_dir)
     build_report(run_dir)
     return rows, table

@@ -22,6 +22,10 @@ and is not empty, with:
   before and after, counts, confide version, model usage), and every derived output
   rebuilt as a run builds them (`write_run_outputs`): results.csv, summary.csv, the
   benchmark's tables and figures, report.html.
+- The benchmark's comparison of the new scores with the source run's
+  (`BenchmarkSpec.compare_scores`; Sotopia-ToM's judge agreement, Table 6), written
+  before the report so the report shows it: one rescore with a second judge gives the
+  agreement between the two judges.
 
 Before anything is written, each finished trace must carry the fingerprint this
 experiment gives its episode, apart from the rebound roles and the scoring version (the
@@ -80,6 +84,8 @@ class RescoreSummary:
     """Episode -> error, for episodes whose scoring raised (new footer status error)."""
     rows: list[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
+    comparison: list[dict[str, Any]] = field(default_factory=list)
+    """The rows of the benchmark's comparison with the source run (`compare_scores`)."""
 
 
 def rescore_run(
@@ -252,7 +258,15 @@ async def _rescore_locked(
         for item, footer in zip(finished, footers, strict=True)
         if item.ok and footer.status != "ok"
     }
-    rows, table = write_run_outputs(spec, target, [f.plan for f in finished], footers)
+    comparison: list[dict[str, Any]] = []
+
+    def compare(run: Path) -> None:
+        if spec.compare_scores is not None:
+            comparison.extend(spec.compare_scores(source, run))
+
+    rows, table = write_run_outputs(
+        spec, target, [f.plan for f in finished], footers, before_report=compare
+    )
     record = {
         "source": str(source.resolve()),
         "benchmark": spec.id,
@@ -276,6 +290,7 @@ async def _rescore_locked(
         failed=failed,
         rows=rows,
         table=table,
+        comparison=comparison,
     )
 
 

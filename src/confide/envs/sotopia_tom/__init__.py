@@ -9,7 +9,9 @@ judge=SPEC`: the deterministic reference judge is the default for reference line
 lineup with any model seat must bind one. Environment options (`--option`): max_turns,
 stale_turns, leave_ends, max_tokens, repair_attempts, reask_invalid_recipients,
 memory_size (`options.EnvOptions`). Every run writes the paper's analyses (Figure 3a,
-Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`).
+Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), and
+`confide rescore` with a second judge writes the judge agreement (Table 6;
+`outputs.agreement`).
 """
 
 from confide.core.benchmark import BenchmarkSpec
@@ -25,6 +27,7 @@ from confide.envs.sotopia_tom.events import EVENTS
 from confide.envs.sotopia_tom.judge import ROLE as JUDGE
 from confide.envs.sotopia_tom.metrics import summarize
 from confide.envs.sotopia_tom.options import EnvOptions
+from confide.envs.sotopia_tom.outputs.agreement import write_agreement
 from confide.envs.sotopia_tom.outputs.write import write_sotopia_outputs
 from confide.envs.sotopia_tom.participants import check_strategy
 
@@ -43,6 +46,7 @@ SPEC = BenchmarkSpec(
     private_markers=private_markers,
     score_episode=score_episode,
     score_roles=("judge",),
+    compare_scores=write_agreement,
     options=EnvOptions,
     roles=(JUDGE,),
     check_strategy=check_strategy,

@@ -54,7 +54,7 @@ def judge_messages(
         agents=render_agents(scenario),
         ownership=render_ownership(scenario),
         transcript=render_transcript(utterances),
-        checklist=json.dumps(data, indent=1),
+        checklist=json.dumps(data, indent=1, ensure_ascii=False),
         schema=json.dumps(schema),
     )
     return [

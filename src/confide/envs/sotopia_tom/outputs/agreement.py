@@ -14,6 +14,13 @@ per condition (a condition is a lineup -- model and strategy -- under one enviro
 condition), which says whether both judges rank the model-method combinations alike.
 A correlation is None when fewer than three pairs exist or one side is constant (it is
 undefined there), with the reason in `note`.
+
+`confide rescore RUN --role judge=SPEC` writes this analysis between RUN's judge and the
+new one (`write_agreement`, the `compare_scores` hook), into the rescored directory and
+so its report: ``table6_judge_agreement.csv`` (one row per metric and the condition
+ranking, as Table 6) and ``table6_condition_means.csv`` (each condition's mean InfoMgmt
+under both judges, what the condition-level rho ranks). The rescored transcripts are the
+source's by construction, so every successful episode pairs.
 """
 
 from __future__ import annotations
@@ -22,13 +29,18 @@ import csv
 import math
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from confide.core.tables import write_table
 from confide.errors import ConfideError
 
 METRICS: tuple[str, ...] = ("da", "ia", "eff", "cpv", "infomgmt")
+LABELS = {"da": "DA", "ia": "IA", "eff": "EFF", "cpv": "CPV", "infomgmt": "InfoMgmt"}
+CONDITION_RANKING = "condition ranking"
+TABLE6 = "table6_judge_agreement.csv"
+CONDITION_MEANS = "table6_condition_means.csv"
 
 
 class AgreementError(ConfideError):
@@ -186,3 +198,41 @@ def agreement(run_a: Path | str, run_b: Path | str) -> AgreementReport:
         condition_level=correlate([c.a for c in conditions], [c.b for c in conditions]),
         conditions=conditions,
     )
+
+
+def table6_rows(report: AgreementReport) -> list[dict[str, Any]]:
+    """Table 6 as rows: Pearson and Spearman per metric, then the condition-level
+    Spearman (Pearson is not reported for it, as in the paper)."""
+
+    def row(name: str, c: Correlation, *, pearson: bool = True) -> dict[str, Any]:
+        return {
+            "metric": name,
+            "n": c.n,
+            "pearson_r": c.pearson if pearson else None,
+            "pearson_p": c.pearson_p if pearson else None,
+            "spearman_rho": c.spearman,
+            "spearman_p": c.spearman_p,
+            "note": c.note,
+            "judge_a": report.judge_a,
+            "judge_b": report.judge_b,
+        }
+
+    return [
+        *(row(LABELS[m], c) for m, c in report.metrics.items()),
+        row(CONDITION_RANKING, report.condition_level, pearson=False),
+    ]
+
+
+def write_agreement(source: Path, rescored: Path) -> list[dict[str, Any]]:
+    """Write the agreement of `source`'s judge with `rescored`'s into `rescored` (module
+    docstring) and return the Table 6 rows. When there is nothing to pair (no successful
+    episode, or no results.csv in the source) no file is written and the one row says
+    why: the rescore itself stands."""
+    try:
+        report = agreement(source, rescored)
+    except AgreementError as exc:
+        return [{"metric": None, "note": f"no judge agreement: {exc}"}]
+    rows = table6_rows(report)
+    write_table(rescored / TABLE6, rows)
+    write_table(rescored / CONDITION_MEANS, [c.model_dump() for c in report.conditions])
+    return rows

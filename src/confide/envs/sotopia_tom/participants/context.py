@@ -9,6 +9,7 @@ the notes (coach advice, belief or planning state) added to the turn prompt.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -91,8 +92,10 @@ def render_history(messages: Sequence[Message], me: str, first_new: int | None =
     return "\n".join(lines)
 
 
+@functools.cache
 def schema_text(schema: type[BaseModel]) -> str:
-    """The JSON schema a reply must follow, compact."""
+    """The JSON schema a reply must follow, compact (built once per reply type: pydantic
+    builds a schema slowly, and every turn prompt carries one)."""
     return json.dumps(schema.model_json_schema(), separators=(",", ":"))
 
 
