@@ -134,8 +134,8 @@ def test_episode_whose_worker_always_dies_fails_with_a_trace(
     finally:
         unregister_mock("fatal")
         unregister_mock("gauge")
-    assert summary.finished == 0 and len(summary.failed) == 1
     (path,) = (run_dir / "traces").glob("*.jsonl.gz")
+    assert summary.failed == [path.name.removesuffix(".jsonl.gz")] and summary.finished == 1
     assert not list((run_dir / "traces").glob("*.partial"))
     trace = read_trace(path)
     assert trace.header.scenario_id == "t00" and trace.header.lineup == ["mock/fatal"]
