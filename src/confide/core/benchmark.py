@@ -206,6 +206,10 @@ class RoleSpec:
     description: str
     choices: tuple[str, ...] = ()
     llm_lineup_needs_binding: bool = False
+    scripted_peers: tuple[str, ...] = ()
+    """Model specs written for the LLM-free default (the benchmark's own demo mocks, which
+    speak its typed protocol): a lineup whose model seats are all among them need not
+    bind this role."""
 
     @property
     def offline(self) -> tuple[str, ...]:
