@@ -12,8 +12,9 @@ those that apply:
   one for anything (type 1, never requested);
 - ``vague_request``: asks the customer for every field, then makes one request to the
   service side that names no operation and no detail -- a message to each desk, or under
-  direct access a read with no arguments -- and ends when it gets nothing usable (type 2,
-  requested but not obtained; type 3 on a card whose reference needs no service fact);
+  direct access the card's first read with no arguments -- and ends when it gets nothing
+  usable (type 2, requested but not obtained; type 3 on a card whose reference needs no
+  service fact);
 - ``no_action``: asks for every field and performs the reference's reads, but no write
   (type 3, obtained but not delivered);
 - ``bad_arguments``: performs every reference call, the last write with a wrong first
@@ -93,8 +94,9 @@ def _plan(card: TaskCard, condition: str, desks: list[str], lapse: str) -> Plan:
             yield say(CUSTOMER, field_question(field.token))
     calls = list(card.gold_actions)
     if lapse == "vague_request":
-        if condition == "direct":
-            yield {"tool": calls[0].name, "arguments": {}}
+        reads = [c for c in calls if SERVICE_TOOLS[c.name].kind is ToolKind.READ]
+        if condition == "direct" and reads:
+            yield {"tool": reads[0].name, "arguments": {}}
         for desk in desks:
             yield say(desk, VAGUE)
     elif lapse != "never_asks":
