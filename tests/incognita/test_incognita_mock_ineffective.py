@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 from _incognita_env_support import CONDITIONS, MOCK, tasks
+from typer.testing import CliRunner
 
+from confide.cli.main import app
 from confide.envs.incognita.outputs.failures import FailureType
 from confide.envs.incognita.outputs.reference import load_reference
 from confide.envs.incognita.outputs.trials import TRIALS_FILE, read_trials
@@ -24,6 +26,18 @@ EXPECTED = {
     "bad_arguments": FailureType.DELIVERED_INCORRECT,
     "silent_answer": FailureType.CORRECT_UNCONFIRMED,
 }
+
+
+def test_models_list_says_which_mock_is_a_demo() -> None:
+    result = CliRunner().invoke(app, ["models", "list"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split(" (")[0].strip(): line for line in result.output.splitlines()
+             if line.startswith("  mock/incognita")}
+    assert set(lines) == {"mock/incognita", "mock/incognita-skilled", "mock/incognita-prose",
+                          INEFFECTIVE}
+    assert "DEMO" in lines["mock/incognita-skilled"] and "made-up" in lines[
+        "mock/incognita-skilled"]
+    assert "every failure type" in lines[INEFFECTIVE]
 
 
 def test_lapses_are_deterministic_and_silence_needs_an_answer() -> None:

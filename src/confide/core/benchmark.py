@@ -261,6 +261,9 @@ class BenchmarkSpec(Generic[TaskT]):
     prepare_model: Callable[[str], object] | None = None
     """Called with each model spec of a run before it is built (e.g. to register the
     environment's own mock models)."""
+    mocks: tuple[tuple[str, str], ...] = ()
+    """The environment's own mock models: (spec, what it is), listed by `confide models
+    list` (a demo must say it is one)."""
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

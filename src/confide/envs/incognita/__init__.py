@@ -12,8 +12,10 @@ trajectory reader, failure types and the paper's tables and figures (written int
 run directory).
 
     confide run incognita --condition social --lineup reference
-    confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
-        --role desk=mock/incognita --role judge=mock/incognita
+    confide run incognita --lineup openai/gpt-5-mini --role customer=openai/gpt-5-mini \\
+        --role desk=openai/gpt-5-mini      # a model agent needs model desks and customer
+    confide run incognita --lineup mock/incognita-prose --role customer=mock/incognita \\
+        --role desk=mock/incognita         # the same, offline
 """
 
 from confide.core.benchmark import BenchmarkSpec
@@ -30,7 +32,7 @@ from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.write import write_incognita_outputs
-from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
+from confide.envs.incognita.participants import MOCKS, REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -51,6 +53,7 @@ SPEC = BenchmarkSpec(
     options=EnvOptions,
     roles=ROLES,
     prepare_model=register_mocks,
+    mocks=MOCKS,
     events=EVENTS,
 )
 

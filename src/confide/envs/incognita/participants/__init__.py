@@ -162,6 +162,18 @@ _MOCKS: dict[str, Callable[[], None]] = {
 """The environment's own mocks, registered when a seat or role names one."""
 
 
+MOCKS: tuple[tuple[str, str], ...] = (
+    (f"mock/{MOCK_NAME}", "exercises every participant's model path; solves nothing"),
+    (f"mock/{SKILLED_MOCK_NAME}", "DEMO agent: knows its card, fails at fixed made-up lapse "
+     "rates per condition; its numbers measure no model"),
+    (f"mock/{PROSE_MOCK_NAME}", "agent that never lapses and speaks prose only (needs model "
+     "desks and customer, e.g. mock/incognita)"),
+    (f"mock/{INEFFECTIVE_MOCK_NAME}", "agent that fails every episode at one stage of the "
+     "chain, so every failure type occurs offline"),
+)
+"""The environment's mocks and what each is (`confide models list` shows them)."""
+
+
 def register_mocks(spec: str) -> None:
     """Register the environment's mock named by `spec`, if it names one (the spec's
     `prepare_model` hook, so the preflight can build it too)."""
@@ -235,6 +247,7 @@ def make_judge(ctx: EpisodeContext, max_attempts: int) -> LiteralJudge | ModelJu
 
 
 __all__ = [
+    "MOCKS",
     "OFFLINE",
     "REFERENCES",
     "ROLES",

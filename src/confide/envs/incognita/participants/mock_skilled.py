@@ -1,6 +1,9 @@
-"""``mock/incognita-skilled``: a test/demo evaluated agent of middling, condition-dependent
-skill. It is not a benchmark model: it exists so an end-to-end experiment has a second
-"model" whose success is neither 0 nor 1 and differs by access condition.
+"""``mock/incognita-skilled``: a DEMO evaluated agent of middling, condition-dependent
+skill. It is not a benchmark model and its numbers measure nothing: its failures come from
+fixed lapse rates we made up (`LAPSE_RATE`), so an end-to-end experiment has a second
+"model" whose success is neither 0 nor 1 and differs by access condition (`confide models
+list` says so). ``mock/incognita-ineffective`` instead fails every episode at one stage,
+so every failure type occurs offline.
 
 It answers only agent turns (schema ``AgentTurn``) and drives the real model path: the
 system prompt, the rendered conversation, the JSON reply format, the repair loop. From the
