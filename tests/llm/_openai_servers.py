@@ -39,8 +39,7 @@ EPISODES: dict[str, dict[str, Any]] = {
     },
     "sotopia-tom": {"lineups": ["{model}"], "roles": {"judge": "{model}"}},
     "incognita": {
-        "conditions": ["direct"], "lineups": ["{model}"],
-        "roles": {"customer": "{model}", "desk": "{model}"},
+        "conditions": ["direct"], "lineups": ["{model}"], "roles": {"customer": "{model}"},
     },
 }
 

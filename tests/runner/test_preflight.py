@@ -235,6 +235,8 @@ def test_a_model_agent_needs_model_desks_and_customer() -> None:
     demos = ["mock/incognita", "mock/incognita-skilled", "mock/incognita-ineffective"]
     assert problems(lineups=demos) == []
     assert problems(lineups=["mock/incognita-prose"])  # speaks prose: needs model desks
+    direct = problems(lineups=["openai/gpt-5-mini"], conditions=["direct"])  # no desk there
+    assert len(direct) == 1 and "needs the customer role bound" in direct[0]
     mixed = problems(lineups=["mock/incognita-skilled", "mock/json"])
     assert len(mixed) == 2 and all("(mock/json)" in p for p in mixed)
     judge = get_benchmark("sotopia-tom").role("judge")

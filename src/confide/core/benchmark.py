@@ -206,6 +206,9 @@ class RoleSpec:
     description: str
     choices: tuple[str, ...] = ()
     llm_lineup_needs_binding: bool = False
+    conditions: tuple[str, ...] = ()
+    """The conditions the role takes part in (empty: all); a run of none of them need
+    not bind it."""
     scripted_peers: tuple[str, ...] = ()
     """Model specs written for the LLM-free default (the benchmark's own demo mocks, which
     speak its typed protocol): a lineup whose model seats are all among them need not

@@ -11,7 +11,8 @@ knows its card) or a model spec. Simulated parties are bound by role:
 - ``judge``: ``literal`` (default, LLM-free) or a model spec.
 
 A lineup with a model agent must bind ``customer`` and ``desk`` to models (section 3.2:
-they are language-model participants that read prose); the preflight refuses it
+they are language-model participants that read prose; ``desk`` only when the run has
+``indirect`` or ``social``, the conditions with desks); the preflight refuses it
 otherwise, except for the environment's own mocks written for the scripted ones
 (`SCRIPTED_PEERS`).
 
@@ -116,7 +117,8 @@ ROLES: tuple[RoleSpec, ...] = (
              llm_lineup_needs_binding=True, scripted_peers=SCRIPTED_PEERS),
     RoleSpec("desk", SCRIPTED, "every service-side participant: the intermediary of indirect "
              "and the six desks of social; the scripted ones read only JSON requests",
-             llm_lineup_needs_binding=True, scripted_peers=SCRIPTED_PEERS),
+             conditions=("indirect", "social"), llm_lineup_needs_binding=True,
+             scripted_peers=SCRIPTED_PEERS),
     RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
              "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
     RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions"),
