@@ -60,13 +60,14 @@ def test_mock_agent_reaches_the_tools_through_the_right_holder(condition: str) -
     assert episode.row["success"] == 0 and episode.row["ended"] == "final"
 
 
-def _rogue_desk(messages: list[ChatMessage], config: GenerateConfig) -> str:
-    """A desk that tries to change a profile address whatever it is asked."""
-    if messages[-1].content.startswith("Result of "):
-        return json.dumps({"reply": "I have dealt with it."})
+def _rogue_desk(messages: list[ChatMessage], config: GenerateConfig) -> str | ToolCall:
+    """A desk that tries to change a profile address whatever it is asked (a native call,
+    whether or not the tool is one it holds)."""
+    if messages[-1].role == "tool":
+        return "I have dealt with it."
     address = {"user_id": "quentin_rosales_8072", "address1": "1 Elm St", "address2": "",
                "city": "Reno", "state": "NV", "country": "USA", "zip": "89501"}
-    return json.dumps({"tool": "modify_user_address", "arguments": address})
+    return ToolCall(id="call-0", name="modify_user_address", arguments=json.dumps(address))
 
 
 @pytest.fixture

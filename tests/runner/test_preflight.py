@@ -6,7 +6,6 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +110,10 @@ CASES: dict[str, tuple[list[str], list[str]]] = {
         ["sotopia-tom", "--lineup", "mock/json"],
         ["needs the judge role bound", "--role judge=<provider/model>"],
     ),
+    "desks-unbound": (
+        ["incognita", "--lineup", "mock/json", "--role", "customer=mock/json"],
+        ["needs the desk role bound", "--role desk=<provider/model>"],
+    ),
 }
 
 
@@ -207,27 +210,35 @@ def test_dry_run_prints_the_plan_and_writes_nothing(
     assert not out.exists()
 
 
-def test_roles_a_model_lineup_must_bind_are_declared_per_benchmark() -> None:
-    """Incognita declares its desks and customer (issue 17): scripted ones still serve
-    model agents today, and flipping `llm_lineup_needs_binding` is all it takes to
-    require model ones."""
+def test_a_model_agent_needs_model_desks_and_customer() -> None:
+    """Issue 17 item 1: Incognita's desks (the intermediary among them) and customer are
+    declared roles a lineup with a model agent must bind; the reference agent and the
+    environment's own mocks written for the scripted ones need no binding."""
     spec = get_benchmark("incognita")
     roles = {role.name: role for role in spec.roles}
     assert {"customer", "desk", "gate", "judge"} <= roles.keys()
-    model_lineup = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"]})
-    assert declared_problems(spec, model_lineup) == []
-    strict = replace(spec, roles=tuple(
-        replace(role, llm_lineup_needs_binding=role.name in ("customer", "desk"))
-        for role in spec.roles
-    ))
-    problems = declared_problems(strict, model_lineup)
-    assert len(problems) == 2
-    assert all("needs the" in p for p in problems)
-    reference = build_experiment({"benchmark": "incognita"})
-    assert declared_problems(strict, reference) == []
-    bound = build_experiment({"benchmark": "incognita", "lineups": ["mock/json"],
-                              "roles": {"customer": "mock/json", "desk": "mock/json"}})
-    assert declared_problems(strict, bound) == []
+
+    def problems(**fields: Any) -> list[str]:
+        return declared_problems(spec, build_experiment({"benchmark": "incognita", **fields},
+                                                        check=False))
+
+    unbound = problems(lineups=["openai/gpt-5-mini"])
+    assert len(unbound) == 2
+    for role, problem in zip(("customer", "desk"), unbound, strict=True):
+        assert f"needs the {role} role bound (--role {role}=<provider/model>)" in problem
+        assert "(openai/gpt-5-mini)" in problem
+    assert problems(lineups=["openai/gpt-5-mini"], roles={"desk": "mock/json"})[0].startswith(
+        "a lineup with a model seat (openai/gpt-5-mini) needs the customer role bound")
+    assert problems() == [] and problems(lineups=["reference"]) == []
+    assert problems(lineups=["openai/gpt-5-mini"],
+                    roles={"customer": "mock/json", "desk": "mock/json"}) == []
+    demos = ["mock/incognita", "mock/incognita-skilled", "mock/incognita-ineffective"]
+    assert problems(lineups=demos) == []
+    assert problems(lineups=["mock/incognita-prose"])  # speaks prose: needs model desks
+    direct = problems(lineups=["openai/gpt-5-mini"], conditions=["direct"])  # no desk there
+    assert len(direct) == 1 and "needs the customer role bound" in direct[0]
+    mixed = problems(lineups=["mock/incognita-skilled", "mock/json"])
+    assert len(mixed) == 2 and all("(mock/json)" in p for p in mixed)
     judge = get_benchmark("sotopia-tom").role("judge")
     assert judge is not None and judge.llm_lineup_needs_binding
 

@@ -95,11 +95,15 @@ def list_models() -> None:
     from confide.llm.factory import shipped_prices
     from confide.llm.providers.local import LOCAL_MODELS
     from confide.llm.spec import providers
+    from confide.registry import benchmark_ids, get_benchmark
 
     prices = shipped_prices()
     local_names = ", ".join("local/" + name for name in LOCAL_MODELS)
     typer.echo(f"providers: {', '.join(providers())}")
     typer.echo(f"mock models: {', '.join('mock/' + name for name in mock_names())}")
+    for benchmark in benchmark_ids():
+        for spec, about in get_benchmark(benchmark).mocks:
+            typer.echo(f"  {spec} ({benchmark}): {about}")
     typer.echo(f"local models: {local_names} (need the `local` extra)")
     typer.echo(f"price table {prices.version} (as of {prices.as_of}, {prices.unit}):")
     for name, price in sorted(prices.models.items()):

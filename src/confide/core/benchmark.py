@@ -206,6 +206,13 @@ class RoleSpec:
     description: str
     choices: tuple[str, ...] = ()
     llm_lineup_needs_binding: bool = False
+    conditions: tuple[str, ...] = ()
+    """The conditions the role takes part in (empty: all); a run of none of them need
+    not bind it."""
+    scripted_peers: tuple[str, ...] = ()
+    """Model specs written for the LLM-free default (the benchmark's own demo mocks, which
+    speak its typed protocol): a lineup whose model seats are all among them need not
+    bind this role."""
 
     @property
     def offline(self) -> tuple[str, ...]:
@@ -264,6 +271,9 @@ class BenchmarkSpec(Generic[TaskT]):
     prepare_model: Callable[[str], object] | None = None
     """Called with each model spec of a run before it is built (e.g. to register the
     environment's own mock models)."""
+    mocks: tuple[tuple[str, str], ...] = ()
+    """The environment's own mock models: (spec, what it is), listed by `confide models
+    list` (a demo must say it is one)."""
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

@@ -182,7 +182,7 @@ def repair_message(problem: str, *, tools: bool = False) -> ChatMessage:
     )
 
 
-def _bad_reply(completion: Completion, problem: str) -> list[ChatMessage]:
+def bad_reply(completion: Completion, problem: str) -> list[ChatMessage]:
     """The bad reply as it goes back into the conversation: the assistant turn (with its
     tool calls, each answered as not run, as function calling requires)."""
     calls = tuple(completion.tool_calls)
@@ -227,7 +227,7 @@ async def generate_structured(
         problem = outcome
         attempts.append(StructuredAttempt(attempt=number, completion=completion, problem=problem))
         conversation += [
-            *_bad_reply(completion, problem),
+            *bad_reply(completion, problem),
             repair_message(problem, tools=bool(config.tools)),
         ]
     return StructuredResult[T](ok=False, attempts=attempts, error=problem)

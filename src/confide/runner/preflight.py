@@ -79,14 +79,31 @@ def declared_problems(spec: BenchmarkSpec, experiment: Experiment) -> list[str]:
     seats = [seat for text in lineups_of(spec, experiment) for seat in _lineup(text, problems)]
     for seat in dict.fromkeys(seats):
         problems += _seat_problems(spec, seat)
-    if any(seat.is_model for seat in seats):
-        for role in spec.roles:
-            if role.llm_lineup_needs_binding and role.name not in experiment.roles:
-                problems.append(
-                    f"a lineup with a model seat needs the {role.name} role bound (--role "
-                    f"{role.name}=<provider/model>): the default {role.default!r} cannot "
-                    f"score model output ({role.description})"
-                )
+    problems += _unbound_roles(spec, experiment, seats)
+    return problems
+
+
+def _unbound_roles(
+    spec: BenchmarkSpec, experiment: Experiment, seats: Sequence[SeatSpec]
+) -> list[str]:
+    """Roles a model seat needs bound (`RoleSpec.llm_lineup_needs_binding`) that the
+    experiment leaves at their LLM-free default, unless every model seat is one of the
+    role's `scripted_peers` or the run has none of the role's conditions."""
+    models = sorted({seat.model for seat in seats if seat.model is not None})
+    run_conditions = set(experiment.conditions or spec.conditions)
+    problems = []
+    for role in spec.roles:
+        if not role.llm_lineup_needs_binding or role.name in experiment.roles:
+            continue
+        if role.conditions and not run_conditions & set(role.conditions):
+            continue
+        unserved = [m for m in models if m not in role.scripted_peers]
+        if unserved:
+            problems.append(
+                f"a lineup with a model seat ({', '.join(unserved)}) needs the {role.name} "
+                f"role bound (--role {role.name}=<provider/model>): the default "
+                f"{role.default!r} cannot read a model's output ({role.description})"
+            )
     return problems
 
 

@@ -13,8 +13,10 @@ reference, the trajectory reader, failure types and the paper's tables and figur
 (written into every run directory).
 
     confide run incognita --condition social --lineup reference
-    confide run incognita --lineup mock/incognita --role customer=mock/incognita \\
-        --role desk=mock/incognita --role judge=mock/incognita
+    confide run incognita --lineup openai/gpt-5-mini --role customer=openai/gpt-5-mini \\
+        --role desk=openai/gpt-5-mini      # a model agent needs model desks and customer
+    confide run incognita --lineup mock/incognita-prose --role customer=mock/incognita \\
+        --role desk=mock/incognita         # the same, offline
     confide run incognita --tasks tau2/tasks.json --world retail-data/   # `transform`
 """
 
@@ -33,7 +35,7 @@ from confide.envs.incognita.env import (
 from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
-from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
+from confide.envs.incognita.participants import MOCKS, REFERENCES, ROLES, register_mocks
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -55,6 +57,7 @@ SPEC = BenchmarkSpec(
     options=EnvOptions,
     roles=ROLES,
     prepare_model=register_mocks,
+    mocks=MOCKS,
     events=EVENTS,
 )
 

@@ -4,18 +4,29 @@ The evaluated agent fills the one seat (``agent``) of the lineup: ``reference`` 
 knows its card) or a model spec. Simulated parties are bound by role:
 
 - ``customer``: ``scripted`` (default) or a model spec;
-- ``desk``: ``scripted`` (default) or a model spec, for every desk of the condition;
+- ``desk``: ``scripted`` (default) or a model spec, for every service-side participant of
+  the condition (the intermediary of ``indirect`` and the six desks of ``social``);
 - ``gate``: the model that names the field a message asks for; default: the customer's
   model when the customer is a model, else the LLM-free keyword matcher (``keywords``);
 - ``judge``: ``literal`` (default, LLM-free) or a model spec.
+
+A lineup with a model agent must bind ``customer`` and ``desk`` to models (section 3.2:
+they are language-model participants that read prose; ``desk`` only when the run has
+``indirect`` or ``social``, the conditions with desks); the preflight refuses it
+otherwise, except for the environment's own mocks written for the scripted ones
+(`SCRIPTED_PEERS`).
 
 Decisions
 - Simulators are sampled at temperature 0 and the evaluated agent at temperature 1, as in
   incognita.md section 5; the experiment's ``sampling`` overrides either per seat or role
   (``experiments/incognita_paper.yaml`` adds the paper's reasoning efforts).
-- Naming ``mock/incognita`` (machinery mock) or ``mock/incognita-skilled`` (a test/demo
-  agent of middling skill) anywhere registers that mock first (an explicit call here,
-  never an import side effect).
+- The environment's mocks, registered first when a seat or role names one (an explicit
+  call here, never an import side effect): ``mock/incognita`` (exercises the machinery,
+  solves nothing; as a desk or customer it reads prose), ``mock/incognita-skilled`` (a
+  DEMO agent of middling skill: fixed, made-up lapse rates per condition, no model's
+  measurement), ``mock/incognita-prose`` (never lapses, speaks prose only: needs model
+  desks) and ``mock/incognita-ineffective`` (fails every episode at one stage, so every
+  failure type occurs offline).
 """
 
 from __future__ import annotations
@@ -39,6 +50,11 @@ from confide.envs.incognita.participants.customer_llm import ModelCustomer, Mode
 from confide.envs.incognita.participants.desk_llm import ModelDesk
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.participants.mock import MOCK_NAME, register_incognita_mock
+from confide.envs.incognita.participants.mock_ineffective import (
+    INEFFECTIVE_MOCK_NAME,
+    register_ineffective_mock,
+)
+from confide.envs.incognita.participants.mock_prose import PROSE_MOCK_NAME, register_prose_mock
 from confide.envs.incognita.participants.mock_skilled import (
     SKILLED_MOCK_NAME,
     register_skilled_mock,
@@ -89,16 +105,31 @@ OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWO
                            "judge": LITERAL}
 """Each role's LLM-free binding (the default, except for the gate; see the docstring)."""
 
+SCRIPTED_PEERS: tuple[str, ...] = (
+    f"mock/{MOCK_NAME}", f"mock/{SKILLED_MOCK_NAME}", f"mock/{INEFFECTIVE_MOCK_NAME}",
+)
+"""The environment's own mock agents: they write their requests as the JSON the scripted
+desks read, so a lineup of only these may keep the scripted desks and customer."""
+
 ROLES: tuple[RoleSpec, ...] = (
-    RoleSpec("customer", SCRIPTED, "the customer simulator behind the disclosure gate"),
-    RoleSpec("desk", SCRIPTED, "every service desk of the condition"),
+    RoleSpec("customer", SCRIPTED, "the customer simulator behind the disclosure gate; "
+             "the scripted one reads only typed requests",
+             llm_lineup_needs_binding=True, scripted_peers=SCRIPTED_PEERS),
+    RoleSpec("desk", SCRIPTED, "every service-side participant: the intermediary of indirect "
+             "and the six desks of social; the scripted ones read only JSON requests",
+             conditions=("indirect", "social"), llm_lineup_needs_binding=True,
+             scripted_peers=SCRIPTED_PEERS),
     RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
              "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
     RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions"),
 )
-"""The declared roles. The paper's desks and customer are language-model participants
-(section 3.2); once a model desk exists, a model agent will need them bound
-(`llm_lineup_needs_binding`), and the scripted ones stay for the reference agent."""
+"""The declared roles. The paper's intermediary, desks and customer are language-model
+participants that read prose (section 3.2; all use one simulator model, section 5), so a
+lineup with a model agent must bind ``desk`` and ``customer`` to models: the preflight
+refuses it otherwise. The scripted ones stay for the reference agent, tests and the
+environment's own mocks (`SCRIPTED_PEERS`). The intermediary is not a role of its own:
+``desk`` binds it with the six desks, as the paper runs every service-side participant
+on the same model."""
 
 
 def check_roles(roles: dict[str, str]) -> None:
@@ -127,8 +158,22 @@ def _model_spec(ctx: EpisodeContext, role: str, default: str | None = None) -> s
 _MOCKS: dict[str, Callable[[], None]] = {
     f"mock/{MOCK_NAME}": register_incognita_mock,
     f"mock/{SKILLED_MOCK_NAME}": register_skilled_mock,
+    f"mock/{INEFFECTIVE_MOCK_NAME}": register_ineffective_mock,
+    f"mock/{PROSE_MOCK_NAME}": register_prose_mock,
 }
 """The environment's own mocks, registered when a seat or role names one."""
+
+
+MOCKS: tuple[tuple[str, str], ...] = (
+    (f"mock/{MOCK_NAME}", "exercises every participant's model path; solves nothing"),
+    (f"mock/{SKILLED_MOCK_NAME}", "DEMO agent: knows its card, fails at fixed made-up lapse "
+     "rates per condition; its numbers measure no model"),
+    (f"mock/{PROSE_MOCK_NAME}", "agent that never lapses and speaks prose only (needs model "
+     "desks and customer, e.g. mock/incognita)"),
+    (f"mock/{INEFFECTIVE_MOCK_NAME}", "agent that fails every episode at one stage of the "
+     "chain, so every failure type occurs offline"),
+)
+"""The environment's mocks and what each is (`confide models list` shows them)."""
 
 
 def register_mocks(spec: str) -> None:
@@ -204,6 +249,7 @@ def make_judge(ctx: EpisodeContext, max_attempts: int) -> LiteralJudge | ModelJu
 
 
 __all__ = [
+    "MOCKS",
     "OFFLINE",
     "REFERENCES",
     "ROLES",

@@ -13,8 +13,11 @@ offline and deterministically:
   under the model layer's text fallback) --
   then says goodbye and sends FINAL. Its plan is replayed against the conversation, so
   the reply depends only on the prompt.
-- desk (``DeskTurn``): runs a JSON request it finds in the agent's latest message when
-  the tool is in its own tool list, declines other requests, and reports a tool result.
+- desk (a system prompt with the conduct block): runs a request it finds in the agent's
+  latest message -- JSON, or a sentence of `phrasing` -- when the tool is one the request
+  offers it, restating a write and running it once confirmed; declines other requests,
+  and reports a tool result. Its calls are native tool calls (JSON text under the model
+  layer's text fallback) and its answers plain text that names no tool.
 - gate classifier (``GateAnswer``): the keyword matcher of `gate.match_field`.
 - customer (no schema): answers the field the agent's message asks about from its
   <memory>, else raises its first request, else says it is not sure.
@@ -29,14 +32,16 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from typing import Any
 
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label, match_field
+from confide.envs.incognita.participants import phrasing
 from confide.envs.incognita.participants.judge import literals, stated
 from confide.envs.incognita.participants.scripted import embedded_request
 from confide.envs.incognita.scenario import RELEASE_TOKENS
+from confide.envs.incognita.tools import SERVICE_TOOLS, ToolKind
 from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock
 from confide.llm.providers.mock import Reply
 from confide.llm.tools import CATALOGUE_HEAD
@@ -51,6 +56,8 @@ _NAME = re.compile(r"([A-Z][a-z]+) ([A-Z][a-z]+)\.?\s*$")
 _ZIP = re.compile(r"\b\d{5}\b")
 DECLINE = re.compile(r"outside|not part of|can't help|cannot help|not something i", re.I)
 RECIPIENTS = re.compile(r'"recipient": "<([^>]*)>"')
+CONFIRM = re.compile(r"\b(?:yes|go ahead|confirm|proceed)\b", re.I)
+GO_AHEAD = "Shall I go ahead?"
 _TOOL_LINE = re.compile(r"^- (\w+): ", re.MULTILINE)
 
 Plan = Generator[dict[str, Any], str, None]
@@ -61,8 +68,8 @@ def incognita_reply(messages: list[ChatMessage], config: GenerateConfig) -> Repl
     title = (config.response_schema or {}).get("title")
     if title == "AgentTurn":
         return agent_reply(_agent(messages, config), config)
-    if title == "DeskTurn":
-        return json.dumps(_desk(messages))
+    if is_desk_request(messages):
+        return desk_reply(messages, config)
     if title == "GateAnswer":
         tokens = [t for t in re.findall(r"^- (\w+): ", messages[0].content, re.MULTILINE)]
         return json.dumps({"field": match_field(messages[-1].content, tokens)})
@@ -166,18 +173,53 @@ def _first(pattern: re.Pattern[str], text: str) -> str | None:
 # ----- desk, customer, judge ---------------------------------------------------------------
 
 
-def _desk(messages: list[ChatMessage]) -> dict[str, Any]:
-    system, last = messages[0].content, messages[-1].content
-    tools_block = system.split("<tools>", 1)[-1].split("</tools>", 1)[0]
-    own = set(_TOOL_LINE.findall(tools_block))
-    if last.startswith("Result of "):
-        return {"reply": "Here is what I found: " + last.split(": ", 1)[-1][:400]}
-    request = embedded_request(last)
+def is_desk_request(messages: list[ChatMessage]) -> bool:
+    """Whether a request comes from a desk (only desk prompts carry the conduct block)."""
+    return bool(messages) and "<conduct>" in messages[0].content
+
+
+def offered_tools(messages: list[ChatMessage], config: GenerateConfig) -> set[str]:
+    """The tools a request offers: natively, or listed by the model layer's text fallback."""
+    if config.tools:
+        return {tool.name for tool in config.tools}
+    catalogue = messages[0].content.split(CATALOGUE_HEAD, 1)
+    return set(_TOOL_LINE.findall(catalogue[1])) if len(catalogue) == 2 else set()
+
+
+def desk_reply(messages: list[ChatMessage], config: GenerateConfig) -> Reply:
+    """A desk's step: report a tool result; run a request of its own that it finds in the
+    agent's latest message, written as JSON or as a `phrasing` sentence, restating a write
+    first and running it once the agent confirms; decline requests outside its tools; ask
+    for the missing detail when it finds no request."""
+    last = messages[-1]
+    if last.role == "tool":
+        return "Here is what I found: " + last.content[:400]
+    if last.content.startswith("Result of "):  # the text fallback's result turn
+        return "Here is what I found: " + last.content.split(": ", 1)[-1][:400]
+    text = last.content
+    request = embedded_request(text) or phrasing.read(text)
+    pending = _pending(messages)
+    if request is None and pending is not None and CONFIRM.search(text):
+        request = pending
     if request is None:
-        return {"reply": "Which exact operation do you need, and with which details?"}
-    if request[0] not in own:
-        return {"reply": "That is not something I handle."}
-    return {"tool": request[0], "arguments": request[1]}
+        return "Which exact operation do you need, and with which details?"
+    tool, arguments = request
+    if tool not in offered_tools(messages, config):
+        return "That is not something I handle."
+    if SERVICE_TOOLS[tool].kind is ToolKind.WRITE and request != pending:
+        return f"To be sure, you want me to {phrasing.describe(tool, arguments)}. {GO_AHEAD}"
+    if config.tools:
+        return ToolCall(id="call-0", name=tool, arguments=json.dumps(arguments))
+    return json.dumps({"tool": tool, "arguments": arguments})
+
+
+def _pending(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]] | None:
+    """The write the desk restated in its latest answer, if that answer was a restatement."""
+    own = [m.content for m in messages if m.role == "assistant" and m.content and
+           not m.tool_calls]
+    if not own or not own[-1].endswith(GO_AHEAD):
+        return None
+    return phrasing.read(own[-1])
 
 
 def _customer(messages: list[ChatMessage]) -> str:
@@ -215,17 +257,28 @@ def _judge(messages: list[ChatMessage]) -> dict[str, Any]:
 # ----- registration ------------------------------------------------------------------------
 
 
-def _factory(**options: Any) -> ChatModel:
-    return MockModel(
-        incognita_reply,
-        name=MOCK_NAME,
-        latency_s=float(options.get("latency_s", 0.0)),
-        cycle=False,
-        tool_mode=options.get("tool_mode", "native"),
-    )
+SeededReply = Callable[[list[ChatMessage], GenerateConfig, int], Reply]
+"""A mock's reply to one request, given the mock's ``seed`` option."""
+
+
+def register_seeded_mock(name: str, reply: SeededReply) -> None:
+    """Make ``mock/<name>`` available (idempotent), answering with `reply`; its options are
+    ``seed`` (default 0), ``latency_s`` and ``tool_mode``."""
+    def factory(**options: Any) -> ChatModel:
+        seed = int(options.get("seed", 0))
+        return MockModel(
+            lambda messages, config: reply(messages, config, seed),
+            name=name,
+            latency_s=float(options.get("latency_s", 0.0)),
+            cycle=False,
+            tool_mode=options.get("tool_mode", "native"),
+        )
+
+    if name not in mock_names():
+        register_mock(name, factory)
 
 
 def register_incognita_mock() -> None:
     """Make ``mock/incognita`` available (idempotent)."""
-    if MOCK_NAME not in mock_names():
-        register_mock(MOCK_NAME, _factory)
+    register_seeded_mock(MOCK_NAME, lambda messages, config, seed: incognita_reply(messages,
+                                                                                  config))

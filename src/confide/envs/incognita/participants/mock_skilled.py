@@ -1,6 +1,9 @@
-"""``mock/incognita-skilled``: a test/demo evaluated agent of middling, condition-dependent
-skill. It is not a benchmark model: it exists so an end-to-end experiment has a second
-"model" whose success is neither 0 nor 1 and differs by access condition.
+"""``mock/incognita-skilled``: a DEMO evaluated agent of middling, condition-dependent
+skill. It is not a benchmark model and its numbers measure nothing: its failures come from
+fixed lapse rates we made up (`LAPSE_RATE`), so an end-to-end experiment has a second
+"model" whose success is neither 0 nor 1 and differs by access condition (`confide models
+list` says so). ``mock/incognita-ineffective`` instead fails every episode at one stage,
+so every failure type occurs offline.
 
 It answers only agent turns (schema ``AgentTurn``) and drives the real model path: the
 system prompt, the rendered conversation, the JSON reply format, the repair loop. From the
@@ -49,11 +52,12 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from functools import cache
 from typing import Any
 
 from confide.envs.incognita.conditions import CUSTOMER, INDIRECT_DESK, TERMINAL
+from confide.envs.incognita.participants import phrasing
 from confide.envs.incognita.participants.mock import (
     DECLINE,
     RECIPIENTS,
@@ -61,6 +65,7 @@ from confide.envs.incognita.participants.mock import (
     agent_reply,
     incognita_reply,
     offers_tools,
+    register_seeded_mock,
     say,
 )
 from confide.envs.incognita.participants.reference import assertion_statement, field_question
@@ -68,9 +73,8 @@ from confide.envs.incognita.participants.scripted import call_json
 from confide.envs.incognita.scenario import TaskCard, load_suite
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolKind
 from confide.errors import ConfideError
-from confide.llm import ChatMessage, GenerateConfig, MockModel, mock_names, register_mock
+from confide.llm import ChatMessage, GenerateConfig
 from confide.llm.providers.mock import Reply
-from confide.llm.types import ChatModel
 
 SKILLED_MOCK_NAME = "incognita-skilled"
 LAPSE_RATE: dict[str, float] = {"direct": 0.15, "indirect": 0.4, "social": 0.65}
@@ -81,6 +85,8 @@ _GO_AHEAD = ("shall i go ahead", "do you confirm", "please confirm")
 Turn = dict[str, Any]
 Plan = Generator[Turn, str, None]
 Call = Generator[Turn, str, str]
+Ask = Callable[[ToolCall], str]
+"""How the agent writes a request for a call to a desk."""
 
 
 class SkilledMockError(ConfideError):
@@ -93,7 +99,7 @@ def _cards_by_opening() -> dict[str, TaskCard]:
     return {card.opening_line.strip(): card for card in suite.cards}
 
 
-def _card(messages: list[ChatMessage]) -> TaskCard:
+def card_of(messages: list[ChatMessage]) -> TaskCard:
     opening = next((m.content for m in messages[1:] if m.role == "user"), "")
     line = opening.split(": ", 1)[-1].strip() if opening.startswith(f"{CUSTOMER}: ") else ""
     card = _cards_by_opening().get(line)
@@ -105,7 +111,7 @@ def _card(messages: list[ChatMessage]) -> TaskCard:
     return card
 
 
-def _condition(messages: list[ChatMessage], config: GenerateConfig) -> tuple[str, list[str]]:
+def condition_of(messages: list[ChatMessage], config: GenerateConfig) -> tuple[str, list[str]]:
     """The condition and the desks the agent may address, read from its request."""
     if offers_tools(messages, config):
         return "direct", []
@@ -128,20 +134,26 @@ def lapse_for(card: TaskCard, condition: str, seed: int) -> str | None:
     return rng.choice(kinds)
 
 
-def skilled_reply(messages: list[ChatMessage], config: GenerateConfig, seed: int) -> Reply:
-    """The mock's reply to one request (see the module docstring)."""
+def skilled_reply(
+    messages: list[ChatMessage], config: GenerateConfig, seed: int, *, prose: bool = False
+) -> Reply:
+    """The mock's reply to one request (see the module docstring); with `prose`, the
+    unlapsing prose agent of `mock_prose`."""
     if (config.response_schema or {}).get("title") != "AgentTurn":
         return incognita_reply(messages, config)
-    card = _card(messages)
-    condition, desks = _condition(messages, config)
-    plan = _plan(card, condition, desks, lapse_for(card, condition, seed))
+    card = card_of(messages)
+    condition, desks = condition_of(messages, config)
+    lapse = None if prose else lapse_for(card, condition, seed)
+    plan = _plan(card, condition, desks, lapse, describe if prose else json_request)
     action = next(plan)
     for reply in agent_replies(messages[1:]):
         action = plan.send(reply)
     return agent_reply(action, config)
 
 
-def _plan(card: TaskCard, condition: str, desks: list[str], lapse: str | None) -> Plan:
+def _plan(
+    card: TaskCard, condition: str, desks: list[str], lapse: str | None, ask: Ask
+) -> Plan:
     fields = card.customer_fields[:1] if lapse == "skip_fields" else card.customer_fields
     for field in fields:
         yield say(CUSTOMER, field_question(field.token))
@@ -154,9 +166,9 @@ def _plan(card: TaskCard, condition: str, desks: list[str], lapse: str | None) -
             if index == last_write and lapse == "stop_early":
                 break
             if index == last_write and lapse == "wrong_desk":
-                yield say(desks[0], _request(call))
+                yield say(desks[0], ask(call))
                 break
-            yield from _perform(call, condition, desks, holders)
+            yield from perform(call, condition, desks, holders, ask)
     if card.output_assertions:
         text = " ".join(assertion_statement(a) for a in card.output_assertions)
         yield say(CUSTOMER, f"About your question: {text}")
@@ -164,39 +176,34 @@ def _plan(card: TaskCard, condition: str, desks: list[str], lapse: str | None) -
     yield {"recipient": TERMINAL, "message": "done", "message_type": "FINAL"}
 
 
-def _request(call: ToolCall) -> str:
+def json_request(call: ToolCall) -> str:
     return f"Could you do this for me: {call_json(call.name, call.arguments)}"
 
 
-def _perform(call: ToolCall, condition: str, desks: list[str], holders: dict[str, str]) -> Call:
+def describe(call: ToolCall) -> str:
+    """A request in prose only (`phrasing`): no JSON, no tool name."""
+    return f"Could you {phrasing.describe(call.name, call.arguments)}?"
+
+
+def perform(
+    call: ToolCall, condition: str, desks: list[str], holders: dict[str, str], ask: Ask
+) -> Call:
     if condition == "direct":
         reply = yield {"tool": call.name, "arguments": call.arguments}
         return reply
     candidates = [holders[call.name]] if call.name in holders else desks
     reply = ""
     for desk in candidates:
-        reply = yield say(desk, _request(call))
+        reply = yield say(desk, ask(call))
         if DECLINE.search(reply):
             continue
         holders[call.name] = desk
         if any(phrase in reply.lower() for phrase in _GO_AHEAD):
-            reply = yield say(desk, f"Yes, please go ahead. {_request(call)}")
+            reply = yield say(desk, f"Yes, please go ahead. {ask(call)}")
         return reply
     return reply
 
 
-def _factory(**options: Any) -> ChatModel:
-    seed = int(options.get("seed", 0))
-    return MockModel(
-        lambda messages, config: skilled_reply(messages, config, seed),
-        name=SKILLED_MOCK_NAME,
-        latency_s=float(options.get("latency_s", 0.0)),
-        cycle=False,
-        tool_mode=options.get("tool_mode", "native"),
-    )
-
-
 def register_skilled_mock() -> None:
     """Make ``mock/incognita-skilled`` available (idempotent)."""
-    if SKILLED_MOCK_NAME not in mock_names():
-        register_mock(SKILLED_MOCK_NAME, _factory)
+    register_seeded_mock(SKILLED_MOCK_NAME, skilled_reply)

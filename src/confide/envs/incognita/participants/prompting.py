@@ -1,6 +1,6 @@
 """Shared rendering for the language-model participants: system prompts assembled from
 the prompt files, tool catalogues, a participant's own history as chat turns, and
-`JsonSeat`, the base of the model agent and the model desk (one JSON step per call).
+`JsonSeat`, the base of the model agent (one JSON step or tool call per call).
 
 A history is rendered from the observation alone (no hidden conversation state), so the
 prompt of every call is a pure function of what the participant was shown.
@@ -52,18 +52,6 @@ async def ask_json(
 
 
 @cache
-def tool_catalogue(names: tuple[str, ...]) -> str:
-    """One line per tool: name, what it does, and its arguments as a JSON schema."""
-    lines = []
-    for name in names:
-        spec = SERVICE_TOOLS[name]
-        properties = spec.parameters_schema().get("properties", {})
-        arguments = json.dumps(properties, sort_keys=True) if properties else "none"
-        lines.append(f"- {name}: {spec.description} Arguments: {arguments}")
-    return "\n".join(lines)
-
-
-@cache
 def tool_specs(names: tuple[str, ...]) -> tuple[ToolSpec, ...]:
     """The tools `names` as sent with a request for native function calling."""
     return tuple(
@@ -93,16 +81,16 @@ def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> 
 
 
 @cache
-def desk_system_prompt(role: DeskRole, tools: tuple[str, ...]) -> str:
+def desk_system_prompt(role: DeskRole) -> str:
     """A desk's prompt (A.3): its role block, the shared conduct block, its operating
-    rules (none for identity lookup), then its tools and output format."""
+    rules (none for identity lookup), then how its turn works. Its tools go with each
+    request as function definitions (`tool_specs`), never in this text."""
     if role == SERVICE_ROLE:
         role_block, rules = prompts.load("service_role"), prompts.load("service_rules")
     else:
         role_block = prompts.load(f"role_{role}")
         rules = prompts.load(f"rules_{role}") if role != "identity_lookup" else ""
-    parts = [role_block, prompts.load("conduct"), rules,
-             prompts.render("desk_format", tools=tool_catalogue(tools))]
+    parts = [role_block, prompts.load("conduct"), rules, prompts.load("desk_format")]
     return "\n".join(part for part in parts if part)
 
 
@@ -113,11 +101,11 @@ def message_turn(sender: str, text: str | None, payload: object) -> str:
 
 
 def render_history(
-    history: Sequence[HistoryItem], me: str, *, reply_key: str, native_tools: bool = False
+    history: Sequence[HistoryItem], me: str, *, reply_key: str | None, native_tools: bool = False
 ) -> list[ChatMessage]:
     """`history` as chat turns for participant `me`. Its own messages become assistant
-    turns in its output format (`reply_key` "message" for the agent, "reply" for a
-    desk), its tool calls assistant turns followed by a turn with the outcome (with
+    turns in its output format (`reply_key` "message": the agent's JSON; None: the plain
+    text a desk writes), its tool calls assistant turns followed by a turn with the outcome (with
     `native_tools`, a function call and its "tool" result turn; otherwise its JSON and a
     user turn), everything else user turns."""
     turns: list[ChatMessage] = []
@@ -144,9 +132,9 @@ def render_history(
     return turns
 
 
-def _own(recipients: Sequence[str], text: str | None, reply_key: str) -> str:
-    if reply_key == "reply":
-        return json.dumps({"reply": text or ""})
+def _own(recipients: Sequence[str], text: str | None, reply_key: str | None) -> str:
+    if reply_key is None:
+        return text or ""
     recipient = recipients[0] if recipients else TERMINAL
     return json.dumps({"recipient": recipient, "message": text or "", "message_type": "MESSAGE"})
 

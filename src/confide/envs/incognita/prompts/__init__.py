@@ -17,7 +17,8 @@ need no escaping.
   single indirect desk).
 - ``role_<desk>`` / ``rules_<desk>``: the six social desks (identity lookup has no rules).
 - ``conduct``: the shared conduct block of every desk.
-- ``desk_format`` ($tools): a desk's tool list and JSON output contract.
+- ``desk_format``: how a desk's turn works (its tools go with the request as functions).
+- ``desk_repair`` ($problem): what a desk is told when its step was unusable.
 - ``customer`` ($memory) and ``customer_requests`` ($requests): the customer simulator.
 - ``gate`` ($fields): the disclosure gate's field classifier.
 - ``judge`` ($assertions): the output-assertion judge.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from confide.llm.prompts import PromptError, PromptFiles
 
-PROMPT_VERSION = "2"
+PROMPT_VERSION = "3"
 """Bumped whenever a prompt text changes (recorded in the episode setup event)."""
 
 FILES = PromptFiles(__name__)
