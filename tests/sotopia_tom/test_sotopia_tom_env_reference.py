@@ -5,8 +5,8 @@ leaky agent's planted violations are counted exactly.
 The runs use `stale_turns=5`, a quiet streak as long as a full round of the largest core
 scenario, so no agent still holding a planned message is cut off: the reference agent
 sends one message per turn, and under the paper's 3-turn stop an agent with a longer
-queue than the others loses its last messages (3 of the 16 core scenarios), which is
-the rule working as written, not a scoring error."""
+queue than the others loses its last messages (a few core scenarios), which is the
+rule working as written, not a scoring error."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ import pytest
 
 from confide.core.trace import canonical_events, read_trace
 from confide.envs.sotopia_tom import SPEC
-from confide.envs.sotopia_tom.dataset import load_scenario_by_id
+from confide.envs.sotopia_tom.dataset import load_scenario_by_id, load_split
 from confide.envs.sotopia_tom.events import JudgeVerdict
 from confide.envs.sotopia_tom.metrics import score_trace
 from confide.testing import run_once
@@ -59,7 +59,7 @@ def episodes(run: Path) -> dict[str, dict[str, str]]:
 
 def test_reference_lineup_is_perfect_on_every_core_scenario(reference_run: Path) -> None:
     rows = episodes(reference_run)
-    assert len(rows) == 16
+    assert len(rows) == len(load_split("core"))
     for task, row in rows.items():
         assert row["status"] == "ok", task
         assert (float(row["da"]), float(row["ia"]), float(row["cpv"])) == (1.0, 1.0, 0.0), task
@@ -96,7 +96,7 @@ def test_summary_and_trace_of_the_run(reference_run: Path) -> None:
         [row] = list(csv.DictReader(handle))
     assert (row["model"], row["episodes"], row["DA"], row["CPV"]) == (
         "reference",
-        "16",
+        str(len(load_split("core"))),
         "1.0",
         "0.0",
     )

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from confide.envs.sotopia_tom.dataset import load_split
 from confide.envs.sotopia_tom.outputs.analyses import (
     EpisodeRecord,
     FailureMode,
@@ -182,7 +183,7 @@ def test_every_analysis_is_written_and_in_the_report(two_lineup_run: Path) -> No
         "model",
         "leaky",
         "reference",
-        "16",
+        str(len(load_split("core"))),
     )
     assert pair["b_win_rate"] == "1.0"  # the reference lineup beats the leaky one everywhere
     sectors = _rows(run / "figure22_infomgmt_by_sector.csv")

@@ -1,8 +1,8 @@
 """Scenario generation pipeline (sections 3.2, A.3, A.4, A.6): generator model, LLM judge,
 rule validation, minimal-edit correction; accepted scenarios are written as JSON.
 
-Seeds (A.3). Good seeds are our own `core` scenarios, two per sector. Each sector also
-has one bad seed, stored with the reason it is bad: a `core` scenario of the sector with
+Seeds (A.3). Good seeds are our own `core` scenarios of the sector. Each sector also
+has one bad seed, stored with the reason it is bad: the sector's first `core` scenario with
 one realistic structural error planted by a recipe below (unreachable goal, missing
 origin, wrong domain mapping, contradictory policy, objective leakage, inconsistent
 sensitivity, reachable secret, sharing another agent's item). A test checks that the
