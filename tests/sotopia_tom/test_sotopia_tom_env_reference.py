@@ -5,8 +5,8 @@ leaky agent's planted violations are counted exactly.
 The runs use `stale_turns=5`, a quiet streak as long as a full round of the largest core
 scenario, so no agent still holding a planned message is cut off: the reference agent
 sends one message per turn, and under the paper's 3-turn stop an agent with a longer
-queue than the others loses its last messages (a few core scenarios), which is the
-rule working as written, not a scoring error."""
+queue than the others loses its last messages (3 of the first 16 core scenarios), which
+is the rule working as written, not a scoring error."""
 
 from __future__ import annotations
 
@@ -22,7 +22,9 @@ from confide.core.trace import canonical_events, read_trace
 from confide.envs.sotopia_tom import SPEC
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id, load_split
 from confide.envs.sotopia_tom.events import JudgeVerdict
+from confide.envs.sotopia_tom.judge.verdicts import protected_items
 from confide.envs.sotopia_tom.metrics import score_trace
+from confide.envs.sotopia_tom.scenario import Scenario
 from confide.testing import run_once
 
 SRC = Path(__file__).resolve().parents[2] / "src"
@@ -46,7 +48,7 @@ def reference_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "stale_turns=5",
         "--no-progress",
     ]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return out
 
@@ -59,7 +61,7 @@ def episodes(run: Path) -> dict[str, dict[str, str]]:
 
 def test_reference_lineup_is_perfect_on_every_core_scenario(reference_run: Path) -> None:
     rows = episodes(reference_run)
-    assert len(rows) == len(load_split("core"))
+    assert set(rows) == {s.id for s in load_split("core")}  # every shipped scenario
     for task, row in rows.items():
         assert row["status"] == "ok", task
         assert (float(row["da"]), float(row["ia"]), float(row["cpv"])) == (1.0, 1.0, 0.0), task
@@ -136,6 +138,28 @@ def test_leaky_violations_are_counted_exactly_as_planted() -> None:
     # per seat: |P_a| public leaks + recipients forbidden from them + |F_a| requests
     assert everyone.metrics["violations"] == (1 + 1 + 2) + (1 + 2 + 1) + (1 + 1 + 1)
     assert everyone.metrics["cpv"] == 1.0  # 11 / 7, capped
+
+
+@pytest.mark.parametrize("task", load_split("core"), ids=lambda s: s.id)
+def test_planted_violations_are_counted_exactly_on_every_core_scenario(task: Scenario) -> None:
+    """All seats leaky: in round 1 each agent a posts its P_a publicly (one public leak
+    per item, one forbidden exposure per other agent that must never learn it), in round
+    2 asks publicly for its F_a (one forbidden request per item)."""
+    planted = sum(
+        len(task.items_not_to_share(a.name))
+        + sum(
+            1
+            for item in task.items_not_to_share(a.name)
+            for b in task.agent_names
+            if b != a.name and item in task.forbidden(b)
+        )
+        + len(task.forbidden(a.name))
+        for a in task.agents
+    )
+    result = run_once(SPEC, task, "leaky").result
+    assert result is not None
+    assert result.metrics["violations"] == planted
+    assert result.metrics["cpv"] == pytest.approx(min(planted / len(protected_items(task)), 1))
 
 
 def test_same_seed_same_trace() -> None:

@@ -151,7 +151,7 @@ def two_lineup_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "--lineup", "reference", "--lineup", "leaky", "--out", str(out), "--no-progress",
     ]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=180)
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=400)
     assert done.returncode == 0, done.stderr
     return out
 

@@ -2,10 +2,9 @@
 
 A split is a folder `data/<split>/` inside this package holding one native scenario JSON per
 file, named `<scenario id>.json`. The `core` split holds our own hand-written scenarios, at
-least two per sector for the eight sectors of section 3.2 / A.3, with 3 to 5 agents each,
-spread evenly over 3, 4 and 5 within a sector. Loading a split validates every scenario
-against the rules of `validation.py` and refuses a split that breaks any, so a damaged data
-file fails loudly instead of producing wrong metrics.
+least two per sector for the eight sectors of section 3.2 / A.3, with 3 to 5 agents each. Loading a
+split validates every scenario against the rules of `validation.py` and refuses a split
+that breaks any, so a damaged data file fails loudly instead of producing wrong metrics.
 Scenarios come back in file-name order, which is stable across platforms.
 """
 

@@ -1,8 +1,8 @@
 """Scenario generation pipeline (sections 3.2, A.3, A.4, A.6): generator model, LLM judge,
 rule validation, minimal-edit correction; accepted scenarios are written as JSON.
 
-Seeds (A.3). Good seeds are our own `core` scenarios of the sector. Each sector also
-has one bad seed, stored with the reason it is bad: the sector's first `core` scenario with
+Seeds (A.3). Good seeds are two of our own `core` scenarios per sector. Each sector also
+has one bad seed, stored with the reason it is bad: a `core` scenario of the sector with
 one realistic structural error planted by a recipe below (unreachable goal, missing
 origin, wrong domain mapping, contradictory policy, objective leakage, inconsistent
 sensitivity, reachable secret, sharing another agent's item). A test checks that the
@@ -207,12 +207,32 @@ def _core() -> tuple[Scenario, ...]:
     return tuple(load_split("core"))
 
 
+GOOD_SEEDS: dict[Sector, tuple[str, str]] = {
+    Sector.HEALTHCARE: ("healthcare-icu-transfer", "healthcare-trial-enrolment"),
+    Sector.TECHNOLOGY: ("technology-data-migration", "technology-payments-release"),
+    Sector.DEFENSE: ("defense-exercise-logistics", "defense-radar-source-selection"),
+    Sector.FINANCE: ("finance-green-bond", "finance-sme-loan"),
+    Sector.EDUCATION: ("education-annual-review", "education-module-accreditation"),
+    Sector.ENTERTAINMENT: ("entertainment-festival-lineup", "entertainment-film-reschedule"),
+    Sector.LEGAL: ("legal-acquisition-diligence", "legal-mediation-prep"),
+    Sector.MANUFACTURING: ("manufacturing-caliper-containment", "manufacturing-rush-order"),
+}
+"""The two good seeds of each sector (A.3: "two good seeds and one bad seed"), `core`
+scenarios named by id, so the `core` split can grow (issue 16) without changing what the
+generator is shown."""
+
+
 def good_seeds(sector: Sector) -> list[Scenario]:
-    """The sector's good seeds: its `core` scenarios."""
-    seeds = [s for s in _core() if s.sector is sector]
-    if not seeds:
-        raise GenerationError(f"no good seed for sector {sector.value!r}")
-    return seeds
+    """The sector's two good seeds (`GOOD_SEEDS`)."""
+    core = {s.id: s for s in _core()}
+    names = GOOD_SEEDS.get(sector, ())
+    missing = [name for name in names if name not in core]
+    if not names or missing:
+        raise GenerationError(
+            f"no good seed for sector {sector.value!r}"
+            + (f": {', '.join(missing)} not in the core split" if missing else "")
+        )
+    return [core[name] for name in names]
 
 
 def bad_seed(sector: Sector) -> BadSeed:
