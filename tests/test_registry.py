@@ -15,8 +15,8 @@ def test_catalog_matches_every_spec() -> None:
     assert set(_SPECS) <= set(benchmark_ids())
     for entry in CATALOG:
         spec = get_benchmark(entry.id)
-        assert (spec.id, spec.description, spec.suites, spec.references, spec.conditions) == (
-            entry.id, entry.description, entry.suites, entry.references, entry.conditions
+        assert (spec.id, spec.description, spec.suites, spec.participants, spec.conditions) == (
+            entry.id, entry.description, entry.suites, entry.participants, entry.conditions
         )
 
 

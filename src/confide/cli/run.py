@@ -165,7 +165,7 @@ def benchmarks() -> None:
         {
             "id": entry.id,
             "suites": ", ".join(entry.suites),
-            "references": ", ".join(entry.references),
+            "participants": ", ".join(entry.participants),
             "conditions": ", ".join(c for c in entry.conditions if c) or "-",
             "description": entry.description,
         }

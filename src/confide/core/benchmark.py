@@ -197,15 +197,17 @@ class EpisodeResult:
 class RoleSpec:
     """A non-evaluated part of an episode bound with `--role NAME=SPEC` (the judge, a
     simulator): its LLM-free `default` (None: unbound, the part is skipped), the other
-    LLM-free bindings it accepts besides model specs, and whether a lineup with any model
+    LLM-free bindings it accepts besides model specs, whether a lineup with any model
     seat must bind it (an LLM-free default that cannot read model output would score
-    such a lineup wrongly)."""
+    such a lineup wrongly), and whether only scoring uses it (`scoring`: the judge), so
+    `confide rescore` may bind it anew."""
 
     name: str
     default: str | None
     description: str
     choices: tuple[str, ...] = ()
     llm_lineup_needs_binding: bool = False
+    scoring: bool = False
 
     @property
     def offline(self) -> tuple[str, ...]:
@@ -227,8 +229,9 @@ class BenchmarkSpec(Generic[TaskT]):
     run_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]]
     default_suite: str
     suites: tuple[str, ...]
-    references: tuple[str, ...]
-    """The reference (LLM-free) participants a seat can name."""
+    participants: tuple[str, ...]
+    """The reference (LLM-free) participants a seat can name; model seats take
+    `provider/model[:strategy]` and a user's own agent `py:module:factory`."""
     default_lineup: str
     """The lineup conformance checks and single-lineup runs use."""
     conditions: tuple[str | None, ...] = (None,)
@@ -246,8 +249,6 @@ class BenchmarkSpec(Generic[TaskT]):
     """Scores an episode from its played trace alone; `run_episode` is play, then this
     (`confide.core.scoring`), and `confide rescore` calls it on stored traces. None: the
     benchmark cannot be rescored."""
-    score_roles: tuple[str, ...] = ()
-    """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""
     options: type[BaseModel] = NoOptions
     """The pydantic model of the environment options (`envs/<id>/options.py`)."""
     roles: tuple[RoleSpec, ...] = ()
@@ -258,8 +259,15 @@ class BenchmarkSpec(Generic[TaskT]):
     """Called with each model spec of a run before it is built (e.g. to register the
     environment's own mock models)."""
 
-    def role(self, name: str) -> RoleSpec | None:
-        return next((r for r in self.roles if r.name == name), None)
     events: tuple[type[EnvEvent], ...] = ()
     """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
     the trace reader validates its `env` lines against them (`confide.core.trace`)."""
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    @property
+    def score_roles(self) -> tuple[str, ...]:
+        """The roles only scoring uses (`RoleSpec.scoring`): `confide rescore` may bind
+        them anew."""
+        return tuple(role.name for role in self.roles if role.scoring)

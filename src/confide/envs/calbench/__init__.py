@@ -32,7 +32,7 @@ SPEC = BenchmarkSpec(
     run_episode=play_then_score(play_episode, measured(score_game)),
     default_suite="canonical",
     suites=suite_names(),
-    references=REFERENCE_NAMES,
+    participants=REFERENCE_NAMES,
     default_lineup="imap",
     default_lineups=REFERENCE_NAMES,
     conditions=CONDITIONS,
@@ -40,10 +40,11 @@ SPEC = BenchmarkSpec(
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
     score_episode=measured(score_game),
-    score_roles=("judge",),
     options=CalbenchOptions,
     roles=(
-        RoleSpec("judge", None, "the VPS judge model (F.3); unbound: no judge cases"),
+        RoleSpec(
+            "judge", None, "the VPS judge model (F.3); unbound: no judge cases", scoring=True
+        ),
     ),
     check_strategy=load_variant,
     events=EVENTS,

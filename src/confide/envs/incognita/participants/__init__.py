@@ -94,7 +94,8 @@ ROLES: tuple[RoleSpec, ...] = (
     RoleSpec("desk", SCRIPTED, "every service desk of the condition"),
     RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
              "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
-    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions"),
+    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions",
+             scoring=True),
 )
 """The declared roles. The paper's desks and customer are language-model participants
 (section 3.2); once a model desk exists, a model agent will need them bound
