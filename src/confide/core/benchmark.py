@@ -22,6 +22,7 @@ from confide.core.sampling import Sampling, sampling_for
 
 if TYPE_CHECKING:  # annotations only (core.trace reaches specs through the registry)
     from confide.core.trace import EnvEvent, Trace, TraceRecorder
+    from confide.core.viewing import ViewHooks
 
 TaskT = TypeVar("TaskT", default=Any)
 
@@ -262,6 +263,9 @@ class BenchmarkSpec(Generic[TaskT]):
     events: tuple[type[EnvEvent], ...] = ()
     """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
     the trace reader validates its `env` lines against them (`confide.core.trace`)."""
+    view: ViewHooks | None = None
+    """What `confide view` shows of this benchmark beyond the generic trace: its leak
+    events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

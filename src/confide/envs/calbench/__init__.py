@@ -22,6 +22,7 @@ from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.prompts import load_variant
 from confide.envs.calbench.suites import suite_names
+from confide.envs.calbench.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="calbench",
@@ -48,6 +49,7 @@ SPEC = BenchmarkSpec(
     ),
     check_strategy=load_variant,
     events=EVENTS,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]

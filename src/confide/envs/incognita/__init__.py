@@ -31,6 +31,7 @@ from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.write import write_incognita_outputs
 from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
+from confide.envs.incognita.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -51,6 +52,7 @@ SPEC = BenchmarkSpec(
     roles=ROLES,
     prepare_model=register_mocks,
     events=EVENTS,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]

@@ -27,6 +27,7 @@ from confide.envs.sotopia_tom.metrics import summarize
 from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.outputs.write import write_sotopia_outputs
 from confide.envs.sotopia_tom.participants import check_strategy
+from confide.envs.sotopia_tom.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="sotopia-tom",
@@ -47,6 +48,7 @@ SPEC = BenchmarkSpec(
     check_strategy=check_strategy,
     events=EVENTS,
     write_outputs=write_sotopia_outputs,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]
