@@ -97,7 +97,7 @@ def run(
         "conditions": condition or None,
         "roles": _pairs(role, "--role", parse=False) or None,
         "options": _pairs(option, "--option", parse=True) or None,
-        "sampling": _sampling(sampling) or None,
+        "sampling": sampling_flags(sampling) or None,
         "limit": limit,
         "repetitions": repetitions,
         "seed": seed,
@@ -194,8 +194,9 @@ def _cell(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def _sampling(items: list[str] | None) -> dict[str, dict[str, Any]]:
-    """`--sampling WHO.FIELD=VALUE` flags as the experiment's `sampling` mapping."""
+def sampling_flags(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """`--sampling WHO.FIELD=VALUE` flags as a `sampling` mapping (an experiment's, or
+    `confide scenarios generate`'s)."""
     result: dict[str, dict[str, Any]] = {}
     for key, value in _pairs(items, "--sampling", parse=True).items():
         who, dot, name = key.rpartition(".")

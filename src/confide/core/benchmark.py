@@ -9,7 +9,7 @@ episode is played, then scored from its trace by `spec.score_episode`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol
@@ -263,6 +263,11 @@ class BenchmarkSpec(Generic[TaskT]):
     events: tuple[type[EnvEvent], ...] = ()
     """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
     the trace reader validates its `env` lines against them (`confide.core.trace`)."""
+    sampling_defaults: Mapping[str, Sampling] = field(default_factory=dict)
+    """The environment's own sampling settings by `seats` or role, exactly as its code
+    applies them (e.g. Incognita's simulators at temperature 0, its agent at 1); the
+    resolved experiment shows them under the experiment's own `sampling`
+    (`confide.runner.resolve`), so every default a run applies is written down."""
     view: ViewHooks | None = None
     """What `confide view` shows of this benchmark beyond the generic trace: its leak
     events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""

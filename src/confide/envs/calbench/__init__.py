@@ -11,6 +11,7 @@ tables (outputs/privacy.py, outputs/audits.py).
 """
 
 from confide.core.benchmark import BenchmarkSpec, RoleSpec
+from confide.core.sampling import Sampling
 from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
@@ -49,6 +50,8 @@ SPEC = BenchmarkSpec(
     ),
     check_strategy=load_variant,
     events=EVENTS,
+    # every call of a seat (turns, reflection) and of the VPS judge asks at temperature 0
+    sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     view=VIEW,
 )
 

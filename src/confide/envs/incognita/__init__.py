@@ -30,7 +30,12 @@ from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.write import write_incognita_outputs
-from confide.envs.incognita.participants import REFERENCES, ROLES, register_mocks
+from confide.envs.incognita.participants import (
+    REFERENCES,
+    ROLES,
+    SAMPLING_DEFAULTS,
+    register_mocks,
+)
 from confide.envs.incognita.view import VIEW
 
 SPEC = BenchmarkSpec(
@@ -52,6 +57,7 @@ SPEC = BenchmarkSpec(
     roles=ROLES,
     prepare_model=register_mocks,
     events=EVENTS,
+    sampling_defaults=SAMPLING_DEFAULTS,
     view=VIEW,
 )
 

@@ -13,6 +13,7 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`).
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.sampling import Sampling
 from confide.envs.sotopia_tom.dataset import split_names
 from confide.envs.sotopia_tom.env import (
     load_tasks,
@@ -48,6 +49,8 @@ SPEC = BenchmarkSpec(
     check_strategy=check_strategy,
     events=EVENTS,
     write_outputs=write_sotopia_outputs,
+    # the agents' calls (participants.make_participant) and the LLM judge's (judge/llm.py)
+    sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     view=VIEW,
 )
 
