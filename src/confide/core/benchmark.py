@@ -217,6 +217,21 @@ class RoleSpec:
 
 
 @dataclass(frozen=True)
+class CallBound:
+    """The model calls one seat or role makes in an episode: at most `calls`, or, with
+    `calls` None, why no bound is known before the episode is played."""
+
+    calls: int | None
+    why: str = ""
+
+
+CallBounds = Callable[[Any, Mapping[str, SeatSpec], Mapping[str, str], Any, str | None],
+                      Mapping[str, CallBound]]
+"""(task, seat -> its spec, role -> its binding, the validated options, condition) ->
+per model seat and per model-bound role, its `CallBound` (`confide run --dry-run`)."""
+
+
+@dataclass(frozen=True)
 class BenchmarkSpec(Generic[TaskT]):
     """How the runner and the CLI talk to one benchmark, and what it takes as input: its
     options model, roles, reference participants, strategies and conditions, all checked
@@ -268,6 +283,9 @@ class BenchmarkSpec(Generic[TaskT]):
     applies them (e.g. Incognita's simulators at temperature 0, its agent at 1); the
     resolved experiment shows them under the experiment's own `sampling`
     (`confide.runner.resolve`), so every default a run applies is written down."""
+    call_bounds: CallBounds | None = None
+    """The model calls an episode may make, per seat and role, from the options' turn
+    limits and repair budgets; None: not declared (the dry run says so)."""
     view: ViewHooks | None = None
     """What `confide view` shows of this benchmark beyond the generic trace: its leak
     events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""

@@ -9,7 +9,7 @@ Metrics count messages and invalid (empty) model replies.
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.sampling import Sampling
-from confide.envs.demo.env import load_tasks, run_episode, seats, summarize
+from confide.envs.demo.env import call_bounds, load_tasks, run_episode, seats, summarize
 from confide.envs.demo.events import EVENTS
 
 SPEC = BenchmarkSpec(
@@ -25,6 +25,7 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=lambda task: {s: [f"secret-of-{s}-{task.id}"] for s in task.seats},
     events=EVENTS,
+    call_bounds=call_bounds,
     sampling_defaults={"seats": Sampling(temperature=0.0, max_tokens=64)},  # participants.py
 )
 

@@ -17,6 +17,7 @@ run directory).
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.envs.incognita.calls import call_bounds
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
@@ -58,6 +59,7 @@ SPEC = BenchmarkSpec(
     prepare_model=register_mocks,
     events=EVENTS,
     sampling_defaults=SAMPLING_DEFAULTS,
+    call_bounds=call_bounds,
     view=VIEW,
 )
 
