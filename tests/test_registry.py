@@ -15,8 +15,8 @@ def test_catalog_matches_every_spec() -> None:
     assert set(_SPECS) <= set(benchmark_ids())
     for entry in CATALOG:
         spec = get_benchmark(entry.id)
-        assert (spec.id, spec.description, spec.suites, spec.references, spec.conditions) == (
-            entry.id, entry.description, entry.suites, entry.references, entry.conditions
+        assert (spec.id, spec.description, spec.suites, spec.participants, spec.conditions) == (
+            entry.id, entry.description, entry.suites, entry.participants, entry.conditions
         )
 
 
@@ -32,3 +32,18 @@ def test_help_and_benchmarks_import_no_environment_or_runner() -> None:
                  "ortools")  # typer itself imports pydantic
         assert sorted(m for m in imported if m.startswith(heavy)) == [], args
         assert "benchmarks" not in args or "sotopia-tom" in done.stdout
+
+
+def test_the_judge_is_each_paper_benchmarks_one_scoring_role() -> None:
+    """A role only scoring uses is flagged on its RoleSpec (`confide rescore` may rebind
+    it); the spec derives `score_roles` from the flags and has no field of its own."""
+    from dataclasses import fields
+
+    from confide.core.benchmark import BenchmarkSpec
+
+    for benchmark in ("calbench", "sotopia-tom", "incognita"):
+        spec = get_benchmark(benchmark)
+        assert [r.name for r in spec.roles if r.scoring] == ["judge"]
+        assert spec.score_roles == ("judge",)
+    assert get_benchmark("demo").score_roles == ()
+    assert {"score_roles", "references"}.isdisjoint(f.name for f in fields(BenchmarkSpec))

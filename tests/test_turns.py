@@ -69,7 +69,7 @@ def _episodes(spec: BenchmarkSpec, rng: random.Random, count: int) -> Iterator[d
     for _ in range(count):
         yield {
             "task": rng.choice(tasks),
-            "lineup": rng.choice([spec.default_lineup, *spec.references]),
+            "lineup": rng.choice([spec.default_lineup, *spec.participants]),
             "seed": rng.randrange(1_000),
             "condition": rng.choice(spec.conditions),
         }

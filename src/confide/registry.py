@@ -35,12 +35,12 @@ class CatalogEntry:
     id: str
     description: str
     suites: tuple[str, ...]
-    references: tuple[str, ...]
+    participants: tuple[str, ...]
     conditions: tuple[str | None, ...]
 
     @classmethod
     def of(cls, spec: BenchmarkSpec) -> CatalogEntry:
-        return cls(spec.id, spec.description, spec.suites, spec.references, spec.conditions)
+        return cls(spec.id, spec.description, spec.suites, spec.participants, spec.conditions)
 
 
 CATALOG = (

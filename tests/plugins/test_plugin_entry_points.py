@@ -69,7 +69,7 @@ def test_a_benchmark_plugin_is_listed_and_runs(install: Install) -> None:
     assert problems == []
     assert [e.id for e in entries] == ["calbench", "demo", "incognita", "rendezvous",
                                        "sotopia-tom"]
-    assert entries[3].references == ("earliest", "open")
+    assert entries[3].participants == ("earliest", "open")
     capture = run_once(spec, spec.load_tasks(None, None)[0], "open")
     assert capture.result is not None and capture.result.metrics["day"] == 3
 

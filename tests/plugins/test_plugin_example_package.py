@@ -113,7 +113,7 @@ def test_the_plugin_benchmark_is_conformant(python: Path) -> None:
         "from confide.testing.conformance import check_env\n"
         "spec = get_benchmark('rendezvous')\n"
         "for task in spec.load_tasks(None, None):\n"
-        "    for lineup in spec.references:\n"
+        "    for lineup in spec.participants:\n"
         "        check_env(spec, task, lineup)\n"
         "print('conformant')\n"
     )

@@ -205,7 +205,8 @@ def test_dry_run_prints_the_plan_and_writes_nothing(
     assert "model mock/json: used by lineup mock/json:tom-belief" in printed
     assert "model mock/echo: used by role judge" in printed
     assert "sampling every evaluated seat: temperature=1.0" in printed
-    assert "sampling judge: reasoning_effort=high" in printed
+    # the judge's environment default (temperature 0) is explicit, under the given effort
+    assert "sampling judge: temperature=0.0, reasoning_effort=high" in printed
     assert "max_turns=60" in printed  # the resolved options
     assert not out.exists()
 

@@ -295,3 +295,19 @@ def test_redacted_credentials_are_taken_from_the_environment_not_from_the_file(
         {"benchmark": "sotopia-tom", "output_dir": str(tmp_path / "new"), "limit": 1,
          "roles": {"judge": "mock/rs-judge"}, "model_options": secret}), show_progress=False)
     assert again.skipped == 1
+
+
+def test_a_rescore_judges_with_the_runs_sampling_settings(tmp_path: Path) -> None:
+    """The rescore's episode context is the run's (`runner.episode.episode_context`): the
+    judge's sampling settings reach its calls exactly as in the run."""
+    source = _run(tmp_path / "run", "sotopia-tom", limit=1, roles={"judge": "mock/rs-judge"},
+                  lineups=["mock/rs-agent:basic"],
+                  sampling={"judge": {"temperature": 0.25}, "seats": {"temperature": 0.75}})
+    rescore_run(source, out=tmp_path / "new")
+    (path,) = trace_files(source / "traces")
+    played = read_trace(path).model_calls()
+    rescored = read_trace(tmp_path / "new" / "traces" / path.name).model_calls()
+    judged = [c.config.get("temperature") for c in rescored if c.purpose.startswith("judge-")]
+    assert judged and set(judged) == {0.25}
+    assert {c.config.get("temperature") for c in played if c.purpose == "act"} == {0.75}
+    assert _canonical(tmp_path / "new" / "traces" / path.name) == _canonical(path)

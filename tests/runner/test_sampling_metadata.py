@@ -106,8 +106,8 @@ def test_a_run_applies_records_and_resolves(tmp_path: Path) -> None:
         assert call.config["max_tokens"] == 64  # the environment's own setting stays
         assert call.config["seed"] == (11 if call.seat == "ada" else None)
     header = trace.header
-    assert header.config["sampling"] == {
-        "seats": {"temperature": 0.7, "top_p": 0.5}, "ada": {"seed": 11}
+    assert header.config["sampling"] == {  # the demo's own max_tokens, made explicit
+        "seats": {"temperature": 0.7, "top_p": 0.5, "max_tokens": 64}, "ada": {"seed": 11}
     }
     assert header.versions["python"] == platform.python_version()
     assert "pydantic" in header.versions and "confide" in header.versions

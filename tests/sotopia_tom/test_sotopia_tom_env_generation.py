@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 from confide.cli.scenarios import app
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.generation import (
+    PAPER_SAMPLING,
     GenerationError,
     GenerationRecord,
     GenerationRequest,
@@ -30,6 +31,7 @@ from confide.envs.sotopia_tom.generation import (
 )
 from confide.envs.sotopia_tom.scenario import Scenario, Sector, load_scenario, scenario_to_json
 from confide.envs.sotopia_tom.validation import validate_scenario
+from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 
 CLEAN = load_scenario_by_id("core", "healthcare-icu-transfer")  # 3 agents
@@ -315,3 +317,47 @@ def test_cli_generate_rejects_an_unknown_sector(tmp_path: Path) -> None:
     assert isinstance(result.exception, GenerationError)
     assert "unknown sector 'space'" in str(result.exception)
     assert not tmp_path.joinpath("generation_log.jsonl").exists()
+
+
+def test_generator_and_judge_take_sampling_settings(tmp_path: Path) -> None:
+    """The paper's settings (section 3.2, A.4: generator at low effort, judge at high)
+    reach every request, over the pipeline's temperatures; a typo is refused up front."""
+    seen: dict[str, list[GenerateConfig]] = {"gen": [], "judge": []}
+
+    def recorded(who: str, text: str) -> Callable[..., MockModel]:
+        def reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
+            seen[who].append(config)
+            return text
+        return lambda **_: MockModel(reply, name=who)
+
+    register_mock("is-s-gen", recorded("gen", scenario_to_json(CLEAN)), replace=True)
+    register_mock("is-s-judge", recorded("judge", verdict(True)), replace=True)
+    try:
+        result = CliRunner().invoke(app, [
+            "generate", "--generator", "mock/is-s-gen", "--judge", "mock/is-s-judge",
+            "--sector", "finance", "--agents", "3", "--out", str(tmp_path / "a"),
+            "--sampling", "generator.reasoning_effort=low",
+            "--sampling", "judge.reasoning_effort=high", "--sampling", "judge.seed=5",
+        ])
+        typo = CliRunner().invoke(app, [
+            "generate", "--generator", "mock/is-s-gen", "--judge", "mock/is-s-judge",
+            "--out", str(tmp_path / "b"), "--sampling", "generater.temperature=1",
+        ])
+        bad = CliRunner().invoke(app, [
+            "generate", "--generator", "mock/is-s-gen", "--judge", "mock/is-s-judge",
+            "--out", str(tmp_path / "c"), "--sampling", "judge.reasoning_effort=huge",
+        ])
+    finally:
+        unregister_mock("is-s-gen")
+        unregister_mock("is-s-judge")
+    assert result.exit_code == 0, result.output
+    assert seen["gen"] and seen["judge"]
+    assert {(c.reasoning_effort, c.temperature, c.seed) for c in seen["gen"]} == {
+        ("low", 0.7, None)}
+    assert {(c.reasoning_effort, c.temperature, c.seed) for c in seen["judge"]} == {
+        ("high", 0.0, 5)}
+    assert isinstance(typo.exception, ConfideError) and "'generater'" in str(typo.exception)
+    assert isinstance(bad.exception, ConfideError)
+    assert "--sampling judge: reasoning_effort" in str(bad.exception)
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+    assert PipelineSettings().sampled(PAPER_SAMPLING).generator_config.reasoning_effort == "low"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from confide.core.benchmark import parse_lineup
+from confide.core.benchmark import expand_lineup, parse_lineup
 from confide.core.sampling import SEATS
+from confide.runner.config import Experiment
 from confide.runner.preflight import RunPlan
 from confide.runner.resolve import resolve_experiment
 
@@ -13,7 +14,7 @@ from confide.runner.resolve import resolve_experiment
 def describe_plan(plan: RunPlan) -> list[str]:
     """Lines describing what the run would do: episodes by lineup and condition, the
     seats, role bindings, options, models with their sampling settings, and the model
-    calls expected where they are knowable (none without a model)."""
+    calls expected (`expected_calls`)."""
     experiment = resolve_experiment(plan.spec, plan.experiment)
     episodes = plan.episodes
     tasks = list(dict.fromkeys(p.task.id for p in episodes))
@@ -51,6 +52,32 @@ def describe_plan(plan: RunPlan) -> list[str]:
         settings = ", ".join(f"{k}={v}" for k, v in sampling.overrides().items())
         lines.append(f"sampling {target}: {settings or 'the environment defaults'}")
     if plan.models:
-        lines.append("expected model calls: not knowable in advance (model seats and "
-                     "roles decide how long an episode runs)")
+        lines.append(expected_calls(plan, experiment))
     return lines
+
+
+def expected_calls(plan: RunPlan, experiment: Experiment) -> str:
+    """The model calls of the whole run, at most, per evaluated seats and per role,
+    from the benchmark's `call_bounds` (its turn limits and repair budgets); a part
+    without a bound is "unknown" with the reason."""
+    spec = plan.spec
+    if spec.call_bounds is None:
+        return f"expected model calls: unknown ({spec.id} declares no bound)"
+    options = spec.options.model_validate(experiment.options)
+    totals: dict[str, int] = {}
+    unknown: dict[str, str] = {}
+    for episode in plan.episodes:
+        binding = expand_lineup(episode.lineup, spec.seats(episode.task))
+        bounds = spec.call_bounds(episode.task, binding, experiment.roles, options,
+                                  episode.condition)
+        for name, bound in bounds.items():
+            key = "seats" if name in binding else f"role {name}"
+            if bound.calls is None:
+                unknown.setdefault(key, bound.why)
+            else:
+                totals[key] = totals.get(key, 0) + bound.calls
+    parts = [f"{key} <= {totals[key]}" for key in sorted(totals) if key not in unknown]
+    parts += [f"{key} unknown ({why})" for key, why in sorted(unknown.items())]
+    total = f"at most {sum(totals.values())} in all" if not unknown else "no bound in all"
+    return (f"expected model calls: {total} ({'; '.join(parts) or 'none'}; upper bounds "
+            "from the turn limits and repair budgets)")

@@ -103,7 +103,7 @@ def run(
         "conditions": condition or None,
         "roles": _pairs(role, "--role", parse=False) or None,
         "options": _pairs(option, "--option", parse=True) or None,
-        "sampling": _sampling(sampling) or None,
+        "sampling": sampling_flags(sampling) or None,
         "limit": limit,
         "repetitions": repetitions,
         "seed": seed,
@@ -171,7 +171,7 @@ def benchmarks() -> None:
         {
             "id": entry.id,
             "suites": ", ".join(entry.suites),
-            "references": ", ".join(entry.references),
+            "participants": ", ".join(entry.participants),
             "conditions": ", ".join(c for c in entry.conditions if c) or "-",
             "description": entry.description,
         }
@@ -200,8 +200,9 @@ def _cell(value: Any) -> str:
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 
-def _sampling(items: list[str] | None) -> dict[str, dict[str, Any]]:
-    """`--sampling WHO.FIELD=VALUE` flags as the experiment's `sampling` mapping."""
+def sampling_flags(items: list[str] | None) -> dict[str, dict[str, Any]]:
+    """`--sampling WHO.FIELD=VALUE` flags as a `sampling` mapping (an experiment's, or
+    `confide scenarios generate`'s)."""
     result: dict[str, dict[str, Any]] = {}
     for key, value in _pairs(items, "--sampling", parse=True).items():
         who, dot, name = key.rpartition(".")

@@ -17,7 +17,12 @@ since its scenarios were not checked).
 `--judge` models given as specs:
 
     confide scenarios generate --sector finance --sector legal --per-sector 5 \
-        --generator openai/gpt-5 --judge openai/gpt-5 --out scenarios/generated
+        --generator openai/gpt-5 --judge openai/gpt-5 --out scenarios/generated \
+        --sampling generator.reasoning_effort=low --sampling judge.reasoning_effort=high
+
+`--sampling WHO.FIELD=VALUE` (WHO `generator` or `judge`, the fields of `confide run
+--sampling`) sets each model's sampling over the pipeline's defaults; the line above is
+the paper's setting (section 3.2, A.4; `generation.PAPER_SAMPLING`).
 
 Accepted scenarios go to `OUT/<id>.json`, every request to `OUT/generation_log.jsonl`;
 one line per request is printed. Rejections are outcomes of the pipeline, not errors:
@@ -33,6 +38,8 @@ from typing import Annotated
 import typer
 
 from confide.cli.term import HELP_MARKUP
+from confide.core.sampling import Sampling
+from confide.errors import ConfideError
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -111,6 +118,11 @@ def generate(
     cache: Annotated[
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
+    sampling: Annotated[
+        list[str] | None,
+        typer.Option(help="Sampling setting WHO.FIELD=VALUE, WHO generator or judge, e.g. "
+                     "generator.reasoning_effort=low (the paper's; judge: high)."),
+    ] = None,
 ) -> None:
     """Generate, judge, correct and validate new scenarios."""
     from confide.envs.sotopia_tom.generation import (  # imported here: `--help` stays fast
@@ -123,9 +135,11 @@ def generate(
     sectors = [sector_named(name) for name in sector] if sector else list(Sector)
     requests = plan_requests(sectors, per_sector, tuple(agents or (3, 4, 5)), prefix=prefix)
     options = {"cache_dir": cache} if cache is not None else {}
+    settings = _sampling(sampling)
     records = asyncio.run(
         generate_with_specs(
-            generator, judge, requests, out, seed=seed, silver=silver, model_options=options
+            generator, judge, requests, out, seed=seed, silver=silver, model_options=options,
+            sampling=settings,
         )
     )
     for record in records:
@@ -136,3 +150,21 @@ def generate(
         f"{accepted} of {len(records)} scenario(s) accepted; written to {out}, "
         f"log {out / 'generation_log.jsonl'}"
     )
+
+
+def _sampling(items: list[str] | None) -> dict[str, Sampling]:
+    """`--sampling` flags as settings per pipeline model; a bad field or value is an error
+    naming the flag."""
+    from pydantic import ValidationError
+
+    from confide.cli.run import sampling_flags
+
+    result = {}
+    for who, fields in sampling_flags(items).items():
+        try:
+            result[who] = Sampling.model_validate(fields)
+        except ValidationError as exc:
+            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}"
+                                 for e in exc.errors())
+            raise ConfideError(f"--sampling {who}: {problems}") from None
+    return result

@@ -9,7 +9,7 @@ episode is played, then scored from its trace by `spec.score_episode`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol
@@ -22,6 +22,7 @@ from confide.core.sampling import Sampling, sampling_for
 
 if TYPE_CHECKING:  # annotations only (core.trace reaches specs through the registry)
     from confide.core.trace import EnvEvent, Trace, TraceRecorder
+    from confide.core.viewing import ViewHooks
 
 TaskT = TypeVar("TaskT", default=Any)
 
@@ -197,9 +198,10 @@ class EpisodeResult:
 class RoleSpec:
     """A non-evaluated part of an episode bound with `--role NAME=SPEC` (the judge, a
     simulator): its LLM-free `default` (None: unbound, the part is skipped), the other
-    LLM-free bindings it accepts besides model specs, and whether a lineup with any model
+    LLM-free bindings it accepts besides model specs, whether a lineup with any model
     seat must bind it (an LLM-free default that cannot read model output would score
-    such a lineup wrongly)."""
+    such a lineup wrongly), and whether only scoring uses it (`scoring`: the judge), so
+    `confide rescore` may bind it anew."""
 
     name: str
     default: str | None
@@ -213,11 +215,27 @@ class RoleSpec:
     """Model specs written for the LLM-free default (the benchmark's own demo mocks, which
     speak its typed protocol): a lineup whose model seats are all among them need not
     bind this role."""
+    scoring: bool = False
 
     @property
     def offline(self) -> tuple[str, ...]:
         """Every LLM-free binding: the default and the other choices."""
         return tuple(dict.fromkeys([*([self.default] if self.default else []), *self.choices]))
+
+
+@dataclass(frozen=True)
+class CallBound:
+    """The model calls one seat or role makes in an episode: at most `calls`, or, with
+    `calls` None, why no bound is known before the episode is played."""
+
+    calls: int | None
+    why: str = ""
+
+
+CallBounds = Callable[[Any, Mapping[str, SeatSpec], Mapping[str, str], Any, str | None],
+                      Mapping[str, CallBound]]
+"""(task, seat -> its spec, role -> its binding, the validated options, condition) ->
+per model seat and per model-bound role, its `CallBound` (`confide run --dry-run`)."""
 
 
 @dataclass(frozen=True)
@@ -234,8 +252,9 @@ class BenchmarkSpec(Generic[TaskT]):
     run_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]]
     default_suite: str
     suites: tuple[str, ...]
-    references: tuple[str, ...]
-    """The reference (LLM-free) participants a seat can name."""
+    participants: tuple[str, ...]
+    """The reference (LLM-free) participants a seat can name; model seats take
+    `provider/model[:strategy]` and a user's own agent `py:module:factory`."""
     default_lineup: str
     """The lineup conformance checks and single-lineup runs use."""
     conditions: tuple[str | None, ...] = (None,)
@@ -253,8 +272,6 @@ class BenchmarkSpec(Generic[TaskT]):
     """Scores an episode from its played trace alone; `run_episode` is play, then this
     (`confide.core.scoring`), and `confide rescore` calls it on stored traces. None: the
     benchmark cannot be rescored."""
-    score_roles: tuple[str, ...] = ()
-    """Roles only scoring uses (the judge): `confide rescore` may bind them anew."""
     compare_scores: Callable[[Path, Path], list[dict[str, Any]]] | None = None
     """(source run dir, rescored run dir) -> rows of a table comparing the two runs'
     scores, which it writes into the rescored directory (Sotopia-ToM: judge agreement,
@@ -275,8 +292,26 @@ class BenchmarkSpec(Generic[TaskT]):
     """The environment's own mock models: (spec, what it is), listed by `confide models
     list` (a demo must say it is one)."""
 
-    def role(self, name: str) -> RoleSpec | None:
-        return next((r for r in self.roles if r.name == name), None)
     events: tuple[type[EnvEvent], ...] = ()
     """The benchmark's environment event classes (`envs/<id>/events.py`), one per kind:
     the trace reader validates its `env` lines against them (`confide.core.trace`)."""
+    sampling_defaults: Mapping[str, Sampling] = field(default_factory=dict)
+    """The environment's own sampling settings by `seats` or role, exactly as its code
+    applies them (e.g. Incognita's simulators at temperature 0, its agent at 1); the
+    resolved experiment shows them under the experiment's own `sampling`
+    (`confide.runner.resolve`), so every default a run applies is written down."""
+    call_bounds: CallBounds | None = None
+    """The model calls an episode may make, per seat and role, from the options' turn
+    limits and repair budgets; None: not declared (the dry run says so)."""
+    view: ViewHooks | None = None
+    """What `confide view` shows of this benchmark beyond the generic trace: its leak
+    events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""
+
+    def role(self, name: str) -> RoleSpec | None:
+        return next((r for r in self.roles if r.name == name), None)
+
+    @property
+    def score_roles(self) -> tuple[str, ...]:
+        """The roles only scoring uses (`RoleSpec.scoring`): `confide rescore` may bind
+        them anew."""
+        return tuple(role.name for role in self.roles if role.scoring)

@@ -207,7 +207,8 @@ def _resolved(experiment: dict[str, Any], episodes: list[Episode]) -> list[tuple
 
 
 def _leak_counts(run_dir: Path) -> dict[str, int]:
-    """Episode id -> leak events, counted as the viewer counts them (view.leaks)."""
+    """Episode id -> leak events, counted as the viewer counts them (the benchmark's
+    `ViewHooks.leaks`)."""
     return {r.get("episode_id", ""): int(r["leak_events"])
             for r in RunData(run_dir, 0).episode_rows()}
 

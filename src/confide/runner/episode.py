@@ -6,12 +6,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import traceback
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any
 
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
-from confide.core.trace import EpisodeEnd, EpisodeStart, TraceWriter
+from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, SeatSpec
+from confide.core.trace import EpisodeEnd, EpisodeStart, TraceRecorder, TraceWriter
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
@@ -38,19 +38,7 @@ async def run_episode(
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(episode_start(spec, plan, experiment, fingerprint, placement, meta, modes))
-    ctx = EpisodeContext(
-        episode_id=plan.episode_id,
-        task=plan.task,
-        lineup=plan.lineup,
-        seed=plan.seed,
-        trace=writer,
-        model_factory=models,
-        condition=plan.condition,
-        roles=dict(experiment.roles),
-        options=dict(experiment.options),
-        sampling=dict(experiment.sampling),
-        seat_names=frozenset(spec.seats(plan.task)),
-    )
+    ctx = episode_context(spec, plan, experiment, writer, models)
     body = asyncio.ensure_future(spec.run_episode(ctx))
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait((body, stopped), return_when=asyncio.FIRST_COMPLETED)
@@ -61,16 +49,7 @@ async def run_episode(
             await body
         await asyncio.to_thread(writer.discard)
         return None
-    footer: EpisodeEnd
-    try:
-        result = body.result()
-    except Exception as exc:  # one broken episode must not take down the run
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        footer = EpisodeEnd(status="error", error=detail)
-    else:
-        footer = EpisodeEnd(
-            rows=result.rows, metrics=result.metrics, final_state=result.final_state
-        )
+    footer = await ended(body)
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
     return slim(footer)
@@ -108,6 +87,41 @@ def episode_start(
         versions=dict(meta["versions"]),
         fingerprint=fingerprint,
     )
+
+
+def episode_context(
+    spec: BenchmarkSpec,
+    plan: EpisodePlan,
+    experiment: Experiment,
+    trace: TraceRecorder,
+    models: RunModels,
+) -> EpisodeContext:
+    """The context `plan` is played in, and rescored in (`runner.rescore`): one place, so
+    a rescore's judge gets the same roles, options and sampling settings as the run's."""
+    return EpisodeContext(
+        episode_id=plan.episode_id,
+        task=plan.task,
+        lineup=plan.lineup,
+        seed=plan.seed,
+        trace=trace,
+        model_factory=models,
+        condition=plan.condition,
+        roles=dict(experiment.roles),
+        options=dict(experiment.options),
+        sampling=dict(experiment.sampling),
+        seat_names=frozenset(spec.seats(plan.task)),
+    )
+
+
+async def ended(work: Awaitable[EpisodeResult]) -> EpisodeEnd:
+    """The footer of an episode played (or rescored) by `work`: its result, or status
+    error with the exception it raised (one broken episode must not take down the run)."""
+    try:
+        done = await work
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return EpisodeEnd(status="error", error=detail)
+    return EpisodeEnd(rows=done.rows, metrics=done.metrics, final_state=done.final_state)
 
 
 def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:

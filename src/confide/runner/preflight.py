@@ -127,7 +127,7 @@ def _binding_problems(role: RoleSpec, binding: str) -> list[str]:
 
 def _seat_problems(spec: BenchmarkSpec, seat: SeatSpec) -> list[str]:
     if seat.model is None:
-        if seat.raw in spec.references:
+        if seat.raw in spec.participants:
             return []
         try:  # the user's own agent: `py:module:factory` or a confide.participants plugin
             if resolve_participant(seat, spec.id) is not None:
@@ -135,7 +135,7 @@ def _seat_problems(spec: BenchmarkSpec, seat: SeatSpec) -> list[str]:
         except ConfideError as exc:
             return [str(exc)]
         return [f"unknown participant {seat.raw!r} (participants: "
-                f"{', '.join(spec.references)}, a model spec provider/model, or "
+                f"{', '.join(spec.participants)}, a model spec provider/model, or "
                 "py:module:factory)"]
     problems = _spec_problems(seat.model, f"seat {seat.raw!r}")
     if seat.strategy is not None:

@@ -42,14 +42,13 @@ import asyncio
 import json
 import shutil
 import time
-import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from confide import __version__, atomic
-from confide.core.benchmark import BenchmarkSpec, EpisodeContext, SeatSpec
+from confide.core.benchmark import BenchmarkSpec, SeatSpec
 from confide.core.scoring import played_part, score_played
 from confide.core.trace import EpisodeEnd, Trace, TraceError, TraceWriter, find_trace, read_trace
 from confide.errors import ConfideError
@@ -57,6 +56,7 @@ from confide.redaction import MASK
 from confide.registry import get_benchmark
 from confide.runner.build import load_experiment
 from confide.runner.config import Experiment, dump_experiment
+from confide.runner.episode import ended, episode_context, slim
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels
@@ -319,31 +319,13 @@ async def _rescore_episode(
     try:
         for event in (header, *played):
             writer.emit(event, stamp=False)
-        ctx = EpisodeContext(
-            episode_id=plan.episode_id,
-            task=plan.task,
-            lineup=plan.lineup,
-            seed=plan.seed,
-            trace=writer,
-            model_factory=models,
-            condition=plan.condition,
-            roles=dict(scored.roles),
-            options=dict(scored.options),
-        )
-        try:
-            result = await score_played(ctx, spec.score_episode)
-        except Exception as exc:  # one broken judge reply must not take down the rescore
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-            footer = EpisodeEnd(status="error", error=detail)
-        else:
-            footer = EpisodeEnd(
-                rows=result.rows, metrics=result.metrics, final_state=result.final_state
-            )
+        ctx = episode_context(spec, plan, scored, writer, models)
+        footer = await ended(score_played(ctx, spec.score_episode))
     except BaseException:
         await asyncio.to_thread(writer.discard)
         raise
     await asyncio.to_thread(writer.finish, footer)
-    return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
+    return slim(footer)
 
 
 async def _modes(

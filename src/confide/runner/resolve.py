@@ -7,16 +7,20 @@ the same configuration as the option left out. Two things stay implicit because 
 no single value: an option whose default depends on the task (declared with
 `json_schema_extra={"task_default": True}`, e.g. CalBench's per-task turn budget) unless
 given, and a role whose default is derived from other roles (declared with
-`default=None`, e.g. Incognita's gate, which follows the customer).
+`default=None`, e.g. Incognita's gate, which follows the customer). The environment's own
+sampling settings (`BenchmarkSpec.sampling_defaults`) appear under `sampling`, the
+experiment's settings over them field by field.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from pydantic import BaseModel
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.sampling import Sampling
 from confide.runner.config import Experiment
 
 
@@ -28,6 +32,20 @@ def resolved_options(model: type[BaseModel], raw: dict[str, Any]) -> dict[str, A
         name: value
         for name, value in dumped.items()
         if name in options.model_fields_set or not _task_default(model, name)
+    }
+
+
+def resolved_sampling(
+    defaults: Mapping[str, Sampling], given: Mapping[str, Sampling]
+) -> dict[str, Sampling]:
+    """Per `seats` or role or seat: the environment's default settings with the
+    experiment's over them, field by field."""
+    empty = Sampling()
+    return {
+        key: Sampling.model_validate(
+            {**defaults.get(key, empty).overrides(), **given.get(key, empty).overrides()}
+        )
+        for key in dict.fromkeys([*defaults, *given])
     }
 
 
@@ -53,6 +71,7 @@ def resolve_experiment(spec: BenchmarkSpec, experiment: Experiment) -> Experimen
             or None,
             "roles": roles,
             "options": resolved_options(spec.options, experiment.options),
+            "sampling": resolved_sampling(spec.sampling_defaults, experiment.sampling),
             "concurrency": experiment.episodes_at_once,
         }
     )

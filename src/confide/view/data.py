@@ -2,13 +2,14 @@
 
 Who saw what is computed here from the trace's delivery records with the same rule as
 `confide trace show --as` (core.trace_view.visible): each event carries `seen`, the
-participants it reached, and the page only filters on it.
+participants it reached, and the page only filters on it. Leak events and desk panels
+come from the benchmark's viewer hooks (`BenchmarkSpec.view`, core/viewing.py).
 """
 
 from __future__ import annotations
 
 import csv
-import gzip
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import (
     EnvEvent,
     MessageDelivered,
@@ -25,11 +27,11 @@ from confide.core.trace import (
     read_trace,
 )
 from confide.core.trace_view import participants, visible
+from confide.core.viewing import LeakMarker, RunLeaks
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
-from confide.view.episodes import number, read_rows
-from confide.view.leaks import LEAK_COLUMN, leak_markers
-from confide.view.perspective import desk_data, exposures
+from confide.view.episodes import read_rows
+from confide.view.perspective import exposures
 
 
 @dataclass
@@ -56,17 +58,18 @@ class RunData:
         return read_rows(self.path / "results.csv")
 
     @cached_property
-    def evidence(self) -> dict[str, list[dict[str, str]]]:
-        """Episode id -> its CalBench belief_evidence.csv rows (empty elsewhere)."""
-        found: dict[str, list[dict[str, str]]] = {}
-        for path in (self.path / "belief_evidence.csv.gz", self.path / "belief_evidence.csv"):
-            if path.is_file():
-                opener = gzip.open if path.suffix == ".gz" else open
-                with opener(path, "rt", newline="", encoding="utf-8") as handle:
-                    for row in csv.DictReader(handle):
-                        found.setdefault(row["game_id"], []).append(row)
-                break
-        return found
+    def spec(self) -> BenchmarkSpec | None:
+        """The run's benchmark; None when it is not installed here (a plugin's run)."""
+        try:
+            return get_benchmark(self.benchmark)
+        except ConfideError:
+            return None
+
+    @cached_property
+    def leaks(self) -> RunLeaks:
+        """The run's leaks, as its benchmark reads them (`ViewHooks.leaks`)."""
+        hooks = self.spec.view if self.spec is not None else None
+        return hooks.leaks(self.path) if hooks is not None and hooks.leaks else _NoLeaks()
 
     def trace_path(self, episode_id: str) -> Path:
         """The episode's trace file; only ids listed in results.csv are served."""
@@ -101,26 +104,20 @@ class RunData:
 
     def episode_rows(self) -> list[dict[str, str]]:
         """results.csv's rows, each with `leak_events`: the episode's leak count (belief
-        updates for CalBench, the benchmark's LEAK_COLUMN elsewhere)."""
-        leak = LEAK_COLUMN.get(self.benchmark)
-        rows = []
-        for row in self.rows:
-            count = len(self.evidence.get(row.get("episode_id", ""), [])) \
-                if leak == "belief_updates" \
-                else number(row.get(leak or "", "")) or 0
-            rows.append({**row, "leak_events": str(int(count))})
-        return rows
+        updates for CalBench, CPV violations for Sotopia-ToM, gate releases for
+        Incognita; the benchmark's `RunLeaks.count`)."""
+        return [{**row, "leak_events": str(self.leaks.count(row))} for row in self.rows]
 
     @cached_property
     def private_state(self) -> dict[str, dict[str, list[str]]]:
         """Task id -> seat -> its private strings (the benchmark's `private_markers`);
         empty when the tasks cannot be loaded from where the run found them."""
+        spec = self.spec
+        if spec is None or spec.private_markers is None:
+            return {}
         try:
-            spec = get_benchmark(self.benchmark)
             tasks = spec.load_tasks(self.experiment.get("suite"), self.experiment.get("tasks"))
         except (ConfideError, OSError):
-            return {}
-        if spec.private_markers is None:
             return {}
         return {task.id: spec.private_markers(task) for task in tasks}
 
@@ -132,7 +129,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
     events = [_event(i, e, names) for i, e in enumerate(trace.events)]
     footer = trace.footer
     private = run.private_state.get(trace.header.scenario_id, {})
-    desks = desk_data(trace, names)
+    hooks = run.spec.view if run.spec is not None else None
+    desks = hooks.desk_panels(trace, names) if hooks is not None and hooks.desk_panels else {}
     received = exposures(trace, names, private)
     return {
         "run": run.index,
@@ -141,7 +139,7 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
         "header": {**trace.header.model_dump(mode="json"), "seed": str(trace.header.seed)},
         "participants": names,
         "events": events,
-        "markers": [m.as_json() for m in leak_markers(trace, run.evidence.get(episode_id, []))],
+        "markers": [m.as_json() for m in run.leaks.markers(trace)],
         "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n),
                         "desk": desks.get(n), "received": received[n]}
                     for n in names},
@@ -175,3 +173,13 @@ def _latest_state(trace: Trace, name: str) -> dict[str, Any]:
         if isinstance(event, EnvEvent) and event.visible_to == [name]:
             state.update(event.shown_state())
     return state
+
+
+class _NoLeaks:
+    """The leaks of a benchmark that declares none (or is not installed): none."""
+
+    def count(self, row: Mapping[str, str]) -> int:
+        return 0
+
+    def markers(self, trace: Trace) -> list[LeakMarker]:
+        return []

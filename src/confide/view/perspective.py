@@ -1,22 +1,19 @@
-"""Who saw what: per participant, the private items of others that reached it, and (for
-Incognita's desks and customer) the desk data only it held.
+"""Who saw what: per participant, the private items of others that reached it. (What only
+one participant held beyond its private items, such as an Incognita desk's tool calls, is
+the benchmark's `desk_panels` hook: core/viewing.py.)
 
 Exposure is read from the events each participant observed (`core.trace_view.visible`):
 the first delivered message or environment record whose text contains another seat's
 private item (the benchmark's `private_markers`) is where that item reached it. Model calls
 are left out: their prompts repeat what was delivered, and the marker should point at the
 delivery.
-
-Incognita (incognita.md 3.1-3.2): every desk sees only its own DMs with the agent and the
-tool calls it executed on its records; the customer alone sees its disclosure gate. The
-setup record names each desk's role and the tools it owns.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from typing import Any
 
 from confide.core.trace import EnvEvent, MessageDelivered, Trace, TraceEvent
 from confide.core.trace_view import visible
@@ -49,41 +46,4 @@ def _text(event: TraceEvent) -> str:
     if isinstance(event, EnvEvent):
         return json.dumps(event.fields(), ensure_ascii=False).casefold()
     return ""
-
-
-def desk_data(trace: Trace, names: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """Participant -> its Incognita desk data: role, owned tools, the tool calls it ran
-    (arguments, outcome, result) and, for the customer, its gate releases; empty for other
-    benchmarks."""
-    if trace.header.benchmark != "incognita":
-        return {}
-    from confide.envs.incognita import events as ev
-    from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskRole, tools_for_role
-
-    data: dict[str, dict[str, Any]] = {}
-    setup = next(iter(trace.of(ev.EpisodeSetup)), None)
-
-    def entry(name: str) -> dict[str, Any]:
-        return data.setdefault(name, {"role": "", "tools": [], "calls": [], "releases": []})
-
-    entry(CUSTOMER)["role"] = "customer"
-    if setup is not None:
-        for desk, role in setup.data.desk_roles.items():
-            entry(desk).update(role=role, tools=list(tools_for_role(cast(DeskRole, role))))
-        entry(AGENT).update(role="agent", tools=list(setup.data.agent_tools))
-    for i, event in enumerate(trace.events):
-        if isinstance(event, ev.ToolExecuted | ev.ToolRejected) and event.seat:
-            call = entry(event.seat)
-            outcome = ("ok" if event.data.ok else f"error {event.data.error_code}: "
-                       f"{event.data.error}") if isinstance(event, ev.ToolExecuted) \
-                else f"rejected ({event.data.reason}): {event.data.message}"
-            call["calls"].append({
-                "event": i, "tool": event.data.tool, "arguments": event.data.arguments,
-                "outcome": outcome,
-                "result": event.data.result if isinstance(event, ev.ToolExecuted) else None,
-            })
-        elif isinstance(event, ev.GateRelease) and event.seat:
-            entry(event.seat)["releases"].append(
-                {"event": i, "field": event.data.field, "message_id": event.data.message_id})
-    return {name: value for name, value in data.items() if name in names}
 

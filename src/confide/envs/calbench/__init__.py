@@ -11,9 +11,11 @@ tables (outputs/privacy.py, outputs/audits.py).
 """
 
 from confide.core.benchmark import BenchmarkSpec, RoleSpec
+from confide.core.sampling import Sampling
 from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
+from confide.envs.calbench.calls import call_bounds
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import CalbenchOptions
@@ -22,6 +24,7 @@ from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.prompts import load_variant
 from confide.envs.calbench.suites import suite_names
+from confide.envs.calbench.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="calbench",
@@ -32,7 +35,7 @@ SPEC = BenchmarkSpec(
     run_episode=play_then_score(play_episode, measured(score_game)),
     default_suite="canonical",
     suites=suite_names(),
-    references=REFERENCE_NAMES,
+    participants=REFERENCE_NAMES,
     default_lineup="imap",
     default_lineups=REFERENCE_NAMES,
     conditions=CONDITIONS,
@@ -40,13 +43,18 @@ SPEC = BenchmarkSpec(
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
     score_episode=measured(score_game),
-    score_roles=("judge",),
     options=CalbenchOptions,
     roles=(
-        RoleSpec("judge", None, "the VPS judge model (F.3); unbound: no judge cases"),
+        RoleSpec(
+            "judge", None, "the VPS judge model (F.3); unbound: no judge cases", scoring=True
+        ),
     ),
     check_strategy=load_variant,
     events=EVENTS,
+    # every call of a seat (turns, reflection) and of the VPS judge asks at temperature 0
+    sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
+    call_bounds=call_bounds,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]

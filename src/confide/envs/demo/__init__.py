@@ -8,7 +8,8 @@ Metrics count messages and invalid (empty) model replies.
 """
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.envs.demo.env import load_tasks, run_episode, seats, summarize
+from confide.core.sampling import Sampling
+from confide.envs.demo.env import call_bounds, load_tasks, run_episode, seats, summarize
 from confide.envs.demo.events import EVENTS
 
 SPEC = BenchmarkSpec(
@@ -19,11 +20,13 @@ SPEC = BenchmarkSpec(
     run_episode=run_episode,
     default_suite="default",
     suites=("default",),
-    references=("scripted",),
+    participants=("scripted",),
     default_lineup="scripted",
     summarize=summarize,
     private_markers=lambda task: {s: [f"secret-of-{s}-{task.id}"] for s in task.seats},
     events=EVENTS,
+    call_bounds=call_bounds,
+    sampling_defaults={"seats": Sampling(temperature=0.0, max_tokens=64)},  # participants.py
 )
 
 __all__ = ["SPEC"]

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.benchmark import (
+    CallBound,
+    EpisodeContext,
+    EpisodeResult,
+    SeatSpec,
+    expand_lineup,
+)
 from confide.core.message import Channel
 from confide.core.postbox import Postbox
 from confide.core.seeding import py_rng
@@ -109,3 +115,14 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for participant, members in sorted(groups.items())
     ]
+
+
+def call_bounds(
+    task: DemoTask,
+    binding: Mapping[str, SeatSpec],
+    roles: Mapping[str, str],
+    options: object,
+    condition: str | None,
+) -> dict[str, CallBound]:
+    """A model seat asks its model once per turn, one turn per round."""
+    return {seat: CallBound(task.rounds) for seat, spec in binding.items() if spec.is_model}

@@ -21,6 +21,7 @@ reference, the trajectory reader, failure types and the paper's tables and figur
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.envs.incognita.calls import call_bounds
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
@@ -35,7 +36,14 @@ from confide.envs.incognita.env import (
 from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
-from confide.envs.incognita.participants import MOCKS, REFERENCES, ROLES, register_mocks
+from confide.envs.incognita.participants import (
+    MOCKS,
+    REFERENCES,
+    ROLES,
+    SAMPLING_DEFAULTS,
+    register_mocks,
+)
+from confide.envs.incognita.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="incognita",
@@ -45,7 +53,7 @@ SPEC = BenchmarkSpec(
     run_episode=run_episode,
     default_suite=DEFAULT_SUITE,
     suites=(DEFAULT_SUITE,),
-    references=REFERENCES,
+    participants=REFERENCES,
     default_lineup="reference",
     conditions=CONDITIONS,
     summarize=summarize,
@@ -53,12 +61,14 @@ SPEC = BenchmarkSpec(
     write_outputs=write_outputs,
     load_source_tasks=load_source_tasks,
     score_episode=score_episode,
-    score_roles=("judge",),
     options=EnvOptions,
     roles=ROLES,
     prepare_model=register_mocks,
     mocks=MOCKS,
     events=EVENTS,
+    sampling_defaults=SAMPLING_DEFAULTS,
+    call_bounds=call_bounds,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]

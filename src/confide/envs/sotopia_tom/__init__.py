@@ -15,6 +15,8 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), an
 """
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.sampling import Sampling
+from confide.envs.sotopia_tom.calls import call_bounds
 from confide.envs.sotopia_tom.dataset import split_names
 from confide.envs.sotopia_tom.env import (
     load_tasks,
@@ -30,6 +32,7 @@ from confide.envs.sotopia_tom.options import EnvOptions
 from confide.envs.sotopia_tom.outputs.agreement import write_agreement
 from confide.envs.sotopia_tom.outputs.write import write_sotopia_outputs
 from confide.envs.sotopia_tom.participants import check_strategy
+from confide.envs.sotopia_tom.view import VIEW
 
 SPEC = BenchmarkSpec(
     id="sotopia-tom",
@@ -40,18 +43,21 @@ SPEC = BenchmarkSpec(
     run_episode=run_episode,
     default_suite="core",
     suites=split_names(),
-    references=("reference", "leaky"),
+    participants=("reference", "leaky"),
     default_lineup="reference",
     summarize=summarize,
     private_markers=private_markers,
     score_episode=score_episode,
-    score_roles=("judge",),
     compare_scores=write_agreement,
     options=EnvOptions,
     roles=(JUDGE,),
     check_strategy=check_strategy,
     events=EVENTS,
     write_outputs=write_sotopia_outputs,
+    # the agents' calls (participants.make_participant) and the LLM judge's (judge/llm.py)
+    sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
+    call_bounds=call_bounds,
+    view=VIEW,
 )
 
 __all__ = ["SPEC"]

@@ -29,6 +29,11 @@ Accepted scenarios are written to `<out>/<id>.json`; every request, accepted or 
 appended to `<out>/generation_log.jsonl` with its judge records and violations. With
 `silver=True` (A.6), rejected candidates are kept as further bad examples for later
 requests of their sector. `generate_with_specs` runs the pipeline with any model spec.
+
+The generator and the judge take sampling settings as the seats and roles of a run do
+(`confide.core.sampling`, keyed `generator` and `judge`), over their defaults in
+`PipelineSettings`; the paper's are `PAPER_SAMPLING` (section 3.2, A.4: the generator at
+low reasoning effort, the judge at high).
 """
 
 from __future__ import annotations
@@ -36,13 +41,14 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from confide.core.sampling import Sampling
 from confide.envs.sotopia_tom.dataset import load_split
 from confide.envs.sotopia_tom.prompts import render
 from confide.envs.sotopia_tom.scenario import Scenario, Sector, save_scenario, scenario_to_json
@@ -329,6 +335,32 @@ class PipelineSettings(BaseModel):
     generator_config: GenerateConfig = GenerateConfig(temperature=0.7)
     judge_config: GenerateConfig = GenerateConfig(temperature=0.0)
 
+    def sampled(self, sampling: Mapping[str, Sampling]) -> PipelineSettings:
+        """These settings with `sampling` (keyed `generator` or `judge`) over the
+        configs, field by field."""
+        unknown = sorted(set(sampling) - set(PARTS))
+        if unknown:
+            raise ConfideError(
+                f"sampling for {', '.join(map(repr, unknown))}: the generation pipeline "
+                f"has only {' and '.join(PARTS)}"
+            )
+        return self.model_copy(update={
+            f"{part}_config": getattr(self, f"{part}_config").model_copy(
+                update=sampling[part].overrides()
+            )
+            for part in PARTS if part in sampling
+        })
+
+
+PARTS = ("generator", "judge")
+"""The pipeline's model calls that take sampling settings."""
+PAPER_SAMPLING: dict[str, Sampling] = {
+    "generator": Sampling(reasoning_effort="low"),
+    "judge": Sampling(reasoning_effort="high"),
+}
+"""Section 3.2 and A.4: GPT-5.2 generates at low reasoning effort (throughput and
+diversity), the judge validates and corrects at high."""
+
 
 def _schema(model: type[BaseModel]) -> str:
     return json.dumps(model.model_json_schema(), separators=(",", ":"))
@@ -568,10 +600,13 @@ async def generate_with_specs(
     settings: PipelineSettings | None = None,
     silver: bool = False,
     model_options: dict[str, Any] | None = None,
+    sampling: Mapping[str, Sampling] | None = None,
 ) -> list[GenerationRecord]:
     """`run_generation` with models named by spec (`openai/gpt-5`, `local/smollm2`,
-    `mock/...`); `model_options` go to `confide.llm.get_model` (cache_dir, base_url...)."""
+    `mock/...`); `model_options` go to `confide.llm.get_model` (cache_dir, base_url...),
+    `sampling` (keyed `generator` or `judge`) over `settings`' configs."""
     options = dict(model_options or {})
+    settings = (settings or PipelineSettings()).sampled(sampling or {})
     return await run_generation(
         get_model(generator, **options),
         get_model(judge, **options),

@@ -36,6 +36,7 @@ from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, RoleSpec, SeatSpec
 from confide.core.custom import custom_participant
+from confide.core.sampling import Sampling
 from confide.envs.incognita.actions import (
     AgentAction,
     AgentObservation,
@@ -71,8 +72,14 @@ LINEUP_SEAT = "agent"
 SCRIPTED = "scripted"
 KEYWORDS = "keywords"
 LITERAL = "literal"
-SIMULATOR_CONFIG = GenerateConfig(temperature=0.0)
-AGENT_CONFIG = GenerateConfig(temperature=1.0)
+SAMPLING_DEFAULTS: dict[str, Sampling] = {
+    "seats": Sampling(temperature=1.0),
+    **{role: Sampling(temperature=0.0) for role in ("customer", "desk", "gate", "judge")},
+}
+"""The sampling every seat and role gets unless the experiment sets its own (the spec's
+`sampling_defaults`, shown in the resolved experiment)."""
+SIMULATOR_CONFIG = GenerateConfig(**SAMPLING_DEFAULTS["customer"].overrides())
+AGENT_CONFIG = GenerateConfig(**SAMPLING_DEFAULTS["seats"].overrides())
 
 
 class ParticipantError(ConfideError):
@@ -121,7 +128,8 @@ ROLES: tuple[RoleSpec, ...] = (
              scripted_peers=SCRIPTED_PEERS),
     RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
              "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
-    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions"),
+    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions",
+             scoring=True),
 )
 """The declared roles. The paper's intermediary, desks and customer are language-model
 participants that read prose (section 3.2; all use one simulator model, section 5), so a

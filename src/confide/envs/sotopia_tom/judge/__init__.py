@@ -33,6 +33,7 @@ ROLE = RoleSpec(
     REFERENCE_JUDGE,
     "scores DA, IA, EFF and CPV from the transcript (section 4.2)",
     llm_lineup_needs_binding=True,
+    scoring=True,
 )
 
 

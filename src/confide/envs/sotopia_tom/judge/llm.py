@@ -63,6 +63,10 @@ def judge_messages(
     ]
 
 
+MAX_ATTEMPTS = 3
+"""Calls per metric of the repair loop (`generate_structured`)."""
+
+
 class LLMJudge:
     """Judges with a chat model; `model_for(metric)` gives the (trace-recorded) model."""
 
@@ -71,7 +75,7 @@ class LLMJudge:
         name: str,
         model_for: Callable[[Metric], ChatModel],
         *,
-        max_attempts: int = 3,
+        max_attempts: int = MAX_ATTEMPTS,
         config: GenerateConfig | None = None,
     ) -> None:
         self.name = name

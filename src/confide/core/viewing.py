@@ -1,0 +1,91 @@
+"""What `confide view` shows of one benchmark beyond the generic trace: where private
+information moved (leak events, each linked to the event that caused it) and the panels
+only that benchmark's participants have (Incognita's desks).
+
+The viewer is a shared layer and imports no benchmark (envs/README.md rule 7), so each
+benchmark declares these as hooks on its spec (`BenchmarkSpec.view`) and implements them
+in `envs/<id>/view.py`; a benchmark without hooks shows no leak events and no panels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from confide.core.trace import MessageDelivered, Trace
+
+
+@dataclass(frozen=True)
+class LeakMarker:
+    """One leak: `event` is the index (in trace.events) of the event that caused it, and
+    `metric` the paper's measure it counts towards."""
+
+    event: int
+    kind: str
+    metric: str
+    label: str
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class RunLeaks(Protocol):
+    """The leaks of one run directory, read once for all its episodes."""
+
+    def count(self, row: Mapping[str, str]) -> int:
+        """The leak events of the episode of this results.csv row (the episode filter and
+        the report's notable episodes use it; it must not need the trace)."""
+        ...
+
+    def markers(self, trace: Trace) -> list[LeakMarker]:
+        """The episode's leak events, in trace order."""
+        ...
+
+
+@dataclass(frozen=True)
+class CountedLeaks:
+    """Leaks counted by a per-episode results.csv column and marked from the trace alone."""
+
+    column: str
+    mark: Callable[[Trace], list[LeakMarker]]
+
+    def count(self, row: Mapping[str, str]) -> int:
+        try:
+            return int(float(row.get(self.column) or 0))
+        except (ValueError, OverflowError):  # a blank, text or non-finite cell counts none
+            return 0
+
+    def markers(self, trace: Trace) -> list[LeakMarker]:
+        return self.mark(trace)
+
+
+def counted(column: str, mark: Callable[[Trace], list[LeakMarker]]) -> Callable[[Path], RunLeaks]:
+    """The `ViewHooks.leaks` of a benchmark whose leaks need no run file: counted by the
+    results.csv `column`, marked by `mark` from the trace."""
+    leaks = CountedLeaks(column, mark)
+    return lambda run_dir: leaks
+
+
+Panels = Callable[[Trace, Sequence[str]], Mapping[str, Mapping[str, Any]]]
+"""(trace, participants) -> participant -> its panel (only participants that have one)."""
+
+
+@dataclass(frozen=True)
+class ViewHooks:
+    """A benchmark's part of the Episode page."""
+
+    leaks: Callable[[Path], RunLeaks] | None = None
+    """Run directory -> its leaks (the run's own files may hold evidence, e.g. CalBench's
+    belief_evidence.csv)."""
+    desk_panels: Panels | None = None
+    """Data a participant alone held beyond its private items (Incognita: its desk role,
+    owned tools, the tool calls it ran, the customer's gate releases), shown in the
+    perspective's private-state card."""
+
+
+def delivery_index(trace: Trace) -> dict[int, int]:
+    """Message id -> the index of the event that delivered it: where a marker points when
+    a record names the message that caused it."""
+    return {e.message.id: i for i, e in enumerate(trace.events) if isinstance(e, MessageDelivered)}

@@ -1,0 +1,47 @@
+"""How many model calls a CalBench episode may make, for `confide run --dry-run`.
+
+Per round (one per meeting, section 3 "Round structure"; engine/game.py) a model seat is
+asked at most once per cheap-talk sweep (`max_turns_per_round` sweeps), then at most
+`decision_retries + 1` times for its VOLUNTARY or DECISION batch (a seat is in one of
+them), each ask up to `llm_agent.MAX_ATTEMPTS` calls of the repair loop; with
+`reflection` it answers one reflection question per round (F.3; privacy/reflection.py),
+up to `questions.DEFAULT_ATTEMPTS` calls. The judge gets one case per round and recipient
+that was delivered a message (I.2; privacy/judge_vps.py), each up to the same attempts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from confide.core.benchmark import CallBound, SeatSpec
+from confide.envs.calbench.env import game_limits
+from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.participants.llm_agent import MAX_ATTEMPTS
+from confide.envs.calbench.privacy.questions import DEFAULT_ATTEMPTS
+from confide.envs.calbench.scenario import Scenario
+
+
+def call_bounds(
+    task: Scenario,
+    binding: Mapping[str, SeatSpec],
+    roles: Mapping[str, str],
+    options: CalbenchOptions,
+    condition: str | None,
+) -> dict[str, CallBound]:
+    """Per model seat and the judge (when a model), the most calls one episode makes."""
+    limits = game_limits(options, task)
+    rounds = len(task.meetings)
+    bounds: dict[str, CallBound] = {}
+    for seat, spec in binding.items():
+        if not spec.is_model:
+            continue
+        if limits.max_turns_per_round is None:
+            bounds[seat] = CallBound(None, "max_turns_per_round is null: cheap talk has no "
+                                           "turn budget")
+            continue
+        asks = limits.max_turns_per_round + limits.decision_retries + 1
+        reflection = DEFAULT_ATTEMPTS if options.reflection else 0
+        bounds[seat] = CallBound(rounds * (asks * MAX_ATTEMPTS + reflection))
+    if "/" in roles.get("judge", ""):
+        bounds["judge"] = CallBound(rounds * task.num_agents * DEFAULT_ATTEMPTS)
+    return bounds
