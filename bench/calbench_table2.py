@@ -50,7 +50,8 @@ the published engine reports the per-agent costs Excess needs, not the messages 
 needs."""
 _SWAP = (
     "The published engine on our suite gives {peer:.2f} (ours on the same {games} games, "
-    "those it scheduled in full: {mine:.2f}); our engine on the published generator's own "
+    "those it scheduled in full: {mine:.2f}; both engines pay the same total in {same} of "
+    "them); our engine on the published generator's own "
     "5-agent, 3-participant tasks ({count} public fixture tasks, 4 sweeps) gives {pub:.2f}. "
     "Named suite difference: blocked errands, {share:.0%} of our suite's {setting} errands "
     "(2, 4 or 6 per agent, section 4.1's counts; the public tasks block none); our suite "
@@ -66,7 +67,10 @@ _EXCESS = (
 _VPS = (
     "Excess VPS is a tail statistic (belief movement above the five-slot floor of F.3): "
     "nonzero in {nonzero} of {seats} seat-games here, so a few games where one initiator "
-    "proposes many slots decide it."
+    "proposes many slots decide it. The swap cannot score it: the published harness "
+    "snapshot carries no VPS code (its analysis scripts are not in it) and reports no "
+    "messages; our engine on the published generator's own 5-agent, 3-participant tasks "
+    "gives {published}."
 )
 NOTES: dict[tuple[str, str, str], str] = {
     ("varied", "imap", "Excess"): _EXCESS,
@@ -124,7 +128,12 @@ def evidence(rows: list[dict[str, Any]], method: str, column: str) -> dict[str, 
     excess VPS."""
     if column == "VPS":
         vps = [v for r in rows if (v := number(r.get("excess_vps"))) is not None]
-        return {"nonzero": sum(1 for v in vps if v > 0), "seats": len(vps)}
+        tasks = suite.published_tasks(str(rows[0]["cost_setting"]))
+        published = "n/a" if tasks is None else (
+            f"{suite.mean_of(suite.play_rows(tasks, method), 'excess_vps'):.2f}"
+        )
+        return {"nonzero": sum(1 for v in vps if v > 0), "seats": len(vps),
+                "published": published}
     published = published_charge(rows)
     return {
         "single": single_optimum(rows)[0],
@@ -202,7 +211,7 @@ def suite_swap(
     on_suite = suite.peer_on_suite(setting, method, members)
     if published is None or on_suite is None:
         return None
-    peer, mine, games = on_suite
+    peer, mine, games, same = on_suite
     pub = suite.mean_of(suite.play_rows(published, method), "excess")
     unblocked = suite.mean_of(
         suite.play_rows([suite.unblocked(t) for t in suite.suite_tasks(setting)], method),
@@ -211,14 +220,16 @@ def suite_swap(
     side = (ours > paper) == (peer > paper)
     explained = side and not in_band("Excess", peer, paper) and in_band("Excess", pub, paper)
     return explained, _SWAP.format(
-        peer=peer, mine=mine, games=games, count=len(published), pub=pub,
+        peer=peer, mine=mine, games=games, same=same, count=len(published), pub=pub,
         share=suite.blocked_share(setting), setting=setting, unblocked=unblocked,
     )
 
 
-def verdict(why: tuple[bool, str] | None) -> str:
+def verdict(why: tuple[bool, str] | None, swapped: bool) -> str:
     if why is None:
-        return "Not explained (the published harness or fixtures are absent)."
+        return "Not explained" + (
+            " (the published harness or fixtures are absent)." if swapped else "."
+        )
     explained, text = why
     return ("Explained by the suite. " if explained else "Not explained. ") + text
 
@@ -280,7 +291,7 @@ def render(rows: list[dict[str, Any]]) -> tuple[str, int]:
                     f"- {setting} {method} {column}: {value:.2f} vs {theirs:g}, {inside} "
                     f"our 95% interval over tasks ({lo:.2f}-{hi:.2f}); by suite cell "
                     f"(blocked errands per agent): {by_cell(members, column)}. "
-                    f"{verdict(why)}{checked}"
+                    f"{verdict(why, column in SUITE_SWAP)}{checked}"
                 )
             lines.append(f"| {setting.capitalize()} | {method} | " + " | ".join(cells) + " |")
     lines += ["", "Cells marked * are outside their band:", "", *(notes or ["- none"]), ""]
@@ -292,8 +303,9 @@ def render(rows: list[dict[str, Any]]) -> tuple[str, int]:
         "between agents. *Our single optimum*: charged against the one optimum our solver "
         "returns. *Published oracle*: charged against the per-agent oracle the published "
         "harness computes (its CP-SAT optimum replayed meeting by meeting on the initial "
-        "calendars by its engine, where an errand displaced onto a slot a later meeting "
-        "takes is charged again; same games, our metrics otherwise). For the protocols "
+        "calendars by its replay, which parks a displaced errand in the agent's first free "
+        "slot and charges it again when a later meeting takes that slot; same games, our "
+        "metrics otherwise). For the protocols "
         "that schedule every meeting, tie-independent / our single optimum / published "
         "oracle / paper:",
         "",

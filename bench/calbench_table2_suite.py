@@ -73,15 +73,16 @@ def peer_available() -> bool:
 
 def peer_on_suite(
     setting: str, method: str, ours: list[dict[str, Any]]
-) -> tuple[float, float, int] | None:
+) -> tuple[float, float, int, int] | None:
     """The published engine's Excess on our suite's `setting` tasks (our metric: mean over
     tied optima) and ours, both over the games where it scheduled every meeting (the
-    per-agent costs it reports do not say which meetings a partial game scheduled), and
-    the number of those games."""
+    per-agent costs it reports do not say which meetings a partial game scheduled); the
+    number of those games, and of those where both engines paid the same total."""
     if not peer_available():
         return None
     theirs: list[float] = []
     kept: set[str] = set()
+    same = 0
     for task in suite_tasks(setting):
         scheduled, paid = peer_costs(fixture_record(task), method, PAPER_MAX_TURNS)
         if scheduled < len(task.meetings):
@@ -90,8 +91,11 @@ def peer_on_suite(
         assert divisions is not None, task.task_id
         theirs += mean_over(divisions, partial(excess, paid))
         kept.add(task.task_id)
+        same += sum(paid) == sum(
+            int(r["cost_real"]) for r in ours if r["task_id"] == task.task_id
+        )
     mine = [r for r in ours if r["task_id"] in kept]
-    return sum(theirs) / len(theirs), mean_of(mine, "excess"), len(kept)
+    return sum(theirs) / len(theirs), mean_of(mine, "excess"), len(kept), same
 
 
 def published_tasks(setting: str) -> list[Scenario] | None:
@@ -133,8 +137,10 @@ def blocked_share(setting: str) -> float:
 def published_oracle(task: Scenario) -> list[int] | None:
     """The per-agent oracle share the published harness charges on `task` (internal
     scale): its CP-SAT optimum (costs on its fixture scale), replayed meeting by meeting
-    on the initial calendars by its own engine, so an errand displaced onto a slot a later
-    meeting takes is displaced, and charged, again. None when the harness is absent."""
+    on the initial calendars by its own replay, which puts a displaced errand in the
+    agent's first free slot; when a later meeting of the optimum takes that slot the
+    errand is displaced, and charged, again, so the shares can total more than the
+    optimum. None when the harness is absent."""
     if not peer_available():
         return None
     import peer_game  # type: ignore[import-not-found]  # noqa: F401  (puts its engine on the path)
