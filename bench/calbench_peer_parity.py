@@ -10,8 +10,12 @@ published harness would otherwise draw its own), which matters once the budget i
 Skips cleanly when the fixtures are absent.
 
 `--suite canonical` plays one of our suites instead (its tasks written in the fixture
-format, with their speaker orders), the paper configuration's tasks: the published engine
-produced the paper's Table 2 (issue 14), so agreement there is what a short budget tests.
+format, with their speaker orders, varied costs on the published fixtures' 1/100/1000
+scale: our seats rank by the display scale 1/10/100, and handing the published engine the
+internal 1/2/3 makes its IMAP trade one cost-2 errand against two cost-1 errands that ours
+does not), the paper configuration's tasks: the published engine produced the paper's
+Table 2 (issue 14), so agreement there is what a short budget tests. Costs are compared on
+the internal scale.
 
     PYTHONPATH=src python bench/calbench_peer_parity.py [--turns 20 4] [--protocols imap sdmap]
         [--suite canonical]
@@ -31,10 +35,13 @@ from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game, GameConfig
-from confide.envs.calbench.events import BatchApplied
+from confide.envs.calbench.metrics import metric_scale, paid_costs
 from confide.envs.calbench.participants import make_reference
 from confide.envs.calbench.scenario import ErrandSlot, MeetingSlot, Scenario
 from confide.envs.calbench.suites import load_suite
+
+FIXTURE_SCALE = {1: 1, 2: 100, 3: 1000}
+"""Internal varied cost -> the published fixtures' value (metrics.FIXTURE_VARIED_COSTS)."""
 
 PEER_NAMES = {
     "imap": "imap",
@@ -49,37 +56,55 @@ def shared() -> Path:
 
 
 def ours(task: Scenario, protocol: str, turns: int) -> tuple[int, int]:
-    """(meetings scheduled, total raw displacement cost) of our engine."""
+    """(meetings scheduled, total displacement cost on the internal scale) of our engine."""
     players = {
         seat_of(a): make_reference(seat_of(a), protocol, {}) for a in range(task.num_agents)
     }
     trace = TraceRecorder()
     game = Game(task, players, trace, GameConfig(max_turns_per_round=turns))
     outcome = asyncio.run(game.play())
-    paid = sum(
-        m.cost
-        for e in trace.events
-        if isinstance(e, BatchApplied)
-        for m in e.data.moves
-    )
+    paid = sum(paid_costs(trace.events, task.num_agents, metric_scale(task)))
     return sum(1 for v in outcome.resolved.values() if v), paid
 
 
 def theirs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, int]:
     """(meetings scheduled, realized cost) of the published harness."""
+    scheduled, paid = peer_costs(raw, protocol, turns)
+    return scheduled, sum(paid)
+
+
+def peer_costs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, list[int]]:
+    """(meetings scheduled, per-agent cost paid on the internal scale) of the published
+    harness: its per-agent cost is its oracle share plus its excess burden."""
     from peer_game import play  # type: ignore[import-not-found]
 
     metrics, _ = play(raw, PEER_NAMES[protocol], max_turns=turns)
-    return int(metrics["meetings_scheduled"]), int(metrics["realized_cost"])
+    paid = [
+        internal_cost(o + e)
+        for o, e in zip(metrics["oracle_per_agent_cost"], metrics["per_agent_excess_burden"],
+                        strict=True)
+    ]
+    return int(metrics["meetings_scheduled"]), paid
 
 
-def fixture_record(task: Scenario) -> dict[str, Any]:
-    """`task` in the public fixture format (raw costs, the task's speaker orders); the
-    published engine reads `optimal` and `greedy` instead of solving, and neither enters
-    the two numbers compared here."""
+def internal_cost(total: int) -> int:
+    """A sum of 1/100/1000 fixture-scale costs on the internal 1/2/3 scale: the digits
+    count the items (a per-agent total moves fewer than 100 cost-1 and 10 cost-2 items)."""
+    ones, hundreds, thousands = total % 100, total % 1000 // 100, total // 1000
+    return ones + 2 * hundreds + 3 * thousands
+
+
+def fixture_record(task: Scenario, *, scaled: bool = True) -> dict[str, Any]:
+    """`task` in the public fixture format (fixture-scale costs unless not `scaled`, the
+    task's speaker orders, our oracle's placement as `optimal`, which the published engine
+    replays to split the oracle cost by agent instead of solving; `greedy` enters nothing
+    here)."""
+    scale = FIXTURE_SCALE if scaled and task.cost_setting == "varied" else {}
+
     def slot(item: ErrandSlot | MeetingSlot | None) -> dict[str, Any] | None:
         if isinstance(item, ErrandSlot):
-            return {"errand_id": item.errand_id, "cost": item.cost, "blocked": item.blocked}
+            cost = scale.get(item.cost, item.cost)
+            return {"errand_id": item.errand_id, "cost": cost, "blocked": item.blocked}
         if isinstance(item, MeetingSlot):
             return {"meeting_id": item.meeting_id, "cost": item.cost}
         return None
@@ -94,7 +119,11 @@ def fixture_record(task: Scenario) -> dict[str, Any]:
              "cost": m.cost, "speaker_order": list(m.speaker_order)}
             for m in task.meetings
         ],
-        "optimal": {"cost": 0, "assignments": {}},
+        "optimal": {
+            "cost": 0,
+            "assignments": {str(k): v for k, v in task.oracle.assignments.items()}
+            if task.oracle is not None else {},
+        },
         "greedy": {"cost": 0, "assignments": {}},
     }
 
