@@ -142,6 +142,7 @@ def audits_figure(reader: Sequence[Row], channel: Sequence[Row], path: Path) -> 
     )):
         left.bar([x - 0.3 + 0.2 * k for x in xs], [r[key] for r in reader], 0.2, label=label)
     left.set_xticks(xs, [r["condition"] for r in reader])
+    left.set_ylim(0, max(1, *(r["requested_not_obtained"] for r in reader)) * 1.1)
     left.set_ylabel("trials")
     left.set_title("Reader audit (non-reference reads)", fontsize="medium")
     left.legend(fontsize="x-small")

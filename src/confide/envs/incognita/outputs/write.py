@@ -142,9 +142,8 @@ def write_paper_analyses(root: Path, rows: Sequence[TrialRow]) -> list[Path]:
             "analysis": title,
             "paper_section": section,
             "status": "written" if name in made else "not computed",
-            "files": (
-                f"analysis_{name}.csv figures/{drawn[name].name}" if name in drawn else ""
-            ),
+            "csv": f"analysis_{name}.csv" if name in made else "",
+            "figure": f"figures/{drawn[name].name}" if name in drawn else "",
             "reason": results[name][1] or "",
         }
         for name, section, title in ANALYSES
