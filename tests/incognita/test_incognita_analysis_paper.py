@@ -165,3 +165,26 @@ def test_one_model_writes_none_and_says_why(tmp_path: Path) -> None:
     assert {r["status"] for r in index} == {"not computed"}
     assert all("one model" in r["reason"] for r in index)
     assert "one model" in build_report(tmp_path).read_text(encoding="utf-8")
+
+
+def test_cost_cells_say_unpriced_or_partial_never_add_zero() -> None:
+    from confide.envs.incognita.outputs import tables
+
+    def priced(r: TrialRow, cost: float | None) -> TrialRow:
+        return r.model_copy(update={"cost_total": cost, "unpriced_calls": int(cost is None)})
+
+    rows = [
+        priced(r, None if r.model == "B" or (r.condition == "social" and r.task == "t0")
+               else 0.2)
+        for r in ROWS
+    ]
+    cells = {(r["model"], r["condition"]): r for r in tables.process_table(rows)}
+    assert cells[("A", "direct")]["cost_total"] == pytest.approx(0.2)
+    assert cells[("A", "social")]["cost_total"] == "partial"  # one trial unpriced
+    assert cells[("B", "direct")]["cost_total"] == "unpriced"
+    assert cells[("A", "social")]["cost_agent"] == pytest.approx(0.1)
+    corpus = {r["condition"]: r for r in tables.corpus_size_table(rows)}
+    assert corpus["social"]["cost_per_episode"] == "partial"
+    assert corpus["direct"]["implied_cost"] == "partial"
+    fully = {r["condition"]: r for r in tables.corpus_size_table(ROWS)}
+    assert fully["social"]["cost_per_episode"] == pytest.approx(0.2)

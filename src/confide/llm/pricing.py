@@ -85,6 +85,17 @@ class PriceTable(BaseModel):
 
 
 SHIPPED = "confide/llm/prices.json"
+UNPRICED, PARTIAL = "unpriced", "partial"
+
+
+def cost_status(priced: int, total: int) -> str | None:
+    """How a cost cell over `total` calls (or episodes), `priced` of them with a known
+    price, must read: None when all are priced (the cell is their sum or mean), else
+    ``unpriced`` (none is) or ``partial`` (some are) -- never a total counting the unknown
+    ones as $0."""
+    if priced >= total:
+        return None
+    return PARTIAL if priced else UNPRICED
 
 
 def load_price_table(path: str | Path | None = None) -> PriceTable:

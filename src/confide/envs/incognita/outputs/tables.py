@@ -40,6 +40,7 @@ import numpy as np
 from confide.envs.incognita.outputs.design import PAPER_CONDITIONS
 from confide.envs.incognita.outputs.failures import FailureType
 from confide.envs.incognita.outputs.trials import PROCESSES, TrialRow
+from confide.llm.pricing import cost_status
 from confide.stats import (
     corpus_size_extrapolation,
     dispersion_test,
@@ -203,20 +204,16 @@ def outcome_table(rows: Sequence[TrialRow]) -> list[Row]:
 
 EFFORT: tuple[str, ...] = ("unanswerable_questions", "agent_actions")
 COSTS: tuple[str, ...] = ("cost_agent", "cost_total")
-UNPRICED, PARTIAL = "unpriced", "partial"
 
 
-def cost_status(costs: Sequence[float | None]) -> str | None:
-    """``None`` when every cost is known, else ``unpriced`` (none is) or ``partial``."""
-    known = sum(c is not None for c in costs)
-    if known == len(costs):
-        return None
-    return PARTIAL if known else UNPRICED
+def costs_status(costs: Sequence[float | None]) -> str | None:
+    """`cost_status` of trial costs (None: an unpriced trial)."""
+    return cost_status(sum(c is not None for c in costs), len(costs))
 
 
 def cost_cell(rows: Sequence[TrialRow], name: str) -> float | str | None:
     """The task-level mean of cost `name` over `rows`, or why it has none (see above)."""
-    status = cost_status([getattr(r, name) for r in rows])
+    status = costs_status([getattr(r, name) for r in rows])
     if status is not None:
         return status
     return _cell_mean(task_values(rows, _attribute(name)).get((rows[0].model, rows[0].condition)))
@@ -320,7 +317,7 @@ def corpus_size_table(rows: Sequence[TrialRow]) -> list[Row]:
         for r in cell_rows:
             per_cell[(r.model, r.task)] = per_cell.get((r.model, r.task), 0) + 1
         repetitions = max(1, round(mean(per_cell.values())))
-        unpriced = cost_status([r.cost_total for r in cell_rows])
+        unpriced = costs_status([r.cost_total for r in cell_rows])
         known = [r.cost_total for r in cell_rows if r.cost_total is not None]
         price = None if unpriced else mean(known)
         estimate = corpus_size_extrapolation(
