@@ -53,11 +53,11 @@ def test_a_bad_table_names_file_field_and_value(
 
 
 def test_unreadable_and_malformed_tables_name_the_file(tmp_path: Path) -> None:
-    with pytest.raises(ModelSpecError, match="missing.json"):
+    with pytest.raises(ModelSpecError, match=r"missing\.json"):
         load_price_table(tmp_path / "missing.json")
     bad = tmp_path / "bad.json"
     bad.write_text("{oops", encoding="utf-8")
-    with pytest.raises(ModelSpecError, match=r"bad.json: line 1, column 2"):
+    with pytest.raises(ModelSpecError, match=r"bad\.json: line 1, column 2"):
         load_price_table(bad)
 
 
