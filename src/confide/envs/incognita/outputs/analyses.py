@@ -8,6 +8,19 @@ recompute of the pre-specified contrasts). Every statistic comes from `confide.s
 the estimator is section 5's (repetitions averaged within a task, comparisons paired over
 the tasks every compared cell has), as in `tables`.
 
+Decisions where the paper is silent:
+
+- a task "all models solve" (or "all fail") has task-level mean 1 (or 0) for every model,
+  i.e. every repetition of every model succeeded (failed);
+- the minimum detectable effect plugs in the same spread as Table 2 (appendix B.3): the
+  median SD of the condition's task-level pair gaps (with the paper's SDs of 0.31-0.37
+  and 18 tasks this gives 0.22-0.26, the paper's "about 0.20");
+- split-half concordance needs at least four shared tasks (two per half); it uses the
+  tables' seed, so a run's analyses are reproducible;
+- the database-only recompute covers every neighbouring-condition contrast per model
+  (direct - indirect and the primary indirect - social); the native-anchor contrast has
+  no counterpart here (the anchor is another harness, see `design`).
+
 Each function returns ``(rows, reason)``: the rows, or none and the reason the run cannot
 support the analysis, which `write` records in ``analyses.csv`` so the report says why an
 analysis is missing instead of leaving it out silently.
