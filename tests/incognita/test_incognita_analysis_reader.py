@@ -327,8 +327,11 @@ def test_costs_split_agent_and_total() -> None:
     events: list[TraceEvent] = [call("AGENT", 0.25), call("USER", 0.5), call("Bryn", None)]
     events.append(Script().tool("AGENT", "get_user_details", PROFILE).events[0])
     counts = trial_counts(events, [])
-    assert counts.cost_agent == 0.25 and counts.cost_total == 0.75
-    assert counts.unpriced_calls == 1 and counts.agent_actions == 1
+    assert counts.cost_agent == 0.25 and counts.cost_total is None  # not a silent $0.75
+    assert counts.unpriced_calls == 1 and counts.unpriced_agent_calls == 0
+    assert counts.agent_actions == 1
+    priced = trial_counts(events[:2], [])
+    assert priced.cost_total == 0.75 and priced.unpriced_calls == 0
 
 
 # ----- the labels are exclusive and exhaustive over failed trials -----------------------------

@@ -220,7 +220,8 @@ def test_analysis_files_and_report(tmp_path: Path) -> None:
         "figure3_outcomes_processes.png",
         "table1_interactions.png",
         "table2_corpus_size.png",
-    } == names
+        "analyses.csv",
+    } <= names
     for path in written:
         if path.suffix == ".png":
             assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -234,6 +235,7 @@ def test_single_model_run_draws_no_placeholder_tables(tmp_path: Path) -> None:
     assert not (tmp_path / "figures" / "table1_interactions.png").exists()
     assert {p.name for p in written if p.suffix == ".png"} == {
         "figure2_success.png", "figure3_outcomes_processes.png"}
+    assert not list(tmp_path.glob("analysis_*.csv"))
 
 
 def test_trials_csv_round_trip(tmp_path: Path) -> None:

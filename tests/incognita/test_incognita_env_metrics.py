@@ -20,6 +20,7 @@ from confide.envs.incognita.env import run_episode
 from confide.envs.incognita.metrics import (
     episode_measures,
     evaluate,
+    result_row,
     summarize,
     usage_by_role,
 )
@@ -148,6 +149,27 @@ def test_summarize_groups_by_participant_and_condition() -> None:
         {"participant": "a", "condition": "social", "episodes": 2, "success": 0.5,
          "db_pass": 1.0, "turns": 15.0, "cost_usd": 1.0},
     ]
+
+
+EVALUATION = ev.Evaluation(success=True, db_pass=True, final_hash="h", gold_hash="h",
+                           outputs_pass=None, judge=None, assertions=[])
+
+
+def test_unpriced_costs_are_never_summed_as_zero() -> None:
+    def rows(*costs: object) -> list[dict[str, Any]]:
+        return [{"participant": "a", "condition": "social", "success": 1, "db_pass": 1,
+                 "turns": 1, "cost_usd": c, "status": "ok"} for c in costs]
+
+    assert summarize(rows("0.5", "unpriced"))[0]["cost_usd"] == "partial"
+    assert summarize(rows("unpriced", "unpriced"))[0]["cost_usd"] == "unpriced"
+    assert summarize(rows("partial", "partial"))[0]["cost_usd"] == "partial"
+    assert summarize(rows("0.5", "1.5"))[0]["cost_usd"] == 1.0
+    events = [_call("AGENT", "act", 10, 2, 0.5), _call("USER", "gate", 3, 1, None),
+              _call("USER", "act", 3, 1, None)]
+    row = result_row("m", EVALUATION, events)
+    assert row["agent_cost_usd"] == 0.5 and row["gate_cost_usd"] == "unpriced"
+    assert row["cost_usd"] == "partial" and row["unknown_cost_calls"] == 2
+    assert result_row("m", EVALUATION, events[:1])["cost_usd"] == 0.5
 
 
 def test_episode_row_and_evaluation_event() -> None:

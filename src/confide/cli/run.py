@@ -64,6 +64,11 @@ def run(
     cache: Annotated[
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
+    price_table: Annotated[
+        Path | None,
+        typer.Option(help="Price table JSON (the shape of confide/llm/prices.json) instead "
+                     "of the shipped one; checked before anything runs."),
+    ] = None,
     backend: Annotated[
         str | None,
         typer.Option(help="local (default) or ray: episodes on Ray workers (extra `ray`)."),
@@ -110,6 +115,7 @@ def run(
         "concurrency": concurrency,
         "output_dir": str(out) if out else None,
         "cache_dir": str(cache) if cache else None,
+        "price_table": str(price_table) if price_table else None,
         "backend": backend,
         "ray_address": ray_address,
     }

@@ -6,6 +6,11 @@ upper bounds: provider-side prompt-cache and batch discounts are not modelled. A
 missing from the table has an unknown cost (None), never zero; models of the providers
 in `zero_cost_providers` (mock, local, replay) cost nothing. Dated snapshots such as
 `openai/gpt-4o-2024-08-06` are priced as their base model.
+
+A run records the table's version, date and source (`provenance`) in run.json and its
+report; `confide run --price-table FILE` (or `price_table:` in an experiment file)
+replaces the shipped table with the user's own, checked before the first episode
+(issue 17, item 4).
 """
 
 from __future__ import annotations
@@ -14,11 +19,11 @@ import re
 from importlib import resources
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from confide.llm.errors import ModelSpecError
 from confide.llm.types import Usage
-from confide.untrusted import InputError, read_text
+from confide.untrusted import InputError, parse_json, read_text
 
 _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
@@ -38,13 +43,32 @@ class PriceTable(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     schema_version: int = 1
-    version: str
-    as_of: str
+    version: str = Field(min_length=1)
+    as_of: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    """The date the prices were read (YYYY-MM-DD)."""
     currency: str = "USD"
     unit: str = "per_million_tokens"
     source: str = ""
     zero_cost_providers: tuple[str, ...] = ()
     models: dict[str, ModelPrice] = Field(default_factory=dict)
+
+    @field_validator("models")
+    @classmethod
+    def _specs(cls, value: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        for spec in value:
+            if "/" not in spec:
+                raise ValueError(f"model {spec!r} is not a provider/model spec")
+        return value
+
+    def provenance(self, file: str | None = None) -> dict[str, str]:
+        """What a run records about the table it priced calls with (run.json, report)."""
+        return {
+            "version": self.version,
+            "as_of": self.as_of,
+            "source": self.source,
+            "currency": self.currency,
+            "file": file or SHIPPED,
+        }
 
     def price(self, model: str) -> ModelPrice | None:
         """The price of a model spec, or None when unknown."""
@@ -60,18 +84,38 @@ class PriceTable(BaseModel):
         return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
 
 
+SHIPPED = "confide/llm/prices.json"
+UNPRICED, PARTIAL = "unpriced", "partial"
+
+
+def cost_status(priced: int, total: int) -> str | None:
+    """How a cost cell over `total` calls (or episodes), `priced` of them with a known
+    price, must read: None when all are priced (the cell is their sum or mean), else
+    ``unpriced`` (none is) or ``partial`` (some are) -- never a total counting the unknown
+    ones as $0."""
+    if priced >= total:
+        return None
+    return PARTIAL if priced else UNPRICED
+
+
 def load_price_table(path: str | Path | None = None) -> PriceTable:
-    """The shipped table, or one read from `path` (same JSON shape as `prices.json`)."""
-    if path is None:
-        text = resources.files("confide.llm").joinpath("prices.json").read_text("utf-8")
-        source = "confide/llm/prices.json"
-    else:
-        try:
-            text = read_text(path, "price table")
-        except InputError as exc:
-            raise ModelSpecError(str(exc)) from None
-        source = str(path)
+    """The shipped table, or one read from `path` (same JSON shape as `prices.json`); a bad
+    file raises one `ModelSpecError` naming the file, the field and the value."""
+    source = SHIPPED if path is None else str(path)
     try:
-        return PriceTable.model_validate_json(text)
+        if path is None:
+            text = resources.files("confide.llm").joinpath("prices.json").read_text("utf-8")
+        else:
+            text = read_text(path, "price table")
+        data = parse_json(text, f"price table {source}")
+    except InputError as exc:
+        raise ModelSpecError(str(exc)) from None
+    try:
+        return PriceTable.model_validate(data)
     except ValidationError as exc:
-        raise ModelSpecError(f"invalid price table {source}: {exc}") from None
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "(top level)"
+        shown = f" (got {first['input']!r})" if first["type"] != "missing" else ""
+        raise ModelSpecError(
+            f"price table {source}: field {where}: {first['msg']}{shown}"
+        ) from None

@@ -15,6 +15,7 @@ import base64
 import csv
 import gzip
 import itertools
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -80,7 +81,7 @@ def render_report(run_dir: Path, where: Path) -> str:
         headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
-        resolved=_resolved(experiment, episodes),
+        resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir))],
         experiment=experiment_text,
         episodes=_notable(episodes, _leak_counts(run_dir), link),
         episode_count=len(episodes),
@@ -204,6 +205,21 @@ def _resolved(experiment: dict[str, Any], episodes: list[Episode]) -> list[tuple
         ("seed", str(experiment.get("seed", "-"))),
         ("episodes", f"{len(episodes)} ({sum(e.status != 'ok' for e in episodes)} not ok)"),
     ]
+
+
+def price_line(run_dir: Path) -> str:
+    """The price table the run's costs come from, as run.json records it (issue 17,
+    item 4): version, date, source and file; say so when the run predates the record."""
+    path = run_dir / "run.json"
+    data = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    prices = data.get("prices") if isinstance(data, dict) else None
+    if not isinstance(prices, dict):
+        return "not recorded (the run predates price-table records)"
+    return (
+        f"version {prices.get('version', '?')}, as of {prices.get('as_of', '?')}; "
+        f"source: {prices.get('source') or 'not given'}; file {prices.get('file', '?')}. "
+        "Calls without a price are reported as unpriced, never as $0."
+    )
 
 
 def _leak_counts(run_dir: Path) -> dict[str, int]:

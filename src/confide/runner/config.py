@@ -69,6 +69,11 @@ class Experiment(BaseModel):
     )
     output_dir: str = "runs/latest"
     cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
+    price_table: str | None = Field(
+        default=None,
+        description="Price table file (the JSON shape of confide/llm/prices.json) used "
+        "instead of the shipped one; its version, date and source go to run.json.",
+    )
     options: dict[str, Any] = Field(default_factory=dict, description="Environment options.")
     model_options: dict[str, Any] = Field(
         default_factory=dict, description="Options passed to every model provider (e.g. base_url)."

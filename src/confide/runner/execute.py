@@ -42,7 +42,7 @@ from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.fingerprint import check_resume, episode_fingerprints
 from confide.runner.interrupt import StopSignals
 from confide.runner.metadata import run_metadata
-from confide.runner.models import RunModels
+from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
@@ -171,9 +171,13 @@ async def _run_locked(
     done = {k: footer for k, (_, footer) in complete.items()}
     dump_experiment(experiment, run_dir / "experiment.yaml")
     meta = run_metadata()
-    write_run_json(run_dir, experiment, meta)
+    prices = run_prices(experiment)
+    provenance = prices.provenance(experiment.price_table)
+    write_run_json(run_dir, experiment, {**meta, "prices": provenance})
     todo = [p for p in plans if p.episode_id not in done]
-    models = RunModels(cache_dir=experiment.cache_dir, options=experiment.model_options)
+    models = RunModels(
+        cache_dir=experiment.cache_dir, options=experiment.model_options, prices=prices
+    )
     failed: list[str] = []
 
     async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:

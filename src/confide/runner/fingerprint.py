@@ -27,6 +27,7 @@ from pydantic_core import to_json
 
 from confide.core.trace import EpisodeStart
 from confide.errors import ConfideError
+from confide.llm.pricing import load_price_table
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 
@@ -65,6 +66,8 @@ def episode_fingerprints(
                 hashed=False),
         **_flat("model_options", experiment.model_options, hashed=True),
     }
+    if experiment.price_table is not None:  # the prices recorded in every trace
+        shared["price_table"] = digest(load_price_table(experiment.price_table))
     tasks: dict[str, str] = {}
     prints = {}
     for plan in plans:

@@ -2,6 +2,7 @@
 limit and usage meter are shared by every seat using it), recorded per seat into the
 episode trace.
 
+The experiment's `price_table` (loaded by `run_prices`) prices every model's calls.
 The experiment's `model_options` go to every model; an entry keyed by a provider name
 whose value is a mapping (`local: {n_threads: 1}`) goes only to that provider's models
 and wins over the shared entries, so provider-specific settings do not break the other
@@ -17,20 +18,29 @@ from confide.core.sampling import Sampling
 from confide.core.trace import ModelCall, TraceRecorder
 from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
+from confide.llm.factory import shipped_prices
+from confide.llm.pricing import PriceTable, load_price_table
 from confide.llm.sampled import SampledModel
 from confide.llm.spec import parse_spec, providers
 from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
+from confide.runner.config import Experiment
 
 
 class RunModels:
     """Builds and shares chat models for one run."""
 
     def __init__(
-        self, *, cache_dir: str | None = None, options: dict[str, Any] | None = None
+        self,
+        *,
+        cache_dir: str | None = None,
+        options: dict[str, Any] | None = None,
+        prices: PriceTable | None = None,
     ) -> None:
         self.meter = UsageMeter()
         self._cache_dir = cache_dir
         self._options = dict(options or {})
+        if prices is not None:  # every model prices its calls from the run's table
+            self._options["prices"] = prices
         self._models: dict[str, ChatModel] = {}
 
     def base(self, spec: str) -> ChatModel:
@@ -99,3 +109,11 @@ def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str)
         latency_s=completion.latency_s if completion is not None else 0.0,
         cached=completion.cached if completion is not None else False,
     )
+
+
+def run_prices(experiment: Experiment) -> PriceTable:
+    """The run's price table: the experiment's `price_table` file, else the shipped one
+    (a bad file raises one error naming it, the field and the value)."""
+    if experiment.price_table is None:
+        return shipped_prices()
+    return load_price_table(experiment.price_table)

@@ -27,7 +27,7 @@ from confide.llm.spec import parse_spec
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan, expand, select_tasks
-from confide.runner.models import RunModels
+from confide.runner.models import RunModels, run_prices
 
 
 class PreflightError(ConfideError):
@@ -178,6 +178,10 @@ def preflight(experiment: Experiment) -> RunPlan:
                 "of any task"
             )
     models = models_used(spec, experiment)
+    try:
+        run_prices(experiment)
+    except ConfideError as exc:
+        problems.append(f"price_table: {exc}")
     problems += _model_problems(spec, experiment, models)
     episodes: list[EpisodePlan] = []
     if not problems:

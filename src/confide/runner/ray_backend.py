@@ -57,7 +57,7 @@ from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.episode import episode_start, run_episode
 from confide.runner.expand import EpisodePlan
-from confide.runner.models import RunModels
+from confide.runner.models import RunModels, run_prices
 
 INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
 ATTEMPTS = 3
@@ -182,7 +182,9 @@ class EpisodeWorker:
         self.experiment = experiment
         limiter = ClusterLimiter(slots, holder, limits)
         options = {**experiment.model_options, "limiter": limiter}
-        self.models = RunModels(cache_dir=experiment.cache_dir, options=options)
+        self.models = RunModels(
+            cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
+        )
         self.trace_dir = Path(tempfile.mkdtemp(prefix="confide-ray-"))
         self.placement = {
             "backend": "ray",
@@ -251,9 +253,12 @@ class RayEpisodes:
         self._ray: Any = ray  # handles and refs are untyped: one Any instead of many casts
         self._spec = spec
         self._spec_id = spec.id
-        cache = experiment.cache_dir
+        cache, table = experiment.cache_dir, experiment.price_table
         self._experiment = experiment.model_copy(
-            update={"cache_dir": str(Path(cache).resolve()) if cache is not None else None}
+            update={
+                "cache_dir": str(Path(cache).resolve()) if cache is not None else None,
+                "price_table": str(Path(table).resolve()) if table is not None else None,
+            }
         )
         self._trace_dir = trace_dir
         self._prints = prints

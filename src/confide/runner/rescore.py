@@ -59,7 +59,7 @@ from confide.runner.config import Experiment, dump_experiment
 from confide.runner.episode import ended, episode_context, slim
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
-from confide.runner.models import RunModels
+from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
 from confide.runner.rundir import LOCK_FILE, MARKER, run_lock
 
@@ -114,7 +114,7 @@ async def rescore_run_async(
     plans = expand(spec, experiment)
     finished = _finished(source, spec, experiment, plans, rebind)
     options, hidden = redacted_options(scored.model_options)
-    models = RunModels(cache_dir=scored.cache_dir, options=options)
+    models = RunModels(cache_dir=scored.cache_dir, options=options, prices=run_prices(scored))
     for role in sorted(rebind):  # a bad model spec fails here, not in every episode
         seat = SeatSpec(rebind[role])
         if seat.model is not None:

@@ -38,6 +38,7 @@ from confide.envs.incognita.events import AssertionVerdict, Evaluation
 from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.world import World
+from confide.llm.pricing import PARTIAL, UNPRICED, cost_status
 
 USAGE_ROLES: tuple[str, ...] = ("agent", "customer", "gate", "desk", "judge")
 
@@ -156,15 +157,32 @@ def result_row(
         entry = usage[role]
         row[f"{role}_calls"] = entry["calls"]
         row[f"{role}_tokens"] = int(entry["prompt_tokens"]) + int(entry["completion_tokens"])
-        row[f"{role}_cost_usd"] = round(float(entry["cost_usd"]), 6)
+        row[f"{role}_cost_usd"] = _cost(
+            entry["cost_usd"], entry["calls"], entry["unknown_cost_calls"]
+        )
     row["tokens"] = sum(row[f"{role}_tokens"] for role in USAGE_ROLES)
-    row["cost_usd"] = round(sum(float(usage[r]["cost_usd"]) for r in USAGE_ROLES), 6)
-    row["unknown_cost_calls"] = sum(int(usage[r]["unknown_cost_calls"]) for r in USAGE_ROLES)
+    unknown = sum(int(usage[r]["unknown_cost_calls"]) for r in USAGE_ROLES)
+    calls = sum(int(usage[r]["calls"]) for r in USAGE_ROLES)
+    row["cost_usd"] = _cost(sum(float(usage[r]["cost_usd"]) for r in USAGE_ROLES), calls, unknown)
+    row["unknown_cost_calls"] = unknown
     row["truncated_replies"] = truncated_replies(events)[AGENT]
     return row
 
 
-SUMMARY_MEANS = ("success", "db_pass", "turns", "cost_usd")
+def _cost(cost: float, calls: float, unknown: float) -> float | str:
+    """A cost cell: the USD sum when every call is priced, else what `cost_status` says."""
+    return cost_status(int(calls) - int(unknown), int(calls)) or round(float(cost), 6)
+
+
+def _mean_cost(values: Sequence[Any]) -> float | str | None:
+    """Mean episode cost, or ``unpriced``/``partial`` when some episodes carry no total."""
+    labels = [v for v in values if v in (UNPRICED, PARTIAL)]
+    if not labels:
+        return mean(number(v) for v in values)
+    return UNPRICED if labels == [UNPRICED] * len(values) else PARTIAL
+
+
+SUMMARY_MEANS = ("success", "db_pass", "turns")
 
 
 def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -179,6 +197,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "condition": condition,
             "episodes": len(members),
             **{c: mean(number(r[c]) for r in members) for c in SUMMARY_MEANS},
+            "cost_usd": _mean_cost([r.get("cost_usd") for r in members]),
         }
         for (participant, condition), members in sorted(groups.items())
     ]

@@ -33,7 +33,8 @@ Counts (sections 6.2-6.3), all from structured events:
   environment's `metrics.episode_measures` counts them;
 - ``cost_agent`` / ``cost_total``: recorded model cost of the evaluated agent's calls and
   of every call of the episode (customer, gate, desks, judge included), in USD, from
-  `metrics.usage_by_role`; calls whose price is unknown add nothing and are counted in
+  `metrics.usage_by_role`. A cost is ``None`` when any of its calls has no price (never a
+  silent $0 for them); the unpriced calls are counted in ``unpriced_agent_calls`` and
   ``unpriced_calls``.
 """
 
@@ -88,8 +89,11 @@ class TrialCounts(BaseModel):
 
     unanswerable_questions: int | None
     agent_actions: int
-    cost_agent: float
-    cost_total: float
+    cost_agent: float | None
+    """None when an agent call is unpriced."""
+    cost_total: float | None
+    """None when any call of the episode is unpriced."""
+    unpriced_agent_calls: int
     unpriced_calls: int
 
 
@@ -132,10 +136,13 @@ def trial_counts(events: Sequence[TraceEvent], desks: Sequence[str]) -> TrialCou
     """Counts of one trial; `desks` are the trial's desk names (empty under direct). Turns
     and costs are the environment's own episode measures (`metrics`)."""
     usage = usage_by_role(events)
+    agent_unpriced = int(usage["agent"]["unknown_cost_calls"])
+    unpriced = sum(int(entry["unknown_cost_calls"]) for entry in usage.values())
     return TrialCounts(
         unanswerable_questions=unanswerable_questions(events, desks) if desks else None,
         agent_actions=int(episode_measures(events)["turns"]),
-        cost_agent=float(usage["agent"]["cost_usd"]),
-        cost_total=sum(float(entry["cost_usd"]) for entry in usage.values()),
-        unpriced_calls=sum(int(entry["unknown_cost_calls"]) for entry in usage.values()),
+        cost_agent=None if agent_unpriced else float(usage["agent"]["cost_usd"]),
+        cost_total=None if unpriced else sum(float(e["cost_usd"]) for e in usage.values()),
+        unpriced_agent_calls=agent_unpriced,
+        unpriced_calls=unpriced,
     )

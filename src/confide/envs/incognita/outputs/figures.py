@@ -178,7 +178,8 @@ def table2_figure(estimates: Sequence[Row], path: Path) -> Path:
     axes.bar(range(len(rows)), [r["tasks"] for r in rows], color="C1")
     for i, row in enumerate(rows):
         cost = row["implied_cost"]
-        note = f"{row['tasks']} tasks" + (f"\n${cost:,.0f}" if cost is not None else "")
+        shown = f"\n${cost:,.0f}" if isinstance(cost, float) else f"\n{cost} cost"
+        note = f"{row['tasks']} tasks" + (shown if cost is not None else "")
         axes.annotate(note, (i, row["tasks"]), ha="center", va="bottom", fontsize="small")
     axes.set_xticks(range(len(rows)), [r["condition"] for r in rows])
     axes.set_yscale("log")

@@ -218,7 +218,8 @@ def _acquired(item: InformationItem, task: TaskReference, trial: TrialEvents) ->
     return False
 
 
-def _approached(item: InformationItem, task: TaskReference, trial: TrialEvents) -> bool:
+def approached(item: InformationItem, task: TaskReference, trial: TrialEvents) -> bool:
+    """Whether the agent approached the source of `item` (see the module's decisions)."""
     source = item.source
     if source.kind == "field":
         return source.token in trial.requested
@@ -275,7 +276,7 @@ def read_trial(task: TaskReference, trial: TrialEvents) -> TrialReading:
         items_missing=tuple(item.key for item in missing),
         missing_customer=tuple(item.key for item in missing if item.customer_side),
         missing_service=tuple(item.key for item in missing if not item.customer_side),
-        approached_missing=any(_approached(item, task, trial) for item in missing),
+        approached_missing=any(approached(item, task, trial) for item in missing),
         action_attempted=any(tool in writes for _, tool in trial.proposed),
         required_actions_done=all(_executed(call, trial) for call in required),
         outside_writes=len(outside),

@@ -23,6 +23,9 @@ averaged (or paired). Decisions where the paper is silent:
   0, so the tables are reproducible.
 - Table 2 prices an episode at the mean recorded cost of every model call in it
   (``cost_total``: agent, customer, desks and judge), the online cost of running it.
+- Costs are honest (issue 17, item 4): a cost cell is a number only when every call
+  behind it has a price; otherwise it says ``unpriced`` (no trial of the cell is fully
+  priced) or ``partial`` (some are), never a sum that counts unknown prices as $0.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ import numpy as np
 from confide.envs.incognita.outputs.design import PAPER_CONDITIONS
 from confide.envs.incognita.outputs.failures import FailureType
 from confide.envs.incognita.outputs.trials import PROCESSES, TrialRow
+from confide.llm.pricing import cost_status
 from confide.stats import (
     corpus_size_extrapolation,
     dispersion_test,
@@ -78,7 +82,8 @@ def task_values(
     }
 
 
-def _success(row: TrialRow) -> float:
+def success_value(row: TrialRow) -> float:
+    """The trial's final verdict as 0/1."""
     return float(row.success)
 
 
@@ -90,7 +95,8 @@ def _attribute(name: str) -> Callable[[TrialRow], float | None]:
     return value
 
 
-def _common(cells: Sequence[dict[str, float]]) -> list[str]:
+def common_tasks(cells: Sequence[dict[str, float]]) -> list[str]:
+    """The tasks every cell has, sorted (the tasks of a paired comparison)."""
     if not cells:
         return []
     shared = set(cells[0])
@@ -108,7 +114,7 @@ def _cell_mean(tasks: dict[str, float] | None) -> float | None:
 
 def success_table(rows: Sequence[TrialRow]) -> list[Row]:
     """Figure 2, left: task-level success of every (model, condition)."""
-    values = task_values(rows, _success)
+    values = task_values(rows, success_value)
     trials: dict[Cell, int] = {}
     for row in rows:
         trials[(row.model, row.condition)] = trials.get((row.model, row.condition), 0) + 1
@@ -129,13 +135,13 @@ def success_table(rows: Sequence[TrialRow]) -> list[Row]:
 def neighbour_differences(rows: Sequence[TrialRow]) -> list[Row]:
     """Figure 2, right: per model, earlier minus later neighbouring condition, paired over
     tasks, with the two-sided 95% t interval (positive: lower success in the later one)."""
-    values = task_values(rows, _success)
+    values = task_values(rows, success_value)
     conditions = conditions_of(rows)
     out: list[Row] = []
     for model in models_of(rows):
         for first, second in pairwise(conditions):
             a, b = values.get((model, first)), values.get((model, second))
-            tasks = _common([a, b]) if a is not None and b is not None else []
+            tasks = common_tasks([a, b]) if a is not None and b is not None else []
             if a is None or b is None or len(tasks) < 2:
                 continue
             diff = paired_difference([a[t] for t in tasks], [b[t] for t in tasks])
@@ -196,7 +202,21 @@ def outcome_table(rows: Sequence[TrialRow]) -> list[Row]:
     return out
 
 
-EFFORT: tuple[str, ...] = ("unanswerable_questions", "agent_actions", "cost_agent", "cost_total")
+EFFORT: tuple[str, ...] = ("unanswerable_questions", "agent_actions")
+COSTS: tuple[str, ...] = ("cost_agent", "cost_total")
+
+
+def costs_status(costs: Sequence[float | None]) -> str | None:
+    """`cost_status` of trial costs (None: an unpriced trial)."""
+    return cost_status(sum(c is not None for c in costs), len(costs))
+
+
+def cost_cell(rows: Sequence[TrialRow], name: str) -> float | str | None:
+    """The task-level mean of cost `name` over `rows`, or why it has none (see above)."""
+    status = costs_status([getattr(r, name) for r in rows])
+    if status is not None:
+        return status
+    return _cell_mean(task_values(rows, _attribute(name)).get((rows[0].model, rows[0].condition)))
 
 
 def process_table(rows: Sequence[TrialRow]) -> list[Row]:
@@ -215,6 +235,9 @@ def process_table(rows: Sequence[TrialRow]) -> list[Row]:
             }
             for name, values in columns.items():
                 row[name] = _cell_mean(values.get((model, condition)))
+            cell = [r for r in rows if r.model == model and r.condition == condition]
+            for name in COSTS:
+                row[name] = cost_cell(cell, name)
             out.append(row)
     return out
 
@@ -222,9 +245,10 @@ def process_table(rows: Sequence[TrialRow]) -> list[Row]:
 # ----- Table 1 -----------------------------------------------------------------------------
 
 
-def _matrix(
+def score_matrix(
     values: dict[Cell, dict[str, float]], models: Sequence[str], condition: str, tasks: list[str]
 ) -> np.ndarray[Any, np.dtype[np.float64]]:
+    """Models x tasks task-level means of one condition (the `confide.stats` convention)."""
     return np.array([[values[(m, condition)][t] for t in tasks] for m in models])
 
 
@@ -234,13 +258,13 @@ def interaction_table(
     """Table 1 (appendix B.1): every model pair's difference-in-differences
     (baseline - treatment of the first, minus that of the second), its descriptive t
     interval, exact sign-flip and Holm p; then the global dispersion test."""
-    values = task_values(rows, _success)
+    values = task_values(rows, success_value)
     models = [m for m in models_of(rows) if (m, baseline) in values and (m, treatment) in values]
-    tasks = _common([values[(m, c)] for m in models for c in (baseline, treatment)])
+    tasks = common_tasks([values[(m, c)] for m in models for c in (baseline, treatment)])
     if len(models) < 2 or len(tasks) < 2:
         return []
-    base = _matrix(values, models, baseline, tasks)
-    treat = _matrix(values, models, treatment, tasks)
+    base = score_matrix(values, models, baseline, tasks)
+    treat = score_matrix(values, models, treatment, tasks)
     out: list[Row] = []
     for item in pairwise_interactions(base, treat, models, seed=TABLE_SEED):
         out.append(
@@ -281,11 +305,11 @@ def interaction_table(
 def corpus_size_table(rows: Sequence[TrialRow]) -> list[Row]:
     """Table 2 (appendix B.3): per condition, the plug-in corpus size that resolves its
     largest observed model gap at 80% power, and its implied online cost."""
-    values = task_values(rows, _success)
+    values = task_values(rows, success_value)
     out: list[Row] = []
     for condition in conditions_of(rows):
         models = [m for m in models_of(rows) if (m, condition) in values]
-        tasks = _common([values[(m, condition)] for m in models])
+        tasks = common_tasks([values[(m, condition)] for m in models])
         if len(models) < 2 or len(tasks) < 2:
             continue
         cell_rows = [r for r in rows if r.condition == condition and r.model in models]
@@ -293,9 +317,11 @@ def corpus_size_table(rows: Sequence[TrialRow]) -> list[Row]:
         for r in cell_rows:
             per_cell[(r.model, r.task)] = per_cell.get((r.model, r.task), 0) + 1
         repetitions = max(1, round(mean(per_cell.values())))
-        price = mean(r.cost_total for r in cell_rows)
+        unpriced = costs_status([r.cost_total for r in cell_rows])
+        known = [r.cost_total for r in cell_rows if r.cost_total is not None]
+        price = None if unpriced else mean(known)
         estimate = corpus_size_extrapolation(
-            _matrix(values, models, condition, tasks),
+            score_matrix(values, models, condition, tasks),
             models,
             repetitions=repetitions,
             cost_per_episode=price,
@@ -312,8 +338,8 @@ def corpus_size_table(rows: Sequence[TrialRow]) -> list[Row]:
                 "models": len(models),
                 "repetitions": repetitions,
                 "episodes": estimate.episodes,
-                "cost_per_episode": estimate.cost_per_episode,
-                "implied_cost": estimate.implied_cost,
+                "cost_per_episode": unpriced or estimate.cost_per_episode,
+                "implied_cost": unpriced or estimate.implied_cost,
                 "n_tasks_observed": len(tasks),
             }
         )

@@ -9,7 +9,11 @@ Where the environment records what the reader needs:
 
 - the condition, the task and the evaluated lineup: the trace header (``condition``,
   ``scenario_id``, ``lineup``) and the repetition: ``header.config["repetition"]``;
-- success: the footer's episode metrics (``success``), else the ``evaluation`` event;
+- success: the footer's episode metrics (``success``), else the ``evaluation`` event; the
+  database and output-assertion channels separately (``db_pass``, ``outputs_pass``) from
+  the ``evaluation`` event, for the database-only recompute of appendix B.2;
+- the reader audit of appendix B.2 (non-reference reads, labels after crediting them):
+  `audit.audit_reads`;
 - the social desk-to-role map: ``desk_roles`` (desk name -> role) in the environment's
   ``episode_setup`` event.
 
@@ -28,6 +32,7 @@ from confide.core.tables import read_table, write_table
 from confide.core.trace import Trace
 from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.events import EpisodeSetup, Evaluated
+from confide.envs.incognita.outputs.audit import audit_reads
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
 from confide.envs.incognita.outputs.reader import read_trial, trial_events
 from confide.envs.incognita.outputs.reference import (
@@ -35,7 +40,7 @@ from confide.envs.incognita.outputs.reference import (
     ReferenceDataError,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TRIALS_FILE = "incognita_trials.csv"
 PROCESSES: tuple[str, ...] = (
     "role_identification",
@@ -68,8 +73,20 @@ class TrialRow(BaseModel):
     missing_service: int
     unanswerable_questions: int | None
     agent_actions: int
-    cost_agent: float
-    cost_total: float
+    cost_agent: float | None
+    """USD; None when any of the agent's calls has no price."""
+    cost_total: float | None
+    """USD; None when any call of the episode has no price."""
+    unpriced_calls: int = 0
+    db_pass: bool | None = None
+    """The database channel alone (None: the trace records no evaluation event)."""
+    outputs_pass: bool | None = None
+    """The output-assertion channel (None: not operative for this card)."""
+    nonreference_reads: int = 0
+    lenient_failure: FailureType | None = None
+    """Label under appendix B.2's lenient credit; None when the audit does not apply."""
+    strict_failure: FailureType | None = None
+    """Label under appendix B.2's strict credit; None when the audit does not apply."""
 
 
 def trace_success(trace: Trace) -> bool:
@@ -106,6 +123,9 @@ def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
     desks = [name for name in events.holders.values() if name != AGENT]
     counts = trial_counts(trace.events, desks)
     repetition = header.config.get("repetition", 0)
+    failure = label_failure(reading, success)
+    audit = audit_reads(trace.events, task, events, reading, failure)
+    evaluation = next((e.data for e in trace.of(Evaluated)), None)
     return TrialRow(
         episode_id=header.episode_id,
         task=task.card_id,
@@ -113,7 +133,7 @@ def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
         condition=condition,
         repetition=int(repetition) if isinstance(repetition, int) else 0,
         success=success,
-        failure=label_failure(reading, success),
+        failure=failure,
         role_identification=reading.role_identification,
         holder_contacted=reading.holder_contacted,
         information_acquisition=reading.information_acquisition,
@@ -124,6 +144,12 @@ def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
         agent_actions=counts.agent_actions,
         cost_agent=counts.cost_agent,
         cost_total=counts.cost_total,
+        unpriced_calls=counts.unpriced_calls,
+        db_pass=evaluation.db_pass if evaluation is not None else None,
+        outputs_pass=evaluation.outputs_pass if evaluation is not None else None,
+        nonreference_reads=audit.nonreference_reads,
+        lenient_failure=audit.lenient,
+        strict_failure=audit.strict,
     )
 
 

@@ -7,8 +7,12 @@ renderings as PNGs under ``figures/``, where `confide.report.build_report` embed
 
 A table that cannot be computed from the run (Table 1 and Table 2 need at least two models
 sharing two tasks; Table 1 needs both the indirect and the social condition) writes neither
-a CSV nor a figure. Models appear in the order of the
-run's lineups (the paper's release order when the experiment lists them so).
+a CSV nor a figure. The analyses of section 6.1 and appendices B.1-B.2 (`analyses`) are
+written as ``analysis_*.csv`` with a PNG each; ``analyses.csv`` lists every one with its
+paper section and either its files or the reason the run cannot support it (a run of one
+model computes none), so the report says so rather than leaving them out silently.
+Models appear in the order of the run's lineups (the paper's release order when the
+experiment lists them so).
 
 Wiring: ``SPEC = BenchmarkSpec(..., write_outputs=write_incognita_outputs)``; importing this
 module is cheap (the statistics and plotting modules load on first use).
@@ -84,7 +88,67 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
         written.append(figures.table1_figure(interactions, plots / "table1_interactions.png"))
     if corpus:
         written.append(figures.table2_figure(corpus, plots / "table2_corpus_size.png"))
-    return written
+    return written + write_paper_analyses(root, rows)
+
+
+ANALYSES: tuple[tuple[str, str, str], ...] = (
+    ("separability", "6.1", "pairwise separability per condition"),
+    ("ceiling_removal", "6.1", "ceiling removal"),
+    ("dispersion", "B.1", "dispersion test"),
+    ("concordance", "6.1", "split-half concordance"),
+    ("detectable_effect", "6.1, B.3", "minimum detectable effect"),
+    ("database_only", "B.2", "database-only recompute of the pre-specified contrasts"),
+    ("reader_audit", "B.2", "audit 1: non-reference reads credited"),
+    ("assertion_channel", "B.2", "audit 2: output-assertion channel"),
+)
+"""(name, paper section, title): ``analysis_<name>.csv`` and the function of `analyses`."""
+INDEX_FILE = "analyses.csv"
+
+
+def write_paper_analyses(root: Path, rows: Sequence[TrialRow]) -> list[Path]:
+    """Every analysis of `ANALYSES` (CSV, and PNG under ``figures/``) and the index."""
+    from confide.envs.incognita.outputs import analyses
+    from confide.envs.incognita.outputs import analysis_figures as draw
+
+    plots = root / FIGURES_DIR
+    results = {name: getattr(analyses, name)(rows) for name, _, _ in ANALYSES}
+    written: list[Path] = []
+    for name, (data, _) in results.items():
+        if data:
+            written.append(write_table(root / f"analysis_{name}.csv", data))
+    made = {name for name, (data, _) in results.items() if data}
+
+    def png(name: str) -> Path:
+        return plots / f"analysis_{name}.png"
+
+    drawers = {
+        "separability": draw.separability_figure,
+        "ceiling_removal": draw.ceiling_figure,
+        "dispersion": draw.dispersion_figure,
+        "concordance": draw.concordance_figure,
+        "detectable_effect": draw.mde_figure,
+        "database_only": draw.database_only_figure,
+    }
+    drawn = {name: drawers[name](results[name][0], png(name)) for name in made & drawers.keys()}
+    audits = {"reader_audit", "assertion_channel"}
+    if audits <= made:
+        audit_png = draw.audits_figure(
+            results["reader_audit"][0], results["assertion_channel"][0], png("b2_audits")
+        )
+        drawn.update(dict.fromkeys(audits, audit_png))
+    written += list(dict.fromkeys(drawn.values()))
+    index = [
+        {
+            "analysis": title,
+            "paper_section": section,
+            "status": "written" if name in made else "not computed",
+            "csv": f"analysis_{name}.csv" if name in made else "",
+            "figure": f"figures/{drawn[name].name}" if name in drawn else "",
+            "reason": results[name][1] or "",
+        }
+        for name, section, title in ANALYSES
+    ]
+    return [*written, write_table(root / INDEX_FILE, index)]
 
 
 def write_incognita_outputs(
