@@ -33,6 +33,8 @@ def select_tasks(spec: BenchmarkSpec, experiment: Experiment) -> list[Any]:
     if experiment.suite is not None and experiment.tasks is not None:
         raise ConfideError("give either a suite or a task file, not both")
     tasks = list(spec.load_tasks(experiment.suite, experiment.tasks))
+    if not tasks and experiment.tasks is not None:  # an empty file is a mistake, not a run
+        raise ConfideError(f"{experiment.tasks}: no tasks in file")
     if experiment.task_ids is not None:
         by_id = {t.id: t for t in tasks}
         missing = [i for i in experiment.task_ids if i not in by_id]

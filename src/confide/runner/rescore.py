@@ -39,7 +39,7 @@ import json
 import shutil
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,7 @@ from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels
 from confide.runner.outputs import write_run_outputs
+from confide.runner.results import ResultSpool
 from confide.runner.rundir import LOCK_FILE, MARKER, run_lock
 
 RECORD = "rescore.json"
@@ -78,7 +79,7 @@ class RescoreSummary:
     kept_failed: int
     failed: dict[str, str] = field(default_factory=dict)
     """Episode -> error, for episodes whose scoring raised (new footer status error)."""
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: Sequence[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -252,7 +253,10 @@ async def _rescore_locked(
         for item, footer in zip(finished, footers, strict=True)
         if item.ok and footer.status != "ok"
     }
-    rows, table = write_run_outputs(spec, target, [f.plan for f in finished], footers)
+    with ResultSpool(target) as results:
+        for item, footer in zip(finished, footers, strict=True):
+            results.add(item.plan, footer)
+        rows, table = write_run_outputs(spec, target, [f.plan for f in finished], results)
     record = {
         "source": str(source.resolve()),
         "benchmark": spec.id,
