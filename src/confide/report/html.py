@@ -215,12 +215,10 @@ def _episodes(path: Path) -> list[_Episode]:
             key, error = row.get("episode_id", ""), row.get("error") or ""
             seen = found.get(key)
             if seen is None:
-                found[key] = _Episode(
-                    key, *(shared.setdefault(v, v) for v in (
-                        row.get("task_id", ""), row.get("lineup", ""),
-                        row.get("condition", ""), row.get("status", ""))),
-                    error,
-                )
+                task, lineup, condition, status = (shared.setdefault(v, v) for v in (
+                    row.get("task_id", ""), row.get("lineup", ""), row.get("condition", ""),
+                    row.get("status", "")))
+                found[key] = _Episode(key, task, lineup, condition, status, error)
             elif error and not seen.error:
                 found[key] = replace(seen, error=error)
     return list(found.values())

@@ -45,8 +45,8 @@ from confide.runner.models import RunModels
 from confide.runner.outputs import write_run_outputs
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
-from confide.runner.results import ResultSpool
 from confide.runner.resolve import resolve_experiment
+from confide.runner.results import ResultSpool
 from confide.runner.rundir import prepare, run_lock
 
 

@@ -55,7 +55,6 @@ from confide.envs.calbench.privacy.reflection import has_reflections, reflection
 from confide.envs.calbench.privacy.vps import VPS_FLOOR
 from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
 
-
 K = TypeVar("K", bound=Hashable)
 
 

@@ -25,9 +25,9 @@ of the labels they held.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of

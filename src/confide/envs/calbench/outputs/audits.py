@@ -131,7 +131,7 @@ class GameSpool:
         for _, start, end in self._ranges:
             self._file.seek(start)
             yield _ScenarioUnpickler(io.BytesIO(self._file.read(end - start)),
-                                     self._scenarios).load()  # type: ignore[misc]
+                                     self._scenarios).load()
 
     def close(self) -> None:
         self._file.close()
