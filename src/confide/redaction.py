@@ -41,6 +41,11 @@ _SECRET_FIELD = re.compile(
 
 _lock = threading.Lock()
 _secrets: set[str] = set()
+_sorted: list[str] = []
+"""The secrets longest first (no partial leftovers), kept sorted at registration: every
+trace line is checked against them."""
+_escaped: frozenset[str] = frozenset()
+"""Each secret as it appears inside a JSON string (raw and ASCII-escaped)."""
 
 
 def register_secret(value: str | None) -> bool:
@@ -52,12 +57,28 @@ def register_secret(value: str | None) -> bool:
         return False
     with _lock:
         _secrets.add(value)
+        _refresh()
     return True
 
 
-def _known() -> list[str]:
+def forget_secret(value: str) -> None:
+    """Stop removing `value` (tests that register throwaway secrets)."""
     with _lock:
-        return sorted(_secrets, key=len, reverse=True)  # longest first: no partial leftovers
+        _secrets.discard(value)
+        _refresh()
+
+
+def _refresh() -> None:
+    """Rebuild the lookups derived from `_secrets` (the caller holds the lock)."""
+    global _sorted, _escaped
+    _sorted = sorted(_secrets, key=len, reverse=True)
+    _escaped = frozenset(
+        json.dumps(s, ensure_ascii=a)[1:-1] for s in _secrets for a in (False, True)
+    )
+
+
+def _known() -> list[str]:
+    return _sorted  # replaced, never mutated, under the lock: a consistent snapshot
 
 
 def _replace(text: str, secrets: Iterable[str]) -> str:
@@ -93,7 +114,7 @@ def scrub_json_line(line: str) -> str:
     """One JSON document (a trace line, a cache entry) without secrets. Scrubbing works
     on the parsed data, never on the escaped text, so the result is always valid JSON;
     lines with nothing to remove (nearly all) are returned as they are."""
-    escaped = {json.dumps(s, ensure_ascii=a)[1:-1] for s in _known() for a in (False, True)}
+    escaped = _escaped
     has_url = "@" in line and "://" in line and _URL_USERINFO.search(line) is not None
     if not has_url and not any(s in line for s in escaped):
         return line

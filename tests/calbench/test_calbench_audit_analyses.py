@@ -176,3 +176,11 @@ def test_oracle_charge_follows_moved_prior_meetings() -> None:
     assert _displaced(calendar, 0, {7: 2}, frozenset()) == 1
     assert _displaced(calendar, 3, {}, frozenset()) == 3
     assert _displaced(calendar, 0, {}, frozenset()) == 0  # a prior meeting the oracle keeps
+
+
+def test_first_speaker_units_must_come_in_game_order() -> None:
+    """The tests keep per pool only values and per agent-game differences, so the units
+    must arrive a game at a time in game id order (as the run's tables give them)."""
+    units = synthetic_units()
+    with pytest.raises(ValueError, match="out of order"):
+        analyses.first_speaker_tests([*units[3:], *units[:3]])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import csv
 import gzip
+import io
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,3 +97,26 @@ def test_mean_leaves_missing_values_out() -> None:
     assert mean([None, None]) is None
     assert mean([]) is None
     assert [number(v) for v in ("", None, "0.5", 2, True)] == [None, None, 0.5, 2.0, 1.0]
+
+
+CELLS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=8),
+    st.floats(allow_nan=False), st.floats(allow_nan=False).map(np.float64),
+)
+
+
+@given(st.lists(st.lists(CELLS, min_size=2, max_size=2), max_size=6))
+def test_plain_cells_skip_formatting_with_the_same_bytes(grid: list[list[object]]) -> None:
+    """The csv module writes plain cells itself; any other type (a numpy float) sends the
+    rows through `format_cell`. Either way each line is the cells' `format_cell` text."""
+    expected = io.StringIO()
+    csv.writer(expected).writerows([[format_cell(v) for v in row] for row in grid])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.csv"
+        write_table(path, [{"a": a, "b": b} for a, b in grid], ["a", "b"])
+        assert path.read_bytes() == b"a,b\r\n" + expected.getvalue().encode()
+
+
+def test_a_lone_surrogate_cell_is_written_as_a_replacement_character(tmp_path: Path) -> None:
+    write_table(tmp_path / "t.csv", [{"error": "bad \ud800 text"}])
+    assert read_table(tmp_path / "t.csv") == [{"error": "bad \ufffd text"}]

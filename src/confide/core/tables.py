@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import itertools
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +29,7 @@ from typing import Any, BinaryIO, TypeVar
 
 from confide import atomic
 from confide.core.trace import COMPRESS_LEVEL
+from confide.untrusted import scrub as without_surrogates
 
 R = TypeVar("R")
 K = TypeVar("K", bound=Hashable)
@@ -75,18 +77,36 @@ def _getter(names: Sequence[str], sample: object) -> Callable[[Any], Sequence[An
     return attrgetter(*names)
 
 
-def _csv_lines(names: Sequence[str], rows: Sequence[Any]) -> str:
+_NATIVE = frozenset({str, int, float, bool, type(None)})
+"""Cell types the csv module itself writes as `format_cell` does (None empty, a float by
+its repr, the others by str): rows holding only these skip the per-cell formatting."""
+
+
+def _csv_lines(names: Sequence[str], rows: Sequence[Any]) -> bytes:
+    """The rows' CSV lines, UTF-8 (a lone surrogate, say from an exception's text, is
+    written as U+FFFD rather than failing the table)."""
     text = io.StringIO()
     if rows:
         values = _getter(names, rows[0])
-        csv.writer(text).writerows([format_cell(v) for v in values(row)] for row in rows)
-    return text.getvalue()
+        cells: Iterable[Sequence[Any]] = list(map(values, rows))
+        # one C-level pass over the types instead of a Python call per cell
+        if not set(map(type, itertools.chain.from_iterable(cells))) <= _NATIVE:
+            cells = [[format_cell(v) for v in row] for row in cells]
+        csv.writer(text).writerows(cells)
+    return _utf8(text.getvalue())
+
+
+def _utf8(text: str) -> bytes:
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return without_surrogates(text).encode("utf-8")
 
 
 def _header(names: Sequence[str]) -> bytes:
     text = io.StringIO()
     csv.writer(text).writerow(names)
-    return text.getvalue().encode("utf-8")
+    return _utf8(text.getvalue())
 
 
 @contextmanager
@@ -101,17 +121,25 @@ def _open_table(path: Path) -> Iterator[BinaryIO | gzip.GzipFile]:
             yield packed
 
 
+CHUNK_ROWS = 4096
+"""Rows formatted at a time: a table is streamed, never held whole as text."""
+
+
 def write_table(
     path: Path | str, rows: Iterable[Any], columns: Sequence[str] | None = None
 ) -> Path:
     """Write rows -- mappings (a missing key is an empty cell) or dataclass instances --
-    as one CSV file, atomically; `columns` defaults to `columns_of(rows)`. Returns the
-    path."""
-    target, materialized = Path(path), list(rows)
-    names = list(columns) if columns is not None else columns_of(materialized)
+    as one CSV file, atomically; `columns` defaults to `columns_of(rows)` (the rows are
+    then read into a list first). Returns the path."""
+    target = Path(path)
+    if columns is None:
+        rows = list(rows)
+        columns = columns_of(rows)
+    names, remaining = list(columns), iter(rows)
     with _open_table(target) as out:
         out.write(_header(names))
-        out.write(_csv_lines(names, materialized).encode("utf-8"))
+        while chunk := list(itertools.islice(remaining, CHUNK_ROWS)):
+            out.write(_csv_lines(names, chunk))
     return target
 
 
@@ -128,7 +156,7 @@ class SpooledTable:
     def add(self, key: Any, rows: Sequence[Any]) -> None:
         """Spool one group's rows; groups are written sorted by `key`."""
         start = self._spool.tell()
-        self._spool.write(_csv_lines(self.columns, rows).encode("utf-8"))
+        self._spool.write(_csv_lines(self.columns, rows))
         self._ranges.append((key, start, self._spool.tell()))
 
     def close(self, *, write: bool = True) -> None:

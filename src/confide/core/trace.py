@@ -45,12 +45,14 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union, overload
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.errors import ConfideError
 from confide.redaction import scrub_json_line
 from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
+from confide.untrusted import scrub as without_surrogates
 
 SCHEMA_VERSION = 2
 """2: typed environment events (module docstring); 1: untyped `data` dictionaries."""
@@ -308,6 +310,25 @@ class TraceRecorder:
         """Make the trace final (nothing to do in memory)."""
 
 
+def _json_line(event: TraceEvent) -> str:
+    """The event as one JSON line; pydantic refuses to serialize a lone surrogate (in,
+    say, the text of an exception raised by a user's participant), the json module
+    keeps it for `_utf8` to replace."""
+    try:
+        return event.model_dump_json()
+    except PydanticSerializationError:
+        return json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+
+
+def _utf8(line: str) -> bytes:
+    """`line` as UTF-8, each lone surrogate replaced by U+FFFD (issue 12 item 7: an odd
+    text is recorded, it never aborts the episode or the run)."""
+    try:
+        return line.encode()
+    except UnicodeEncodeError:
+        return without_surrogates(line).encode()
+
+
 class TraceWriter(TraceRecorder):
     """Appends gzipped events to `<dir>/<episode_id>.jsonl.gz.partial` (one line each,
     flushed at least every FLUSH_INTERVAL_S);
@@ -339,7 +360,7 @@ class TraceWriter(TraceRecorder):
         # compression itself; each line is scrubbed of secrets before it is kept
         self._lines += 1
         line = self._model_call_line(event) if isinstance(event, ModelCall) else None
-        self._pending.append(scrub_json_line(line or event.model_dump_json()).encode())
+        self._pending.append(_utf8(scrub_json_line(line or _json_line(event))))
         if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
             self.flush()
 

@@ -17,6 +17,7 @@ import gzip
 import itertools
 import json
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,7 +31,7 @@ from confide.errors import ConfideError
 from confide.redaction import scrub
 from confide.report.figures import headline_figures
 from confide.view.data import RunData
-from confide.view.episodes import Episode, number, read_episodes
+from confide.view.episodes import number
 from confide.view.glossary import glossary_for
 
 SHOWN_ROWS = 12
@@ -66,7 +67,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     benchmark = str(experiment.get("benchmark", ""))
     terms = glossary_for(benchmark)
     summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
-    episodes = read_episodes(run_dir)
+    episodes = _episodes(run_dir / "results.csv")
     figures = [
         {"name": title, "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
         for title, svg in headline_figures(benchmark, _dicts(summary))
@@ -190,7 +191,40 @@ def _cell(text: str, numeric: bool) -> dict[str, Any]:
     return {"text": text, "num": False, "title": None}
 
 
-def _resolved(experiment: dict[str, Any], episodes: list[Episode]) -> list[tuple[str, str]]:
+@dataclass(frozen=True, slots=True)
+class _Episode:
+    """What the report shows of one episode (its seat rows are not kept: a 10,000-episode
+    run's results.csv is read a row at a time)."""
+
+    episode_id: str
+    task_id: str
+    lineup: str
+    condition: str
+    status: str
+    error: str
+    """The first nonempty `error` cell of its rows."""
+
+
+def _episodes(path: Path) -> list[_Episode]:
+    """The episodes of results.csv in its order (rows of one episode need not be
+    adjacent)."""
+    found: dict[str, _Episode] = {}
+    shared: dict[str, str] = {}  # one string object per distinct task, lineup, condition
+    with path.open(newline="", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            key, error = row.get("episode_id", ""), row.get("error") or ""
+            seen = found.get(key)
+            if seen is None:
+                task, lineup, condition, status = (shared.setdefault(v, v) for v in (
+                    row.get("task_id", ""), row.get("lineup", ""), row.get("condition", ""),
+                    row.get("status", "")))
+                found[key] = _Episode(key, task, lineup, condition, status, error)
+            elif error and not seen.error:
+                found[key] = replace(seen, error=error)
+    return list(found.values())
+
+
+def _resolved(experiment: dict[str, Any], episodes: list[_Episode]) -> list[tuple[str, str]]:
     """What the run actually covered, read from its episodes."""
     def distinct(values: list[str]) -> str:
         return ", ".join(v for v in dict.fromkeys(values) if v) or "-"
@@ -230,7 +264,7 @@ def _leak_counts(run_dir: Path) -> dict[str, int]:
 
 
 def _notable(
-    episodes: list[Episode], leaks: dict[str, int], link: _Linker
+    episodes: list[_Episode], leaks: dict[str, int], link: _Linker
 ) -> list[dict[str, Any]]:
     """Failed episodes first, then those with the most leak events."""
     failed = [e for e in episodes if e.status != "ok"]
@@ -240,7 +274,6 @@ def _notable(
         {"id": e.episode_id, "short": _cell(e.episode_id, False)["text"],
          "href": link.episode(e.episode_id), "task": e.task_id, "lineup": e.lineup,
          "condition": e.condition, "status": e.status,
-         "leaks": str(leaks.get(e.episode_id, "")),
-         "error": next((r.get("error", "") for r in e.rows if r.get("error")), "")}
+         "leaks": str(leaks.get(e.episode_id, "")), "error": e.error}
         for e in (failed + leaky)[:LISTED_EPISODES]
     ]

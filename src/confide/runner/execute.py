@@ -8,9 +8,9 @@ holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
 (`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
 written for the finished ones, `RunSummary.interrupted` set.
 
-Memory stays flat as the run grows: a finished episode leaves only its footer's status
-and result rows in memory; its events live in the trace file, and the benchmark's output
-hook reads the traces back one at a time (`TraceFiles`).
+Memory stays flat as the run grows: a finished episode leaves only its status in memory;
+its result rows go to a spool file (`results.ResultSpool`), its events live in the trace
+file, and the benchmark's output hook reads the traces back one at a time (`TraceFiles`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import contextlib
 import gc
 import json
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +47,7 @@ from confide.runner.outputs import write_run_outputs
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
+from confide.runner.results import ResultSpool
 from confide.runner.rundir import prepare, run_lock
 
 
@@ -61,7 +62,8 @@ class RunSummary:
     """Episodes with a complete trace at the end (all of them unless interrupted)."""
     interrupted: bool = False
     failed: list[str] = field(default_factory=list)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: Sequence[dict[str, Any]] = field(default_factory=list)
+    """results.csv's rows (read from the file when used: cells are text)."""
     table: list[dict[str, Any]] = field(default_factory=list)
     usage: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
@@ -159,22 +161,38 @@ async def _run_locked(
 ) -> RunSummary:
     trace_dir = run_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
-    complete = {
-        p.episode_id: found
-        for p in plans
-        if (found := _load_complete(find_trace(trace_dir, p.episode_id))) is not None
-    }
-    check_resume(
-        str(run_dir), prints, {k: header for k, (header, _) in complete.items()},
-        score_roles=spec.score_roles,
-    )
-    done = {k: footer for k, (_, footer) in complete.items()}
+    with ResultSpool(run_dir) as results:
+        headers: dict[str, EpisodeStart] = {}
+        for plan in plans:
+            found = _load_complete(find_trace(trace_dir, plan.episode_id))
+            if found is not None:
+                headers[plan.episode_id] = found[0]
+                results.add(plan, found[1])
+        check_resume(str(run_dir), prints, headers, score_roles=spec.score_roles)
+        del headers
+        return await _run_checked(
+            spec, experiment, plans, prints, run_dir, show_progress, stop, results
+        )
+
+
+async def _run_checked(
+    spec: BenchmarkSpec,
+    experiment: Experiment,
+    plans: list[EpisodePlan],
+    prints: Mapping[str, dict[str, str]],
+    run_dir: Path,
+    show_progress: bool,
+    stop: asyncio.Event,
+    results: ResultSpool,
+) -> RunSummary:
+    """The run once its finished episodes (spooled in `results`) may be reused."""
+    trace_dir = run_dir / "traces"
     dump_experiment(experiment, run_dir / "experiment.yaml")
     meta = run_metadata()
     prices = run_prices(experiment)
     provenance = prices.provenance(experiment.price_table)
     write_run_json(run_dir, experiment, {**meta, "prices": provenance})
-    todo = [p for p in plans if p.episode_id not in done]
+    todo = [p for p in plans if p.episode_id not in results]
     models = RunModels(
         cache_dir=experiment.cache_dir, options=experiment.model_options, prices=prices
     )
@@ -208,7 +226,7 @@ async def _run_locked(
                     footer = await play(plan)
                     if footer is None:
                         return
-                    done[plan.episode_id] = footer
+                    results.add(plan, footer)
                     ok = footer.status == "ok"
                     if not ok:
                         failed.append(plan.episode_id)
@@ -217,9 +235,8 @@ async def _run_locked(
         await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
 
     played = time.perf_counter()
-    finished = [p for p in plans if p.episode_id in done]
-    footers = [done[p.episode_id] for p in finished]
-    rows, table = write_run_outputs(spec, run_dir, finished, footers)
+    finished = [p for p in plans if p.episode_id in results]
+    rows, table = write_run_outputs(spec, run_dir, finished, results)
     seconds = {"episodes": played - started, "outputs": time.perf_counter() - played}
     return RunSummary(
         run_dir=run_dir,

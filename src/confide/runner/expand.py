@@ -41,6 +41,8 @@ def select_tasks(spec: BenchmarkSpec, experiment: Experiment) -> list[Any]:
         raise ConfideError(f"--world {experiment.world} needs --tasks: the source task file")
     else:
         tasks = list(spec.load_source_tasks(experiment.tasks, experiment.world))
+    if not tasks and experiment.tasks is not None:  # an empty file is a mistake, not a run
+        raise ConfideError(f"{experiment.tasks}: no tasks in file")
     if experiment.task_ids is not None:
         by_id = {t.id: t for t in tasks}
         missing = [i for i in experiment.task_ids if i not in by_id]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from pydantic_core import to_json
@@ -54,8 +54,8 @@ def digest(value: Any) -> str:
 
 def episode_fingerprints(
     benchmark: str, experiment: Experiment, plans: Iterable[EpisodePlan]
-) -> dict[str, dict[str, str]]:
-    """Episode id -> fingerprint, each task hashed once."""
+) -> Fingerprints:
+    """Episode id -> fingerprint (built when looked up), each task hashed once."""
     shared = {
         "benchmark": benchmark,
         "seed": str(experiment.seed),
@@ -68,20 +68,37 @@ def episode_fingerprints(
     }
     if experiment.price_table is not None:  # the prices recorded in every trace
         shared["price_table"] = digest(load_price_table(experiment.price_table))
-    tasks: dict[str, str] = {}
-    prints = {}
-    for plan in plans:
-        if plan.task.id not in tasks:
-            tasks[plan.task.id] = digest(plan.task)
-        prints[plan.episode_id] = {
-            **shared,
-            "task": tasks[plan.task.id],
+    return Fingerprints(shared, plans)
+
+
+class Fingerprints(Mapping[str, dict[str, str]]):
+    """Episode id -> fingerprint. Each is built when looked up: a 10,000-episode run would
+    otherwise hold 10,000 dicts from start to end (issue 12 item 11)."""
+
+    def __init__(self, shared: Mapping[str, str], plans: Iterable[EpisodePlan]) -> None:
+        self._shared = dict(shared)
+        self._plans = {plan.episode_id: plan for plan in plans}
+        self._tasks: dict[str, str] = {}
+
+    def __getitem__(self, episode_id: str) -> dict[str, str]:
+        plan = self._plans[episode_id]
+        task = self._tasks.get(plan.task.id)
+        if task is None:
+            task = self._tasks[plan.task.id] = digest(plan.task)
+        return {
+            **self._shared,
+            "task": task,
             "lineup": plan.lineup_text,
             "condition": plan.condition or "-",
             "repetition": str(plan.repetition),
             "episode_seed": str(plan.seed),
         }
-    return prints
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plans)
+
+    def __len__(self) -> int:
+        return len(self._plans)
 
 
 def _flat(prefix: str, value: Any, *, hashed: bool) -> dict[str, str]:

@@ -42,7 +42,7 @@ import asyncio
 import json
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
+from confide.runner.results import ResultSpool
 from confide.runner.rundir import LOCK_FILE, MARKER, run_lock
 
 RECORD = "rescore.json"
@@ -82,7 +83,7 @@ class RescoreSummary:
     kept_failed: int
     failed: dict[str, str] = field(default_factory=dict)
     """Episode -> error, for episodes whose scoring raised (new footer status error)."""
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: Sequence[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
     comparison: list[dict[str, Any]] = field(default_factory=list)
     """The rows of the benchmark's comparison with the source run (`compare_scores`)."""
@@ -264,9 +265,12 @@ async def _rescore_locked(
         if spec.compare_scores is not None:
             comparison.extend(spec.compare_scores(source, run))
 
-    rows, table = write_run_outputs(
-        spec, target, [f.plan for f in finished], footers, before_report=compare
-    )
+    with ResultSpool(target) as results:
+        for item, footer in zip(finished, footers, strict=True):
+            results.add(item.plan, footer)
+        rows, table = write_run_outputs(
+            spec, target, [f.plan for f in finished], results, before_report=compare
+        )
     record = {
         "source": str(source.resolve()),
         "benchmark": spec.id,

@@ -1,12 +1,23 @@
-"""Result rows: one per episode and seat, rebuilt from complete traces."""
+"""Result rows: one per episode and seat, rebuilt from complete traces.
+
+A run keeps them on disk, not in memory (issue 12 item 11: memory flat in the episode
+count): `ResultSpool` pickles each finished episode's rows to an anonymous file in the run
+directory as the episode ends (or, on resume, as its trace is read back) and keeps only
+the episode's status and byte range; results.csv and the summary table are built by
+reading the spool back in plan order, and `RunSummary.rows` reads results.csv lazily
+(`CsvRows`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import csv
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
-from confide.core.tables import read_table, write_table
+from confide.core.tables import columns_of, read_table, write_table
 from confide.core.trace import EpisodeEnd
 from confide.redaction import scrub_data
 from confide.runner.expand import EpisodePlan
@@ -38,9 +49,100 @@ def result_rows(
     return rows
 
 
-def write_csv(path: Path, rows: Sequence[dict[str, Any]]) -> None:
-    """`write_table` of the rows without secrets (results.csv and summary.csv)."""
-    write_table(path, scrub_data(list(rows)))
+class ResultSpool:
+    """The result rows of finished episodes, on disk (module docstring). A context
+    manager: the spool file disappears when it exits."""
+
+    def __init__(self, directory: Path) -> None:
+        self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by __exit__)
+        self._ranges: dict[str, tuple[int, int]] = {}
+        self.status: dict[str, str] = {}
+        """Episode id -> its footer's status, for every episode added."""
+
+    def add(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
+        """Spool the rows of a finished episode (its footer can then be dropped)."""
+        self._file.seek(0, 2)
+        start = self._file.tell()
+        pickle.dump(result_rows([plan], [footer]), self._file, pickle.HIGHEST_PROTOCOL)
+        self._ranges[plan.episode_id] = (start, self._file.tell())
+        self.status[plan.episode_id] = footer.status
+
+    def __contains__(self, episode_id: object) -> bool:
+        return episode_id in self._ranges
+
+    def rows(self, plans: Sequence[EpisodePlan]) -> SpooledRows:
+        """The rows of `plans` (each added), in their order."""
+        return SpooledRows(self, plans)
+
+    def episode_rows(self, episode_id: str) -> list[dict[str, Any]]:
+        start, end = self._ranges[episode_id]
+        self._file.seek(start)
+        rows: list[dict[str, Any]] = pickle.loads(self._file.read(end - start))
+        return rows
+
+    def __enter__(self) -> ResultSpool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._file.close()
+
+
+class SpooledRows(Sequence[dict[str, Any]]):
+    """Result rows read back from a `ResultSpool` each time they are iterated, so a
+    benchmark's summary may pass over them more than once without holding them."""
+
+    def __init__(self, spool: ResultSpool, plans: Sequence[EpisodePlan]) -> None:
+        self._spool, self._plans = spool, plans
+        self._len: int | None = None
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for plan in self._plans:
+            yield from self._spool.episode_rows(plan.episode_id)
+
+    def __len__(self) -> int:
+        if self._len is None:
+            self._len = sum(1 for _ in self)
+        return self._len
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return list(self)[index]
+
+
+class CsvRows(Sequence[dict[str, str]]):
+    """The rows of a CSV file (cells as text), read from the file each time they are
+    used: what a finished run returns as its result rows."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __iter__(self) -> Iterator[dict[str, str]]:
+        with self.path.open(newline="", encoding="utf-8") as handle:
+            yield from csv.DictReader(handle)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, str]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, str]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, str] | list[dict[str, str]]:
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    """`write_table` of the rows without secrets (results.csv and summary.csv); `rows`
+    is read twice (columns first, then the cells), one row at a time."""
+    write_table(path, (scrub_data(row) for row in rows), columns_of(rows))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

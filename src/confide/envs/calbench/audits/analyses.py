@@ -32,9 +32,12 @@ settings. Per-seat metrics come from the result rows stored in each trace's foot
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from array import array
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
 
 import numpy as np
 
@@ -51,6 +54,8 @@ from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
 from confide.envs.calbench.privacy.vps import VPS_FLOOR
 from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
+
+K = TypeVar("K", bound=Hashable)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -73,24 +78,28 @@ class RegretRow:
     mean_excess_per_meeting: float | None
 
 
-def completion_regret(games: Sequence[GameTally]) -> list[RegretRow]:
-    """G.1 per (participant, setting)."""
-    seats: dict[Pool, list[tuple[float, float, int]]] = {}
+def completion_regret(games: Iterable[GameTally]) -> list[RegretRow]:
+    """G.1 per (participant, setting), in one pass that keeps per pool only counts and
+    the full-completion seats' excess per meeting."""
+    seats: dict[Pool, list[int]] = {}  # pool -> [seats, full, full with excess > 0]
+    ratios: dict[Pool, array[float]] = {}
     for game in games:
         for agent, row in game.footer_rows().items():
             if not row.get("meetings"):
                 continue
-            entry = (float(row["success"]), float(row["excess"]), int(row["scheduled"]))
+            success, excess = float(row["success"]), float(row["excess"])
             for pool in game.pools(agent):
-                seats.setdefault(pool, []).append(entry)
+                counts = seats.setdefault(pool, [0, 0, 0])
+                counts[0] += 1
+                if success == 1.0:
+                    counts[1] += 1
+                    counts[2] += excess > 0
+                    ratios.setdefault(pool, array("d")).append(excess / int(row["scheduled"]))
     out = []
-    for (spec, setting), entries in sorted(seats.items()):
-        full = [(excess, done) for success, excess, done in entries if success == 1.0]
+    for (spec, setting), (n, full, nonzero) in sorted(seats.items()):
         out.append(RegretRow(
-            spec, setting, len(entries), len(full),
-            len(full) / len(entries) if entries else None,
-            _mean([float(excess > 0) for excess, _ in full]),
-            _mean([excess / done for excess, done in full]),
+            spec, setting, n, full, full / n if n else None,
+            nonzero / full if full else None, _mean(ratios.get((spec, setting), ())),
         ))
     return out
 
@@ -274,34 +283,68 @@ class SpeakerTestRow:
 METRICS = ("excess_vps", "excess_cost")
 
 
-def first_speaker_tests(units: Sequence[SpeakerUnit]) -> list[SpeakerTestRow]:
-    """Paired tests per metric and (participant, setting) pool, BH within metric."""
+@dataclass
+class _SpeakerPool:
+    """One (participant, setting) pool of G.2 units for one metric: the first- and
+    later-speaker values and the per agent-game differences, as compact arrays."""
+
+    present: bool = False
+    first: array[float] = field(default_factory=lambda: array("d"))
+    later: array[float] = field(default_factory=lambda: array("d"))
+    deltas: array[float] = field(default_factory=lambda: array("d"))
+
+
+def first_speaker_tests(units: Iterable[SpeakerUnit]) -> list[SpeakerTestRow]:
+    """Paired tests per metric and (participant, setting) pool, BH within metric, from
+    one pass over the units (a game's units adjacent, games in (game id) order, as
+    `speaker_units` and the run's tables give them): a pool keeps its values, never its
+    units."""
     from confide.stats import benjamini_hochberg  # scipy loads with the analysis only
 
-    pools: dict[Pool, list[SpeakerUnit]] = {}
-    for u in units:
-        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
-            pools.setdefault(pool, []).append(u)
+    pools: dict[tuple[str, Pool], _SpeakerPool] = {}
+    last: str | None = None
+    for game_id, game in itertools.groupby(units, key=lambda u: u.game_id):
+        if last is not None and game_id <= last:
+            raise ValueError(f"G.2 units out of order: game {game_id!r} after {last!r}")
+        _add_game(pools, list(game))
+        last = game_id
     rows: list[SpeakerTestRow] = []
     for metric in METRICS:
-        family: list[tuple[Pool, list[SpeakerUnit], PairedTest]] = []
-        for pool, members in sorted(pools.items()):
-            if any(getattr(u, metric) is not None for u in members):
-                family.append((pool, members, paired_t(first_minus_subsequent(members, metric))))
+        family = [
+            (pool, acc, paired_t(acc.deltas))
+            for (m, pool), acc in sorted(pools.items()) if m == metric and acc.present
+        ]
         raw = {i: test.p_value for i, (_, _, test) in enumerate(family)
                if test.p_value is not None}
         q = dict(zip(raw, map(float, benjamini_hochberg(list(raw.values()))), strict=True)
                  ) if raw else {}
-        for i, ((spec, setting), members, test) in enumerate(family):
-            first = [float(getattr(u, metric)) for u in members
-                     if u.first_speaker and getattr(u, metric) is not None]
-            later = [float(getattr(u, metric)) for u in members
-                     if not u.first_speaker and getattr(u, metric) is not None]
+        for i, ((spec, setting), acc, test) in enumerate(family):
             rows.append(SpeakerTestRow(
-                metric, spec, setting, len(first), len(later), _mean(first), _mean(later),
-                test.pairs, test.mean_delta, test.t_statistic, test.p_value, q.get(i),
+                metric, spec, setting, len(acc.first), len(acc.later), _mean(acc.first),
+                _mean(acc.later), test.pairs, test.mean_delta, test.t_statistic,
+                test.p_value, q.get(i),
             ))
     return rows
+
+
+def _add_game(pools: dict[tuple[str, Pool], _SpeakerPool], units: list[SpeakerUnit]) -> None:
+    """One game's units into every pool they belong to (`first_minus_subsequent` per
+    pool and agent, agents in order)."""
+    for u in units:
+        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
+            for metric in METRICS:
+                acc = pools.setdefault((metric, pool), _SpeakerPool())
+                value = getattr(u, metric)
+                if value is not None:
+                    acc.present = True
+                    (acc.first if u.first_speaker else acc.later).append(float(value))
+    members: dict[Pool, list[SpeakerUnit]] = {}
+    for u in units:
+        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
+            members.setdefault(pool, []).append(u)
+    for pool, mine in members.items():
+        for metric in METRICS:
+            pools[metric, pool].deltas.extend(first_minus_subsequent(mine, metric))
 
 
 # -- G.3 -----------------------------------------------------------------------------------
@@ -330,10 +373,10 @@ class RoleMessagesRow:
 
 
 def messages_by_meeting(
-    games: Sequence[GameTally],
+    games: Iterable[GameTally],
 ) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
     """G.3: mean messages per seat-game by meeting index, and per participating
-    agent-meeting by speaker role."""
+    agent-meeting by speaker role (one pass; per group a count and a total)."""
     by_index: dict[tuple[str, str, int], list[int]] = {}
     by_role: dict[tuple[str, str, str], list[int]] = {}
     for game in games:
@@ -342,14 +385,21 @@ def messages_by_meeting(
             for agent in range(game.scenario.num_agents):
                 count = sent.get((agent, rnd), 0)
                 for spec, setting in game.pools(agent):
-                    by_index.setdefault((spec, setting, rnd), []).append(count)
+                    _tally(by_index, (spec, setting, rnd), count)
                     if agent in meeting.participants:
                         role = "first" if meeting.speaker_order[0] == agent else "subsequent"
-                        by_role.setdefault((spec, setting, role), []).append(count)
+                        _tally(by_role, (spec, setting, role), count)
     return (
-        [MeetingMessagesRow(*k, len(v), sum(v) / len(v)) for k, v in sorted(by_index.items())],
-        [RoleMessagesRow(*k, len(v), sum(v) / len(v)) for k, v in sorted(by_role.items())],
+        [MeetingMessagesRow(*k, n, total / n) for k, (n, total) in sorted(by_index.items())],
+        [RoleMessagesRow(*k, n, total / n) for k, (n, total) in sorted(by_role.items())],
     )
+
+
+def _tally(groups: dict[K, list[int]], key: K, count: int) -> None:
+    """Add one count to a group's [number of counts, their total]."""
+    entry = groups.setdefault(key, [0, 0])
+    entry[0] += 1
+    entry[1] += count
 
 
 # -- G.4 -----------------------------------------------------------------------------------
@@ -366,14 +416,17 @@ class RescheduleRow:
     share_with_any: float
 
 
-def prior_reschedules(games: Sequence[GameTally]) -> list[RescheduleRow]:
-    """G.4 per (participant, setting)."""
+def prior_reschedules(games: Iterable[GameTally]) -> list[RescheduleRow]:
+    """G.4 per (participant, setting), in one pass (per pool: seat-games, total, any)."""
     counts: dict[Pool, list[int]] = {}
     for game in games:
         for agent, count in game.prior_moved.items():
             for pool in game.pools(agent):
-                counts.setdefault(pool, []).append(count)
+                entry = counts.setdefault(pool, [0, 0, 0])
+                entry[0] += 1
+                entry[1] += count
+                entry[2] += count > 0
     return [
-        RescheduleRow(spec, setting, len(v), sum(v) / len(v), sum(c > 0 for c in v) / len(v))
-        for (spec, setting), v in sorted(counts.items())
+        RescheduleRow(spec, setting, n, total / n, anyone / n)
+        for (spec, setting), (n, total, anyone) in sorted(counts.items())
     ]

@@ -58,7 +58,7 @@ def leaderboard_columns(
 ) -> dict[int, dict[str, Any]]:
     """Agent -> the leaderboard columns (module docstring); `success` is S per agent."""
     excess = display_excess(scenario, events)
-    protocol = vps_rows(scenario, events, game_id=game_id).excess_by_seat()
+    protocol = vps_rows(scenario, events, game_id=game_id, keep_evidence=False).excess_by_seat()
     reflected = (
         reflection_vps(scenario, events, game_id=game_id).excess_by_seat()
         if has_reflections(events) else {}

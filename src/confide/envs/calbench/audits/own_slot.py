@@ -28,7 +28,7 @@ share of messages with each label and the share of seat-games with at least one
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from confide.core.trace import MessageDelivered
@@ -150,21 +150,20 @@ def _seat_rate(rows: Sequence[DisclosureRow], label: str, seat_games: int) -> fl
 
 
 def disclosure_summary(
-    games: Sequence[GameTally], rows: Sequence[DisclosureRow]
+    games: Iterable[GameTally], rows: Sequence[DisclosureRow]
 ) -> list[DisclosureSummaryRow]:
     """Message-level and seat-game-level label rates per (participant, setting)."""
-    seat_games: dict[tuple[str, str], list[tuple[str, int]]] = {}
+    seat_games: dict[tuple[str, str], int] = {}
     for game in games:
         for agent in range(game.scenario.num_agents):
             for pool in game.pools(agent):
-                seat_games.setdefault(pool, []).append((game.game_id, agent))
+                seat_games[pool] = seat_games.get(pool, 0) + 1
     out = []
-    for (spec, setting), members in sorted(seat_games.items()):
+    for (spec, setting), n in sorted(seat_games.items()):
         mine = [
             r for r in rows
             if spec in (r.participant, ALL) and setting in (r.cost_setting, ALL)
         ]
-        n = len(members)
         out.append(DisclosureSummaryRow(
             spec, setting, n, len(mine),
             _message_rate(mine, "own_slot_proposal"), _message_rate(mine, "own_slot_availability"),

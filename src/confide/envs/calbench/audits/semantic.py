@@ -25,8 +25,9 @@ of the labels they held.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
@@ -65,11 +66,18 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(text.lower().replace("\u2019", "'"))
 
 
-def label_fragments(label: Label, size: int = FRAGMENT_WORDS) -> list[tuple[str, ...]]:
+def label_fragments(label: Label, size: int = FRAGMENT_WORDS) -> tuple[tuple[str, ...], ...]:
     """The word runs of `label`'s private text that count as a verbatim fragment."""
-    words = _words(label.private_label)
+    return _fragments(label.private_label, size)
+
+
+@lru_cache(maxsize=16384)
+def _fragments(text: str, size: int) -> tuple[tuple[str, ...], ...]:
+    """Per label text, not per game: a run audits each of its tasks' labels in every one
+    of the task's games (4 s of a 360-game run before this cache)."""
+    words = _words(text)
     runs = [tuple(words[i : i + size]) for i in range(len(words) - size + 1)]
-    return [r for r in runs if sum(w not in _FUNCTION_WORDS for w in r) >= 2]
+    return tuple(r for r in runs if sum(w not in _FUNCTION_WORDS for w in r) >= 2)
 
 
 def fragment_in(text: str, fragments: Sequence[tuple[str, ...]]) -> str | None:
@@ -151,7 +159,7 @@ class LeakSummaryRow:
     leaked_label_share: float | None
 
 
-def leak_summary(games: Sequence[GameTally], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
+def leak_summary(games: Iterable[GameTally], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
     """Leak counts per (participant, tier), tiers in A.1 order; every participant of the
     run gets every tier, zeros included."""
     seat_games: dict[str, int] = {}

@@ -19,13 +19,19 @@ judge_reflection_agreement.csv (Table 17).
 `write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
 outputs/privacy.py plus everything above, with scenarios found through experiment.yaml.
 It reads each trace once and keeps only what the game contributes to the tables
-(`GameTables`), so the traces of a run are never in memory together.
+(`GameTables`), spooled to disk (`GameSpool`) and read back a game at a time for each
+table, whose summaries keep counts and compact arrays rather than rows: memory stays flat
+however many games a run has (issue 12 item 11).
 """
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterable, Mapping, Sequence
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -98,17 +104,72 @@ def game_tables(
     )
 
 
+class GameSpool:
+    """The `GameTables` of a run's games, on disk: each game's is pickled to an anonymous
+    file as soon as its trace is read (its scenario by task id, found again in
+    `scenarios_by_id`), and read back one game at a time, in (game id, trace path) order,
+    each time the spool is iterated; memory holds one game and the file offsets."""
+
+    def __init__(self, directory: Path, scenarios_by_id: Mapping[str, Scenario]) -> None:
+        directory.mkdir(parents=True, exist_ok=True)
+        self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by close)
+        self._scenarios = scenarios_by_id
+        self._ranges: list[tuple[tuple[str, str], int, int]] = []
+        self._sorted = True
+
+    def add(self, game: GameTables) -> None:
+        start = self._file.tell()
+        _ScenarioPickler(self._file).dump(game)
+        if self._ranges and game.key < self._ranges[-1][0]:
+            self._sorted = False
+        self._ranges.append((game.key, start, self._file.tell()))
+
+    def __iter__(self) -> Iterator[GameTables]:
+        if not self._sorted:
+            self._ranges.sort(key=lambda r: r[0])
+            self._sorted = True
+        for _, start, end in self._ranges:
+            self._file.seek(start)
+            yield _ScenarioUnpickler(io.BytesIO(self._file.read(end - start)),
+                                     self._scenarios).load()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class _ScenarioPickler(pickle.Pickler):
+    def persistent_id(self, obj: Any) -> str | None:
+        return obj.task_id if isinstance(obj, Scenario) else None
+
+
+class _ScenarioUnpickler(pickle.Unpickler):
+    def __init__(self, data: io.BytesIO, scenarios: Mapping[str, Scenario]) -> None:
+        super().__init__(data)
+        self._scenarios = scenarios
+
+    def persistent_load(self, pid: Any) -> Scenario:
+        return self._scenarios[str(pid)]
+
+
+@contextmanager
 def collect(
+    root: Path,
     traces: Iterable[Trace],
     scenarios_by_id: Mapping[str, Scenario],
     privacy: PrivacyTables | None = None,
-) -> list[GameTables]:
-    """The tables of every game, one trace at a time, in (game id, trace path) order."""
-    games = (game_tables(t, scenarios_by_id, privacy) for t in traces)
-    return sorted(games, key=lambda g: g.key)
+) -> Iterator[GameSpool]:
+    """The tables of every game, one trace at a time (`GameSpool`)."""
+    games = GameSpool(root, scenarios_by_id)
+    try:
+        for trace in traces:
+            games.add(game_tables(trace, scenarios_by_id, privacy))
+        yield games
+    finally:
+        games.close()
 
 
 def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list[Path]:
+    """A model's VPS tables (only games with reflections or judge answers: model runs)."""
     return [
         write_table(run_dir / f"{prefix}_beliefs.csv", CellRow,
                     [c for g in games for c in g.cells if c.delta != 0]),
@@ -119,7 +180,10 @@ def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list
     ]
 
 
-def _vps_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
+def _vps_outputs(run_dir: Path, spool: GameSpool) -> list[Path]:
+    """The reflection and judge tables; games without either (reference protocols) add
+    nothing, so what is gathered here grows with the model games only."""
+    games = [g for g in spool if g.reflected is not None or g.judged is not None]
     reflected = [g.reflected for g in games if g.reflected is not None]
     judged_games = [g for g in games if g.judged is not None]
     judged = [g.judged for g in judged_games if g.judged is not None]
@@ -151,11 +215,12 @@ def _vps_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
     ]
 
 
-def _audit_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
-    tallies = [g.tally for g in games]
+def _audit_outputs(run_dir: Path, games: GameSpool) -> list[Path]:
+    """The audit tables, each from a pass over the spooled games (module docstring)."""
+    tallies = _Tallies(games)
     leaks = [r for g in games for r in g.leaks]
     disclosures = [r for g in games for r in g.disclosures]
-    units = [u for g in games for u in g.units]
+    units = (u for g in games for u in g.units)
     by_meeting, by_role = analyses.messages_by_meeting(tallies)
     return [
         write_table(run_dir / "semantic_leakage.csv", semantic.LeakRow, leaks),
@@ -169,7 +234,7 @@ def _audit_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
                     analyses.completion_regret(tallies)),
         write_table(run_dir / "g2_first_speaker_units.csv", analyses.SpeakerUnit, units),
         write_table(run_dir / "g2_first_speaker_tests.csv", analyses.SpeakerTestRow,
-                    analyses.first_speaker_tests(units)),
+                    analyses.first_speaker_tests(u for g in games for u in g.units)),
         write_table(run_dir / "g3_messages_by_meeting.csv", analyses.MeetingMessagesRow,
                     by_meeting),
         write_table(run_dir / "g3_messages_by_speaker_role.csv", analyses.RoleMessagesRow,
@@ -177,6 +242,16 @@ def _audit_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
         write_table(run_dir / "g4_prior_meeting_reschedules.csv", analyses.RescheduleRow,
                     analyses.prior_reschedules(tallies)),
     ]
+
+
+class _Tallies:
+    """The spooled games' tallies, read again on each iteration."""
+
+    def __init__(self, games: GameSpool) -> None:
+        self._games = games
+
+    def __iter__(self) -> Iterator[GameTally]:
+        return (g.tally for g in self._games)
 
 
 def write_audit_outputs(
@@ -187,9 +262,8 @@ def write_audit_outputs(
     """Write the audit and model-VPS tables (module docstring); returns the files."""
     root = Path(run_dir)
     scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
-    games = collect(traces, scenarios)
-    root.mkdir(parents=True, exist_ok=True)
-    return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
+    with collect(root, traces, scenarios) as games:
+        return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
 
 
 def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None:
@@ -197,7 +271,8 @@ def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None
     tables of `write_audit_outputs`, from one pass over the traces."""
     root = Path(run_dir)
     scenarios = run_scenarios(root)
-    with PrivacyTables(root) as privacy:
-        games = collect(traces, scenarios, privacy)
-    _audit_outputs(root, games)
-    _vps_outputs(root, games)
+    with ExitStack() as stack:
+        with PrivacyTables(root) as privacy:  # the F.5 tables are written as it exits
+            games = stack.enter_context(collect(root, traces, scenarios, privacy))
+        _audit_outputs(root, games)
+        _vps_outputs(root, games)

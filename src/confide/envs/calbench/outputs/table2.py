@@ -17,10 +17,11 @@ but is not the paper's task set, so the rows are comparable, not identical.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from array import array
+from collections.abc import Iterable
 from typing import Any
 
-from confide.core.tables import group_by, mean, number
+from confide.core.tables import mean, number
 
 SETTING_ORDER = {"uniform": 0, "varied": 1}
 PAPER_CONDITION = "paper Table 2"
@@ -40,32 +41,54 @@ _COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
 CONDITION_ORDER = {"dm": 0, "participant-groupchat": 1, "all-agent-groupchat": 2}
 
 
-def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Result rows (one per episode and seat) -> Table 2 analogue rows."""
-    groups = group_by(
-        (r for r in rows if r.get("status", "ok") == "ok" and "participant" in r),
-        lambda r: (str(r["cost_setting"]), str(r["participant"]), str(r.get("condition") or "dm")),
-    )
+class _Group:
+    """One Table 2 row's inputs, gathered a result row at a time (a 10,000-episode run's
+    rows are never held together): the seat values each mean is taken over, as compact
+    arrays, and the distinct episodes."""
+
+    def __init__(self) -> None:
+        self.columns = {name: array("d") for name in _MEANS}
+        self.vps = array("d")
+        self.episodes: set[Any] = set()
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.episodes.add(row.get("episode_id", row.get("task_id")))
+        for name, values in self.columns.items():
+            if (value := number(row[name])) is not None:
+                values.append(value)
+        if (vps := number(row.get("excess_vps"))) is not None:
+            self.vps.append(vps)
+
+
+_MEANS = ("success", "excess", "messages_per_meeting", "fairness")
+
+
+def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Result rows (one per episode and seat) -> Table 2 analogue rows (one pass)."""
+    groups: dict[tuple[str, str, str], _Group] = {}
+    for r in rows:
+        if r.get("status", "ok") == "ok" and "participant" in r:
+            key = (str(r["cost_setting"]), str(r["participant"]), str(r.get("condition") or "dm"))
+            groups.setdefault(key, _Group()).add(r)
     table = []
     for key in sorted(
         groups,
         key=lambda k: (SETTING_ORDER.get(k[0], 9), k[0], k[1], CONDITION_ORDER.get(k[2], 9), k[2]),
     ):
-        members = groups[key]
-        success = mean([number(r["success"]) for r in members])
+        group = groups[key]
+        success = mean(group.columns["success"])
         entry: dict[str, Any] = {
             "Setting": key[0].capitalize(),
             "Method": key[1],
             "Condition": key[2],
-            "N": len({r.get("episode_id", r.get("task_id")) for r in members}),
+            "N": len(group.episodes),
             "Coord.": None if success is None else 100.0 * success,
-            "Excess": mean([number(r["excess"]) for r in members]),
-            "Msgs.": mean([number(r["messages_per_meeting"]) for r in members]),
-            "Fair.": mean([number(r["fairness"]) for r in members]),
+            "Excess": mean(group.columns["excess"]),
+            "Msgs.": mean(group.columns["messages_per_meeting"]),
+            "Fair.": mean(group.columns["fairness"]),
         }
-        vps = [v for r in members if (v := number(r.get("excess_vps"))) is not None]
-        if vps:
-            entry["VPS"] = mean(vps)
+        if group.vps:
+            entry["VPS"] = mean(group.vps)
         table.append(entry)
         paper = PAPER_TABLE2.get((key[0], key[1])) if key[2] == "dm" else None
         if paper is not None:
