@@ -376,6 +376,27 @@ async def test_validation_errors_are_sent_once(
     assert provider_of(model).structured_output is None  # not mistaken for a capability
 
 
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("This model's maximum context length is 8192 tokens. However, you requested 8296 "
+         "tokens (8296 in the messages, None in the completion).", "context_length"),
+        ("the request exceeds the available context size, try increasing it",
+         "context_length"),
+        ("1 validation error for Request: field required", "bad_request"),
+    ],
+)
+async def test_a_conversation_beyond_the_context_is_its_own_kind(
+    serve: Any, message: str, kind: str
+) -> None:
+    server = serve(err(400, message), ok("never"))
+    model, sleeps = model_for(server)
+    with pytest.raises(ModelError) as caught:
+        await model.generate(HI, config=GenerateConfig())
+    assert caught.value.kind == kind and caught.value.error_class == "validation"
+    assert len(server.requests) == 1 and sleeps.waits == []
+
+
 async def test_transient_errors_during_negotiation_are_retried(serve: Any) -> None:
     server = serve(err(503, "loading model"), ok("{}"))
     model, sleeps = model_for(server)

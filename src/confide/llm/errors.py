@@ -26,6 +26,7 @@ ErrorKind = Literal[
     "server_error",
     "bad_response",
     "bad_request",
+    "context_length",
     "capability",
     "auth",
     "config",
@@ -39,7 +40,9 @@ TRANSIENT_KINDS: frozenset[str] = frozenset(
     {"timeout", "connection", "rate_limit", "server_error", "bad_response"}
 )
 ErrorClass = Literal["transient", "validation", "capability", "permanent"]
-_CLASS_OF_KIND: dict[str, ErrorClass] = {"bad_request": "validation", "capability": "capability"}
+_CLASS_OF_KIND: dict[str, ErrorClass] = {
+    "bad_request": "validation", "context_length": "validation", "capability": "capability"
+}
 
 
 class ModelError(ConfideError):

@@ -34,7 +34,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from confide.llm.errors import ModelSpecError
+from confide.llm.errors import ModelError, ModelSpecError
 from confide.llm.recorder import attempt_scope
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig, ToolCall
 from confide.untrusted import MAX_DEPTH, REPLACEMENT, InputError, check_plain
@@ -193,6 +193,20 @@ def bad_reply(completion: Completion, problem: str) -> list[ChatMessage]:
     ]
 
 
+async def generate_in_context(
+    model: ChatModel, messages: Sequence[ChatMessage], *, config: GenerateConfig
+) -> Completion | str:
+    """`model.generate`, or, when the conversation no longer fits the model's context, a
+    sentence saying so: the model's limit is invalid output for the seat to record (as
+    for any other unusable reply), not an error that aborts the episode."""
+    try:
+        return await model.generate(messages, config=config)
+    except ModelError as exc:
+        if exc.kind != "context_length":
+            raise
+        return f"the conversation no longer fits the model's context ({exc.message})"
+
+
 async def generate_structured(
     model: ChatModel,
     messages: Sequence[ChatMessage],
@@ -201,7 +215,10 @@ async def generate_structured(
     config: GenerateConfig = GenerateConfig(),  # noqa: B008 - frozen, immutable
     max_attempts: int = 3,
 ) -> StructuredResult[T]:
-    """Ask `model` for a JSON reply valid against `schema`, repairing bad replies."""
+    """Ask `model` for a JSON reply valid against `schema`, repairing bad replies. A
+    conversation the model's context cannot hold is the model's limit, not the
+    harness's: it ends the loop as a failed result (invalid output, recorded by the
+    seat), never as an error that would abort the episode."""
     if max_attempts < 1:
         raise ModelSpecError(f"generate_structured: max_attempts must be >= 1, got {max_attempts}")
     if config.response_schema is None:
@@ -211,7 +228,9 @@ async def generate_structured(
     problem = ""
     for number in range(1, max_attempts + 1):
         with attempt_scope(number):
-            completion = await model.generate(conversation, config=config)
+            completion = await generate_in_context(model, conversation, config=config)
+        if isinstance(completion, str):
+            return StructuredResult[T](ok=False, attempts=attempts, error=completion)
         outcome: T | str | None
         if not completion.tool_calls:
             outcome = parse_reply(completion, schema)

@@ -94,6 +94,12 @@ OPTIONS = frozenset(
 )
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "text")
 _ABOUT_TOOLS = re.compile(r"(?i)\btools?\b|tool_choice|function")
+_CONTEXT_LENGTH = re.compile(
+    r"(?i)context[ _]length|context window|available context size|too many tokens"
+    r"|maximum context"
+)
+"""How OpenAI (`context_length_exceeded`), vLLM and llama.cpp servers say that the
+conversation no longer fits the model's context."""
 _VALIDATION = re.compile(
     r"(?i)validation error|input should be|field required|extra inputs are not permitted"
     r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
@@ -161,7 +167,8 @@ def parse_retry_after(headers: Mapping[str, str]) -> float | None:
 def _status_kind(status: int, message: str, with_format: bool, with_tools: bool) -> ErrorKind:
     """The kind of an HTTP error: 5xx are transient unless the body is plainly a request
     validation failure, which no retry heals; a refused response format or tool list is a
-    capability error."""
+    capability error; a conversation longer than the model's context is its own kind
+    (the model's limit, answered as invalid output by `generate_structured`)."""
     if status == 429:
         return "rate_limit"
     if status == 408:
@@ -172,7 +179,9 @@ def _status_kind(status: int, message: str, with_format: bool, with_tools: bool)
         return "server_error"
     if with_format and about_response_format(message):
         return "capability"
-    return "capability" if with_tools and _ABOUT_TOOLS.search(message) else "bad_request"
+    if with_tools and _ABOUT_TOOLS.search(message):
+        return "capability"
+    return "context_length" if _CONTEXT_LENGTH.search(message) else "bad_request"
 
 
 def _error_message(body: object) -> str:

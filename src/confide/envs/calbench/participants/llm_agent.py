@@ -156,8 +156,9 @@ class LlmAgent:
             config=self.config,
             max_attempts=self.max_attempts,
         )
-        last = result.attempts[-1].completion.text
-        self.thread.append(ChatMessage(role="assistant", content=last))
+        if result.attempts:  # none when the thread outgrew the model's context
+            last = result.attempts[-1].completion.text
+            self.thread.append(ChatMessage(role="assistant", content=last))
         if result.ok and result.value is not None:
             return to_envelope(result.value)
         problem = result.error or "no reply"

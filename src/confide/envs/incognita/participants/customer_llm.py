@@ -29,6 +29,7 @@ from confide.envs.incognita.actions import CustomerAction, CustomerObservation
 from confide.envs.incognita.gate import field_label
 from confide.envs.incognita.participants.prompting import ask_json
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
+from confide.llm.structured import generate_in_context
 
 
 def customer_system_prompt(observation: CustomerObservation) -> str:
@@ -56,7 +57,9 @@ class ModelCustomer:
             own = message.sender == self.name
             role: Literal["assistant", "user"] = "assistant" if own else "user"
             turns.append(ChatMessage(role=role, content=message.text or ""))
-        completion = await self._model.generate(turns, config=self._config)
+        completion = await generate_in_context(self._model, turns, config=self._config)
+        if isinstance(completion, str):  # the customer's model can say no more: silence
+            return CustomerAction(text="")
         return CustomerAction(text=completion.text.strip())
 
 

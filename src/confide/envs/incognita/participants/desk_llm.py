@@ -48,7 +48,12 @@ from confide.envs.incognita.participants.prompting import (
 from confide.envs.incognita.tools import SERVICE_TOOLS
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 from confide.llm.recorder import attempt_scope
-from confide.llm.structured import bad_reply, call_arguments, tool_call_problem
+from confide.llm.structured import (
+    bad_reply,
+    call_arguments,
+    generate_in_context,
+    tool_call_problem,
+)
 from confide.llm.types import Completion
 
 DESK_NAMES: tuple[str, ...] = (INDIRECT_DESK, *SOCIAL_DESKS)
@@ -121,7 +126,9 @@ class ModelDesk:
         problem = "no attempt"
         for number in range(1, self._max_attempts + 1):
             with attempt_scope(number):
-                completion = await self._model.generate(conversation, config=config)
+                completion = await generate_in_context(self._model, conversation, config=config)
+            if isinstance(completion, str):
+                return DeskAction(kind="invalid", problem=completion)
             problem_now = step_problem(completion, self.name, seen)
             if problem_now is None:
                 return _action(completion)
