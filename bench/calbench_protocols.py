@@ -20,7 +20,11 @@ and the ratio is published / confide. Skips cleanly when ../shared is absent.
 `--baseline-src DIR` also times an earlier confide (DIR is its `src`, e.g. of a commit
 unpacked with `git archive`): a subprocess imports it and plays the same games on request,
 in turn with the two others, so a slow spell hits all three alike. The extra columns give
-its time and the time ratio now / before (at most 1.00x: not slower).
+its time and the time ratio now / before (at most 1.00x: not slower). Issue 13's check
+is against the last commit before the runtime contract:
+
+    mkdir /tmp/base21 && git archive 21d5ec2 src | tar -x -C /tmp/base21
+    PYTHONPATH=src python bench/calbench_protocols.py --baseline-src /tmp/base21/src
 
     PYTHONPATH=src python bench/calbench_protocols.py [--repeat 3] [--limit N]
         [--baseline-src DIR]

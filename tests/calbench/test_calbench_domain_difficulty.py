@@ -101,6 +101,35 @@ def test_count_matches_brute_force_on_random_boards() -> None:
         assert count_injective_avoiding(n_slots, board) == brute
 
 
+def test_narrow_sweeps_match_brute_force() -> None:
+    # max_frontier=2 forces the transposed sweep and the split into components wherever
+    # they are narrower; every count that is not refused must still be exact
+    rng = random.Random(11)
+    counted = 0
+    for _ in range(200):
+        n_slots, n_meetings = rng.randint(1, 7), rng.randint(0, 5)
+        board = [
+            frozenset(s for s in range(n_slots) if rng.random() < 0.3) for _ in range(n_meetings)
+        ]
+        brute = sum(
+            all(p[m] not in board[m] for m in range(n_meetings))
+            for p in itertools.permutations(range(n_slots), n_meetings)
+        )
+        try:
+            assert count_injective_avoiding(n_slots, board, max_frontier=2) == brute
+            counted += 1
+        except DifficultyTooHardError:
+            pass
+    assert counted > 150
+
+
+def test_one_slot_forbidden_to_many_meetings_is_swept_over_meetings() -> None:
+    # the sweep over slots would hold 4 meetings in its frontier, the sweep over meetings 1
+    board = [frozenset({0})] * 4
+    assert rook_numbers(6, board, max_frontier=1) == (1, 4, 0, 0, 0)
+    assert count_injective_avoiding(6, board, max_frontier=1) == math.perm(5, 4)
+
+
 def test_large_sparse_board_is_exact_and_fast() -> None:
     # 40 meetings, 96 slots: every meeting forbidden on one private slot -> derangement-like
     # closed form: sum_k (-1)^k C(40, k) P(96 - k, 40 - k).

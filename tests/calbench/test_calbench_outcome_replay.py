@@ -48,3 +48,18 @@ def test_a_batch_that_does_not_replay_is_refused() -> None:
     moved[0].data.moves[0].to_slot += 1
     with pytest.raises(ConfideError, match="not played on this task"):
         outcome_from_events(sc, trace.events)
+
+
+def test_final_state_json_is_the_stored_slot_form() -> None:
+    from confide.envs.calbench.engine.outcome import GameOutcome
+    from confide.envs.calbench.scenario import slot_from_domain
+    from confide.envs.calbench.world import Calendar, Errand, MeetingItem
+
+    slots = (None, Errand(3, 2, True, "L1"), MeetingItem(7, 1, (0, 2), None), Errand(4, 1))
+    (row,) = GameOutcome((Calendar(0, slots),), {}).to_json()["calendars"]
+    for item, stored in zip(slots, row, strict=True):
+        model = slot_from_domain(item)
+        assert stored == (None if model is None else model.model_dump(mode="json"))
+    assert row[2] == {
+        "kind": "meeting", "meeting_id": 7, "cost": 1, "participants": [0, 2], "label_id": None
+    }

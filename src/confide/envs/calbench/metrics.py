@@ -44,6 +44,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from confide.core.trace import MessageDelivered
@@ -79,8 +80,17 @@ def scaled_calendars(scenario: Scenario, scale: Mapping[int, int] | None) -> tup
     calendars = scenario.to_calendars()
     if scale is None:
         return calendars
+    return _scaled(calendars, tuple(sorted(scale.items())))
+
+
+@lru_cache(maxsize=1024)
+def _scaled(
+    calendars: tuple[Calendar, ...], scale: tuple[tuple[int, int], ...]
+) -> tuple[Calendar, ...]:
+    """`scaled_calendars`, once per task and scale (each game's scoring asks for both)."""
+    table = dict(scale)
     return tuple(
-        Calendar(cal.owner, tuple(_rescale(item, scale) for item in cal.slots)) for cal in calendars
+        Calendar(cal.owner, tuple(_rescale(item, table) for item in cal.slots)) for cal in calendars
     )
 
 
@@ -211,6 +221,12 @@ def _greedy_cost(
 ) -> int | None:
     if scale is None and scenario.greedy is not None:
         return scenario.greedy.cost
+    return _greedy_total(calendars, meetings)
+
+
+@lru_cache(maxsize=1024)
+def _greedy_total(calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]) -> int | None:
+    """The greedy baseline's cost, once per task (it does not depend on the game)."""
     return solve_greedy(calendars, meetings).cost
 
 

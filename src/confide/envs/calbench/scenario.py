@@ -29,6 +29,7 @@ line, the field and the offending value.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -185,14 +186,23 @@ class Scenario(_Frozen):
     # -- domain view (plain dataclasses for the hot path) -----------------------------
 
     def to_calendars(self) -> tuple[Calendar, ...]:
-        """The initial calendars as immutable domain objects."""
+        """The initial calendars as immutable domain objects (built once per scenario:
+        the game, its scoring and its audits each start from them)."""
+        return self._domain_calendars
+
+    def to_meetings(self) -> tuple[Meeting, ...]:
+        """The incoming meetings, in stream order (built once per scenario)."""
+        return self._domain_meetings
+
+    @cached_property
+    def _domain_calendars(self) -> tuple[Calendar, ...]:
         return tuple(
             Calendar(agent, tuple(_slot_to_domain(s) for s in row))
             for agent, row in enumerate(self.calendars)
         )
 
-    def to_meetings(self) -> tuple[Meeting, ...]:
-        """The incoming meetings, in stream order."""
+    @cached_property
+    def _domain_meetings(self) -> tuple[Meeting, ...]:
         return tuple(
             Meeting(m.meeting_id, m.participants, m.cost, m.speaker_order, m.label_id)
             for m in self.meetings

@@ -28,7 +28,7 @@ from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.metrics import scaled_calendars
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
-from confide.envs.calbench.privacy.vps import vps_rows
+from confide.envs.calbench.privacy.vps import excess_vps_by_seat
 from confide.envs.calbench.scenario import Scenario
 
 COLUMNS = ("game_id", "is_reference", "coordination", "excess_cost", "excess_vps")
@@ -58,7 +58,7 @@ def leaderboard_columns(
 ) -> dict[int, dict[str, Any]]:
     """Agent -> the leaderboard columns (module docstring); `success` is S per agent."""
     excess = display_excess(scenario, events)
-    protocol = vps_rows(scenario, events, game_id=game_id, keep_evidence=False).excess_by_seat()
+    protocol = excess_vps_by_seat(scenario, events, game_id=game_id)
     reflected = (
         reflection_vps(scenario, events, game_id=game_id).excess_by_seat()
         if has_reflections(events) else {}

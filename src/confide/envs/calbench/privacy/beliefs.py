@@ -60,6 +60,10 @@ class BeliefTable:
         """The belief vector at the end of the round (the prior when nothing was seen)."""
         return list(self._beliefs.get(key, [self.prior] * self.num_slots))
 
+    def keys(self) -> list[BeliefKey]:
+        """Every key that received evidence (the others are at the prior)."""
+        return list(self._beliefs)
+
     def observations(self, key: BeliefKey) -> int:
         """How many updates `key` received."""
         return self._observations.get(key, 0)

@@ -34,7 +34,7 @@ trace's episode id (the task id when the events carry no header); the game row a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from confide.core.trace import EpisodeStart, MessageDelivered
@@ -158,11 +158,49 @@ def vps_rows(
     if game_id is None:
         header = next((e for e in trace_events if isinstance(e, EpisodeStart)), None)
         game_id = header.episode_id if header is not None else scenario.task_id
-    where = trace_path or game_id
+    evidence: list[EvidenceRow] = []
+    beliefs = _beliefs(
+        scenario, trace_events, trace_path or game_id, prior,
+        evidence.append if keep_evidence else None, trace_path, game_id,
+    )
+    pairs = _pair_rows(scenario, beliefs, trace_path, game_id)
+    targets = _target_rows(pairs, scenario.num_agents, trace_path, game_id, floor)
+    return GameVps(evidence, pairs, _game_row(pairs, targets, trace_path, game_id), targets)
+
+
+def excess_vps_by_seat(
+    scenario: Scenario,
+    trace_events: Sequence[object],
+    *,
+    game_id: str | None = None,
+    floor: float = VPS_FLOOR,
+) -> dict[str, float]:
+    """Seat name -> excess protocol-semantic VPS of one game (for the result rows): the
+    target rows' excess of `vps_rows`, without building its rows. Each target's total
+    adds the same losses in the same (round, observer) order; a pair with no evidence
+    adds 0.0, which changes no sum, so only observed pairs are visited."""
+    where = game_id or scenario.task_id
+    beliefs = _beliefs(scenario, trace_events, where, PRIOR, None, "", where)
+    total = [0.0] * scenario.num_agents
+    for rnd, observer, target in sorted(beliefs.keys(), key=lambda k: (k[0], k[2], k[1])):
+        total[target] += beliefs.distance_to_prior((rnd, observer, target))
+    return {seat_of(t): max(0.0, v - floor) for t, v in enumerate(total)}
+
+
+def _beliefs(
+    scenario: Scenario,
+    trace_events: Sequence[object],
+    where: str,
+    prior: float,
+    keep: Callable[[EvidenceRow], None] | None,
+    trace_path: str,
+    game_id: str,
+) -> BeliefTable:
+    """Every belief of one game after its messages (module docstring); `keep` receives
+    one evidence row per update when given."""
     n, rounds = scenario.num_agents, len(scenario.meetings)
     beliefs = BeliefTable(scenario.num_slots, prior)
     state = RuleState(scenario.num_slots)
-    evidence: list[EvidenceRow] = []
     for index, event in enumerate(trace_events):
         if not isinstance(event, MessageDelivered):
             continue
@@ -184,19 +222,12 @@ def vps_rows(
                 )
             key = (message.round, u.observer, u.target)
             before, after = beliefs.update(key, u.slot, u.evidence, u.strength)
-            if keep_evidence:
-                evidence.append(EvidenceRow(
+            if keep is not None:
+                keep(EvidenceRow(
                     trace_path, game_id, index, message.round, u.target,
                     u.observer, u.slot, u.source, u.evidence, u.strength, before, after,
                 ))
-    pairs = _pair_rows(scenario, beliefs, trace_path, game_id)
-    targets = _target_rows(pairs, n, trace_path, game_id, floor)
-    return GameVps(evidence, pairs, _game_row(pairs, targets, trace_path, game_id), targets)
-
-
-def excess_vps_by_seat(scenario: Scenario, trace_events: Sequence[object]) -> dict[str, float]:
-    """Seat name -> excess protocol-semantic VPS of one game (for the result rows)."""
-    return vps_rows(scenario, trace_events, keep_evidence=False).excess_by_seat()
+    return beliefs
 
 
 def _pair_rows(

@@ -1,0 +1,91 @@
+"""Scoring shortcuts give exactly what the full computations give (issue 15): the
+leaderboard's excess VPS per seat (`excess_vps_by_seat`) equals the target rows of the
+full F.5 tables (`vps_rows`), float for float, with the F.3 floor and with none (the
+whole sums), on games of every reference protocol and condition; and the oracle
+attributions' depth-first search finds the same divisions as CP-SAT's enumeration."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+
+import pytest
+
+from confide.core.benchmark import SeatSpec
+from confide.core.trace import TraceRecorder
+from confide.envs.calbench import attribution
+from confide.envs.calbench.actions import CONDITIONS, seat_of
+from confide.envs.calbench.attribution import (
+    _costed_options,
+    _enumerate_cpsat,
+    _search,
+    optimal_attributions,
+)
+from confide.envs.calbench.engine import Game, GameConfig
+from confide.envs.calbench.generator import GeneratorConfig, generate_scenario
+from confide.envs.calbench.oracle import placement_groups
+from confide.envs.calbench.participants import REFERENCE_NAMES, make_participant
+from confide.envs.calbench.privacy import excess_vps_by_seat, vps_rows
+from confide.envs.calbench.suites import load_suite
+
+TINY = load_suite("tiny")
+
+
+def test_excess_vps_shortcut_equals_the_f5_rows() -> None:
+    moved = 0
+    for protocol, condition, sc in itertools.product(REFERENCE_NAMES, CONDITIONS, TINY[:3]):
+        trace = TraceRecorder()
+        players = {
+            seat_of(a): make_participant(seat_of(a), SeatSpec(protocol), {})
+            for a in range(sc.num_agents)
+        }
+        asyncio.run(Game(sc, players, trace, GameConfig(condition=condition)).play())
+        for floor in (5.0, 0.0):  # floor 0: the excess is the whole sum
+            full = vps_rows(sc, trace.events, game_id="g", floor=floor).excess_by_seat()
+            fast = excess_vps_by_seat(sc, trace.events, game_id="g", floor=floor)
+            assert fast == full  # exact: same sums in the same order
+        moved += sum(1 for total in fast.values() if total)
+    assert moved > 0  # some belief moved, so not every sum was trivially 0.0
+
+
+def test_attribution_search_finds_what_cpsat_enumerates() -> None:
+    # every subset-of-meetings problem of generated tasks (blocked errands, varied costs)
+    # and of the tiny suite: the depth-first search and CP-SAT give the same sorted set
+    configs = [
+        GeneratorConfig(num_agents=4, num_slots=8, num_meetings=4, density=0.7,
+                        blocked_errands=1, errand_costs="random", errand_cost_level=3),
+        GeneratorConfig(num_agents=5, num_slots=10, num_meetings=5, density_choices=(0.6, 0.9),
+                        errand_costs="balanced", errand_cost_level=3),
+    ]
+    tasks = [generate_scenario(c, seed, score=False) for c in configs for seed in range(6)]
+    checked = tied = 0
+    for sc in [*tasks, *TINY]:
+        calendars, meetings = sc.to_calendars(), sc.to_meetings()
+        for size in range(1, len(meetings) + 1):
+            chosen = meetings[:size]
+            groups = placement_groups(calendars, chosen)
+            if groups is None:
+                assert optimal_attributions(calendars, chosen) is None
+                continue
+            options = [_costed_options(calendars, g) for g in groups]
+            searched = _search(groups, options, len(calendars))
+            assert searched == _enumerate_cpsat(groups, options, len(calendars))
+            checked += 1
+            tied += searched is not None and len(searched) > 1
+    assert checked > 50 and tied > 5
+
+
+def test_attribution_search_hands_over_to_cpsat_past_its_node_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    sc = TINY[0]
+    calendars, meetings = sc.to_calendars(), sc.to_meetings()
+    groups = placement_groups(calendars, meetings)
+    assert groups is not None
+    options = [_costed_options(calendars, g) for g in groups]
+    monkeypatch.setattr(attribution, "SEARCH_NODES", 1)
+    assert _search(groups, options, len(calendars)) is False
+    optimal_attributions.cache_clear()
+    assert optimal_attributions(calendars, meetings) == _enumerate_cpsat(
+        groups, options, len(calendars)
+    )
