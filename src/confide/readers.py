@@ -19,7 +19,7 @@ index in its trace.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,25 +54,44 @@ def read_run_table(run_dir: Path | str, name: str) -> list[dict[str, Any]]:
 
 def typed_rows(rows: Sequence[Mapping[str, str]]) -> list[dict[str, Any]]:
     """CSV rows with each column's cells typed together (module docstring)."""
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    parsers = {c: _column_parser(c, [row.get(c, "") for row in rows]) for c in columns}
-    return [{c: parsers[c](row.get(c, "")) for c in columns} for row in rows]
+    parsers = column_parsers(rows)
+    return [{c: parsers[c](row.get(c, "")) for c in parsers} for row in rows]
 
 
-def _column_parser(column: str, cells: Sequence[str]) -> Parser:
-    present = [c for c in cells if c != ""]
-    if column in TEXT_COLUMNS or not present:
-        return _text
-    if all(c in ("True", "False") for c in present):
-        return _bool
-    for parse in (int, float):  # an int column is a float column too: try int first
+def column_parsers(rows: Iterable[Mapping[str, str]]) -> dict[str, Parser]:
+    """Each column's cell parser (module docstring), from one pass over `rows` that keeps
+    no cell: a column's type is the narrowest every non-empty cell fits."""
+    fits: dict[str, set[str] | None] = {}
+    """column -> the types all its non-empty cells so far fit (None: no such cell yet)"""
+    for row in rows:
+        for column, cell in row.items():
+            before = fits.setdefault(column, None)
+            if cell == "" or before == set():
+                continue
+            kinds = _kinds(cell)
+            fits[column] = kinds if before is None else before & kinds
+    return {column: _parser(column, kinds) for column, kinds in fits.items()}
+
+
+def _kinds(cell: str) -> set[str]:
+    if cell in ("True", "False"):
+        return {"bool"}
+    kinds = set()
+    for name, parse in (("int", int), ("float", float)):
         try:
-            for cell in present:
-                parse(cell)
+            parse(cell)
         except ValueError:
             continue
-        return _optional(parse)
-    return _text
+        kinds.add(name)
+    return kinds
+
+
+def _parser(column: str, kinds: set[str] | None) -> Parser:
+    if column in TEXT_COLUMNS or not kinds:
+        return _text
+    if "bool" in kinds:
+        return _bool
+    return _optional(int if "int" in kinds else float)  # an int column is a float column too
 
 
 def _text(cell: str) -> str | None:

@@ -20,7 +20,7 @@ def _hammer(directory: str, writer: int) -> None:
     cache = ResponseCache(directory)
     for round_ in range(ROUNDS):
         for key in KEYS:
-            text = f"{key}:{writer}:{round_}:" + "x" * 20_000
+            text = f"{key}:{writer}:{round_:02d}:" + "x" * 20_000  # one length for every writer
             cache.put(key, {"key": key}, Completion(model="mock/echo", text=text))
             seen = cache.get(key)
             if seen is None or not seen.text.startswith(f"{key}:") or len(seen.text) != len(text):

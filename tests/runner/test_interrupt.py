@@ -70,7 +70,7 @@ def test_sigint_stops_a_calbench_run_after_cp_sat_solves(tmp_path: Path) -> None
 
 def test_sigterm_stops_a_sotopia_tom_run(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
-    _check_stopped_cleanly(_interrupt(["sotopia-tom"], run_dir, signal.SIGTERM), run_dir, 16)
+    _check_stopped_cleanly(_interrupt(["sotopia-tom"], run_dir, signal.SIGTERM), run_dir, 48)
 
 
 PROBE = textwrap.dedent("""

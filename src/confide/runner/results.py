@@ -19,6 +19,7 @@ from typing import Any, overload
 
 from confide.core.tables import columns_of, read_table, write_table
 from confide.core.trace import EpisodeEnd
+from confide.readers import Parser, column_parsers
 from confide.redaction import scrub_data
 from confide.runner.expand import EpisodePlan
 
@@ -112,25 +113,34 @@ class SpooledRows(Sequence[dict[str, Any]]):
         return list(self)[index]
 
 
-class CsvRows(Sequence[dict[str, str]]):
-    """The rows of a CSV file (cells as text), read from the file each time they are
-    used: what a finished run returns as its result rows."""
+class CsvRows(Sequence[dict[str, Any]]):
+    """The rows of a CSV file, read from the file each time they are used (what a
+    finished run returns as its result rows), cells typed as `confide.readers` types them
+    (its column parsers come from one first pass, kept)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._parsers: dict[str, Parser] | None = None
 
-    def __iter__(self) -> Iterator[dict[str, str]]:
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if self._parsers is None:
+            self._parsers = column_parsers(self._text_rows())
+        parsers = self._parsers
+        for row in self._text_rows():
+            yield {column: parsers[column](cell) for column, cell in row.items()}
+
+    def _text_rows(self) -> Iterator[dict[str, str]]:
         with self.path.open(newline="", encoding="utf-8") as handle:
             yield from csv.DictReader(handle)
 
     def __len__(self) -> int:
-        return sum(1 for _ in self)
+        return sum(1 for _ in self._text_rows())
 
     @overload
-    def __getitem__(self, index: int) -> dict[str, str]: ...
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
     @overload
-    def __getitem__(self, index: slice) -> list[dict[str, str]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, str] | list[dict[str, str]]:
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         return list(self)[index]
 
     def __eq__(self, other: object) -> bool:
