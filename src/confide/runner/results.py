@@ -88,7 +88,24 @@ class ResultSpool:
         self._file.close()
 
 
-class SpooledRows(Sequence[dict[str, Any]]):
+class StreamedRows(Sequence[dict[str, Any]]):
+    """Rows read from disk each time they are iterated (subclasses give `__iter__` and
+    `__len__`); indexing reads them all, for the rare caller that wants one."""
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class SpooledRows(StreamedRows):
     """Result rows read back from a `ResultSpool` each time they are iterated, so a
     benchmark's summary may pass over them more than once without holding them."""
 
@@ -105,15 +122,8 @@ class SpooledRows(Sequence[dict[str, Any]]):
             self._len = sum(1 for _ in self)
         return self._len
 
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        return list(self)[index]
 
-
-class CsvRows(Sequence[dict[str, Any]]):
+class CsvRows(StreamedRows):
     """The rows of a CSV file, read from the file each time they are used (what a
     finished run returns as its result rows), cells typed as `confide.readers` types them
     (its column parsers come from one first pass, kept)."""
@@ -135,18 +145,6 @@ class CsvRows(Sequence[dict[str, Any]]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self._text_rows())
-
-    @overload
-    def __getitem__(self, index: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        return list(self)[index]
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Sequence) and list(self) == list(other)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
