@@ -89,3 +89,17 @@ def test_attribution_search_hands_over_to_cpsat_past_its_node_budget(
     assert optimal_attributions(calendars, meetings) == _enumerate_cpsat(
         groups, options, len(calendars)
     )
+
+
+def test_a_copied_scenario_builds_its_own_domain_views() -> None:
+    """The domain views are cached per scenario; a copy with other calendars or meetings
+    must not inherit the cached ones (the audits' label test copies a scenario)."""
+    task = load_suite("tiny")[0]
+    assert task.to_calendars() and task.to_meetings()  # both cached now
+    emptied = task.model_copy(update={
+        "calendars": tuple(tuple(None for _ in row) for row in task.calendars),
+        "meetings": task.meetings[:1],
+    })
+    assert all(slot is None for cal in emptied.to_calendars() for slot in cal.slots)
+    assert [m.meeting_id for m in emptied.to_meetings()] == [task.meetings[0].meeting_id]
+    assert task.to_calendars() != emptied.to_calendars()

@@ -28,10 +28,10 @@ line, the field and the offending value.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
@@ -207,6 +207,14 @@ class Scenario(_Frozen):
             Meeting(m.meeting_id, m.participants, m.cost, m.speaker_order, m.label_id)
             for m in self.meetings
         )
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy without the cached domain views (pydantic copies the instance dict, so
+        a copy with new calendars or meetings would otherwise keep the old views)."""
+        copied = super().model_copy(update=update, deep=deep)
+        for cached in ("_domain_calendars", "_domain_meetings"):
+            copied.__dict__.pop(cached, None)
+        return copied
 
     def display_cost(self, cost: int) -> int:
         """The value an agent is shown for an internal cost."""
