@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from confide.cli.main import main
-from confide.core.benchmark import SeatSpec, expand_lineup
+from confide.core.benchmark import EPISODE_CALLS, SeatSpec, expand_lineup
 from confide.core.trace import ModelCall, read_trace, trace_files
 from confide.registry import get_benchmark
 from confide.runner import build_experiment, run_experiment
@@ -63,6 +63,8 @@ def test_every_episode_stays_within_its_bounds(benchmark: str, tmp_path: Path) -
         for key, count in made.items():
             bound = bounds[key].calls
             assert bound is not None and count <= bound, (key, count, bound)
+        together = bounds.get(EPISODE_CALLS)
+        assert together is None or sum(made.values()) <= (together.calls or 0)
         if benchmark == "demo":  # one call per seat and round, exactly
             assert made == {seat: task.rounds for seat in binding}
 
@@ -77,13 +79,16 @@ def test_sotopia_bounds_by_hand() -> None:
     bounds = spec.call_bounds(task, binding, {"judge": "mock/j"}, default, None)
     # 60 turns over 3 seats: 20 each; the coach adds a call per reply, the belief state
     # an update per reply and its first build
+    # together: 60 turns of the costliest seat (2 calls), the one state build, the judge
     assert {k: b.calls for k, b in bounds.items()} == {
-        names[0]: 40, names[1]: 41, "judge": 4 * 3}
+        names[0]: 40, names[1]: 41, "judge": 4 * 3, EPISODE_CALLS: 60 * 2 + 1 + 12}
     options = spec.options.model_validate({"leave_ends": "all", "repair_attempts": 2,
                                            "reask_invalid_recipients": True})
     bounds = spec.call_bounds(task, binding, {"judge": "reference"}, options, None)
+    # "all": either seat may take all 60 turns, but the two share them
     assert {k: b.calls for k, b in bounds.items()} == {
-        names[0]: 60 * 2 * 2 * 2, names[1]: (60 * 2 * 2 + 1) * 2}
+        names[0]: 60 * 2 * 2 * 2, names[1]: (60 * 2 * 2 + 1) * 2,
+        EPISODE_CALLS: 60 * 2 * 2 * 2 + 2}
 
 
 @pytest.mark.parametrize(("args", "expected"), [
@@ -94,6 +99,16 @@ def test_sotopia_bounds_by_hand() -> None:
       "--role", "customer=mock/incognita", "--option", "max_turns=10"],
      "expected model calls: at most 70 in all (role customer <= 10; role gate <= 30; "
      "seats <= 30;"),
+    # a turn's message goes to the customer or a desk: 10 * (3 + 8 * 3), not 310
+    (["incognita", "--lineup", "mock/incognita", "--condition", "social", "--limit", "1",
+      "--role", "customer=mock/incognita", "--role", "desk=mock/incognita",
+      "--option", "max_turns=10"],
+     "expected model calls: at most 270 in all (role customer <= 10; role desk <= 240; "
+     "role gate <= 30; seats <= 30;"),
+    # with leave_ends=all each of the 4 seats may take all 60 turns, but they share them
+    (["sotopia-tom", "--lineup", "mock/json:basic", "--role", "judge=mock/json", "--limit",
+      "1", "--option", "leave_ends=all"],
+     "expected model calls: at most 72 in all (role judge <= 12; seats <= 240;"),
     (["calbench", "--suite", "tiny", "--lineup", "mock/json,imap,imap", "--condition", "dm",
       "--limit", "1", "--option", "max_turns_per_round=null"],
      "expected model calls: no bound in all (seats unknown (max_turns_per_round is null: "

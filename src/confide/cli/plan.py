@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from confide.core.benchmark import expand_lineup, parse_lineup
+from confide.core.benchmark import EPISODE_CALLS, CallBound, expand_lineup, parse_lineup
 from confide.core.sampling import SEATS
 from confide.runner.config import Experiment
 from confide.runner.preflight import RunPlan
@@ -59,25 +59,30 @@ def describe_plan(plan: RunPlan) -> list[str]:
 def expected_calls(plan: RunPlan, experiment: Experiment) -> str:
     """The model calls of the whole run, at most, per evaluated seats and per role,
     from the benchmark's `call_bounds` (its turn limits and repair budgets); a part
-    without a bound is "unknown" with the reason."""
+    without a bound is "unknown" with the reason. The total in all counts an episode at
+    its `EPISODE_CALLS` bound when the parts share a budget and that bound is smaller."""
     spec = plan.spec
     if spec.call_bounds is None:
         return f"expected model calls: unknown ({spec.id} declares no bound)"
     options = spec.options.model_validate(experiment.options)
     totals: dict[str, int] = {}
     unknown: dict[str, str] = {}
+    in_all = 0
     for episode in plan.episodes:
         binding = expand_lineup(episode.lineup, spec.seats(episode.task))
-        bounds = spec.call_bounds(episode.task, binding, experiment.roles, options,
-                                  episode.condition)
+        bounds = dict(spec.call_bounds(episode.task, binding, experiment.roles, options,
+                                       episode.condition))
+        together = bounds.pop(EPISODE_CALLS, CallBound(None)).calls
         for name, bound in bounds.items():
             key = "seats" if name in binding else f"role {name}"
             if bound.calls is None:
                 unknown.setdefault(key, bound.why)
             else:
                 totals[key] = totals.get(key, 0) + bound.calls
+        parts_sum = sum(b.calls or 0 for b in bounds.values())
+        in_all += parts_sum if together is None else min(parts_sum, together)
     parts = [f"{key} <= {totals[key]}" for key in sorted(totals) if key not in unknown]
     parts += [f"{key} unknown ({why})" for key, why in sorted(unknown.items())]
-    total = f"at most {sum(totals.values())} in all" if not unknown else "no bound in all"
+    total = f"at most {in_all} in all" if not unknown else "no bound in all"
     return (f"expected model calls: {total} ({'; '.join(parts) or 'none'}; upper bounds "
             "from the turn limits and repair budgets)")

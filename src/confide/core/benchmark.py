@@ -235,7 +235,13 @@ class CallBound:
 CallBounds = Callable[[Any, Mapping[str, SeatSpec], Mapping[str, str], Any, str | None],
                       Mapping[str, CallBound]]
 """(task, seat -> its spec, role -> its binding, the validated options, condition) ->
-per model seat and per model-bound role, its `CallBound` (`confide run --dry-run`)."""
+per model seat and per model-bound role, its `CallBound` (`confide run --dry-run`), and
+optionally, under `EPISODE_CALLS`, the bound on all of them together."""
+EPISODE_CALLS = "*episode"
+"""The key of a bound on every call of the episode together, for seats and roles that
+share one budget (a turn goes to one seat, or to either the customer or a desk): each
+part can reach its own bound, but not all in the same episode. The dry run's total takes
+the smaller of this and the parts' sum."""
 
 
 @dataclass(frozen=True)

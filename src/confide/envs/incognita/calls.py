@@ -1,20 +1,38 @@
 """How many model calls an Incognita episode may make, for `confide run --dry-run`.
 
-The agent acts once per turn, up to `max_turns` (A.1; env.py), each turn up to
-`max_attempts` calls of the repair loop. A turn sends at most one message: to the
-customer (one plain call of a model customer, after at most one gate classification of
-up to `max_attempts` calls) or to a desk (up to `desk_steps` steps, each up to
-`max_attempts` calls). A model judge answers once for all the card's assertions, up to
-`max_attempts` calls.
+Each factor is a loop limit of the episode (`env.Episode`), with T = `max_turns`, S =
+`desk_steps` and A = `max_attempts` (one model call per attempt of a repair loop:
+`llm.generate_structured`, `desk_llm.ModelDesk.act`; a transient error's retries are
+inside one recorded call):
+
+- agent: one ask per turn (the opening line is the customer's, with no call), each up to
+  A calls: T * A.
+- A turn sends at most one message. To the customer: the gate's classification first
+  (only for a message with no typed payload; up to A calls, the ``gate`` role, by default
+  the customer's model), then one plain call of the customer (no repair loop): T and
+  T * A over the episode. To a desk (none under ``direct``): up to S steps, each up to A
+  calls, until the desk replies: T * S * A.
+- judge: scoring asks once, up to A calls, and only when the card has output
+  assertions (`metrics.evaluate`); 0 calls otherwise.
+
+Each part can reach its bound in some episode (every attempt unusable but the last), but
+not all in the same one: a turn's message goes to the customer or to a desk, never both.
+So the episode as a whole (`EPISODE_CALLS`) makes at most T * (A + max(A + 1, S * A))
+calls plus the judge's, for the parts bound to models: 8,103 at the defaults (T = 300,
+S = 8, A = 3) with every role a model, where the parts sum to 9,303.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from confide.core.benchmark import CallBound, SeatSpec
+from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
 from confide.envs.incognita.env import ServiceTask
 from confide.envs.incognita.options import EnvOptions
+
+
+def _is_model(binding: str) -> bool:
+    return "/" in binding
 
 
 def call_bounds(
@@ -24,17 +42,23 @@ def call_bounds(
     options: EnvOptions,
     condition: str | None,
 ) -> dict[str, CallBound]:
-    """Per model seat and model-bound role, the most calls one episode makes."""
-    turns, attempts = options.max_turns, options.max_attempts
-    bounds = {seat: CallBound(turns * attempts) for seat, spec in binding.items()
-              if spec.is_model}
+    """Per model seat and model-bound role, the most calls one episode makes, and the
+    most of all of them together (see the module docstring)."""
+    turns, steps, attempts = options.max_turns, options.desk_steps, options.max_attempts
+    agent = attempts if any(spec.is_model for spec in binding.values()) else 0
     customer = roles.get("customer", "")
-    if "/" in customer:
-        bounds["customer"] = CallBound(turns)
-    if "/" in roles.get("gate", customer):  # the gate follows the customer's model
-        bounds["gate"] = CallBound(turns * attempts)
-    if "/" in roles.get("desk", "") and condition != "direct":  # direct access: no desks
-        bounds["desk"] = CallBound(turns * options.desk_steps * attempts)
-    if "/" in roles.get("judge", ""):
-        bounds["judge"] = CallBound(attempts)
+    per_turn = {
+        "customer": int(_is_model(customer)),
+        "gate": attempts if _is_model(roles.get("gate", customer)) else 0,
+        "desk": steps * attempts if _is_model(roles.get("desk", ""))
+        and condition != "direct" else 0,
+    }
+    judge_model = _is_model(roles.get("judge", ""))
+    judge = attempts if judge_model and task.card.output_assertions else 0
+    bounds = {seat: CallBound(turns * agent) for seat, spec in binding.items() if spec.is_model}
+    bounds.update((role, CallBound(turns * calls)) for role, calls in per_turn.items() if calls)
+    if judge_model:
+        bounds["judge"] = CallBound(judge)
+    message = max(per_turn["customer"] + per_turn["gate"], per_turn["desk"])
+    bounds[EPISODE_CALLS] = CallBound(turns * (agent + message) + judge)
     return bounds

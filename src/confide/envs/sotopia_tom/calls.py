@@ -8,6 +8,10 @@ of up to `repair_attempts` calls, plus, for ToM-Coach, the coach's note and, for
 stateful strategies, the state update (each up to the same attempts), and a stateful
 agent builds its state once. The model judge answers each of the four metrics once, up
 to `judge.llm.MAX_ATTEMPTS` calls.
+
+The seats share the `max_turns` turns (one seat per turn), so the episode as a whole
+(`EPISODE_CALLS`) makes at most `max_turns` turns of its costliest model seat, plus the
+state builds and the judge: with "all" a seat may take every turn, but not every seat.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from confide.core.benchmark import CallBound, SeatSpec
+from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
 from confide.envs.sotopia_tom.judge.llm import MAX_ATTEMPTS
 from confide.envs.sotopia_tom.judge.verdicts import METRICS
 from confide.envs.sotopia_tom.options import EnvOptions
@@ -33,17 +37,25 @@ def call_bounds(
     options: EnvOptions,
     condition: str | None,
 ) -> dict[str, CallBound]:
-    """Per model seat and the judge (when a model), the most calls one episode makes."""
+    """Per model seat and the judge (when a model), the most calls one episode makes, and
+    the most of all of them together."""
     turns = options.max_turns if options.leave_ends == "all" \
         else math.ceil(options.max_turns / len(task.agents))
-    asks = turns * (2 if options.reask_invalid_recipients else 1)
+    asks = 2 if options.reask_invalid_recipients else 1
     bounds: dict[str, CallBound] = {}
+    per_turn: dict[str, int] = {}
+    builds: dict[str, int] = {}
     for seat, spec in binding.items():
         if not spec.is_model:
             continue
         strategy = spec.strategy or "basic"
-        replies = asks * (2 if strategy in EXTRA_CALL else 1) + (strategy in STATEFUL)
-        bounds[seat] = CallBound(replies * options.repair_attempts)
-    if "/" in roles.get("judge", ""):
-        bounds["judge"] = CallBound(len(METRICS) * MAX_ATTEMPTS)
+        per_turn[seat] = asks * (2 if strategy in EXTRA_CALL else 1) * options.repair_attempts
+        builds[seat] = (strategy in STATEFUL) * options.repair_attempts
+        bounds[seat] = CallBound(turns * per_turn[seat] + builds[seat])
+    judge = len(METRICS) * MAX_ATTEMPTS if "/" in roles.get("judge", "") else 0
+    if judge:
+        bounds["judge"] = CallBound(judge)
+    bounds[EPISODE_CALLS] = CallBound(
+        options.max_turns * max(per_turn.values(), default=0) + sum(builds.values()) + judge
+    )
     return bounds
