@@ -83,7 +83,7 @@ from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.outputs.golden import build_task_reference
 from confide.envs.incognita.outputs.reference import assemble
-from confide.envs.incognita.outputs.write import write_incognita_outputs
+from confide.envs.incognita.outputs.write import source_files, write_incognita_outputs
 from confide.envs.incognita.participants import (
     LINEUP_SEAT,
     Customer,
@@ -138,11 +138,6 @@ def load_tasks(suite: str | None, path: str | None) -> list[ServiceTask]:
     return [ServiceTask(card=card, world=world, suite_id=loaded.suite_id) for card in loaded.cards]
 
 
-_CONVERTED: dict[str, ServiceTask] = {}
-"""Every converted task loaded in this process, by card id: the outputs writer builds
-their coordination reference (the frozen one covers only the shipped suite)."""
-
-
 @cache
 def _converted(tasks_path: str, world_path: str) -> tuple[ServiceTask, ...]:
     world, conversions = convert_file(tasks_path, world_path)
@@ -160,20 +155,24 @@ def load_source_tasks(tasks_path: str, world_path: str) -> list[ServiceTask]:
     if not tasks:
         raise ConfideError(f"--tasks {tasks_path}: no task converts (see `confide incognita "
                            f"convert --tasks {tasks_path} --world {world_path}`)")
-    _CONVERTED.update((task.id, task) for task in tasks)  # the last file loaded wins
     return list(tasks)
 
 
 def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
-    """The outputs hook: a run over converted tasks is read against their coordination
-    reference, built by rule (section 4.1); any other run against the frozen one."""
-    ids = sorted({trace.header.scenario_id for trace in traces})
-    converted = [_CONVERTED[card_id] for card_id in ids if card_id in _CONVERTED]
+    """The outputs hook: a run over converted tasks (its ``experiment.yaml`` names a task
+    file and a world) is read against their coordination reference, built by rule
+    (section 4.1); any other run against the frozen one. The tasks come from the run's
+    own experiment, so a run, its rescore and a Ray driver read the same ones, whatever
+    else the process loaded."""
+    source = source_files(run_dir)
     reference = None
-    if converted:
-        first = converted[0]
-        built = [build_task_reference(task.world, task.card) for task in converted]
-        reference = assemble(first.suite_id, first.world.state_hash(), built)
+    if source is not None:
+        by_id = {task.id: task for task in load_source_tasks(*source)}
+        ids = sorted({trace.header.scenario_id for trace in traces} & by_id.keys())
+        if ids:
+            first = by_id[ids[0]]
+            built = [build_task_reference(by_id[i].world, by_id[i].card) for i in ids]
+            reference = assemble(first.suite_id, first.world.state_hash(), built)
     return write_incognita_outputs(run_dir, traces, reference)
 
 

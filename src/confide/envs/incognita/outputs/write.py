@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -39,17 +40,27 @@ FIGURES_DIR = "figures"
 EXPERIMENT_FILE = "experiment.yaml"
 
 
+def _experiment(run_dir: Path) -> dict[str, Any]:
+    """The run's resolved ``experiment.yaml`` as a mapping (empty when there is none)."""
+    path = run_dir / EXPERIMENT_FILE
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else None
+    return data if isinstance(data, dict) else {}
+
+
+def source_files(run_dir: Path) -> tuple[str, str] | None:
+    """The (task file, world) of a run over a source benchmark's tasks (``--tasks F
+    --world W``, as its ``experiment.yaml`` records them), or None."""
+    data = _experiment(run_dir)
+    tasks, world = data.get("tasks"), data.get("world")
+    return (str(tasks), str(world)) if tasks is not None and world is not None else None
+
+
 def in_lineup_order(rows: Sequence[TrialRow], run_dir: Path) -> list[TrialRow]:
     """`rows` stably sorted so models first appear in the order of the run's lineups (the
     resolved ``experiment.yaml``), which every table and figure then follows; models not
     listed there keep their order after the listed ones."""
-    path = run_dir / EXPERIMENT_FILE
-    lineups: list[str] = []
-    if path.exists():
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        listed = data.get("lineups") if isinstance(data, dict) else None
-        if isinstance(listed, list):
-            lineups = [str(item) for item in listed]
+    listed = _experiment(run_dir).get("lineups")
+    lineups = [str(item) for item in listed] if isinstance(listed, list) else []
     rank = {model: index for index, model in enumerate(lineups)}
     return sorted(rows, key=lambda row: rank.get(row.model, len(rank)))
 
