@@ -27,7 +27,7 @@ from confide.envs.incognita.transform import (
     sentences,
 )
 from confide.envs.incognita.world import World, WorldDataError
-from confide.runner import build_experiment
+from confide.runner import build_experiment, run_experiment
 from confide.runner.preflight import PreflightError, preflight
 
 USER = "anders_holloway_4099"  # Anders Holloway, zip 40239, two pending orders
@@ -225,6 +225,29 @@ def test_both_bad_paths_are_named_before_anything_runs(tmp_path: Path) -> None:
 def test_preflight_world_problems(data: dict[str, str], problem: str) -> None:
     with pytest.raises(PreflightError, match=problem):
         preflight(build_experiment(data, check=False))
+
+
+def test_card_reading_mocks_are_refused_before_any_episode(tmp_path: Path, world: World) -> None:
+    tasks_path, world_path = _tau2_file(tmp_path, world)
+    lineups = ["mock/incognita-skilled", "mock/incognita-ineffective", "reference"]
+    data = {"benchmark": "incognita", "tasks": str(tasks_path), "world": str(world_path),
+            "lineups": lineups, "output_dir": str(tmp_path / "run")}
+    with pytest.raises(PreflightError) as caught:  # with every other problem, at once
+        preflight(build_experiment({**data, "options": {"max_turns": 0}}, check=False))
+    known = "knows only the shipped cards; 1 of the run's 1 tasks are not among them (tau2-7)"
+    assert [p for p in caught.value.problems if "max_turns" not in p] == [
+        f"seat {model!r} {known}: run it on the shipped suite, or put a model or the "
+        "reference agent in the seat" for model in lineups[:2]
+    ]
+    assert len(caught.value.problems) == 3
+    with pytest.raises(PreflightError):
+        run_experiment(build_experiment(data, check=False), show_progress=False)
+    assert not (tmp_path / "run" / "traces").exists()
+    # the shipped cards are known, and a lineup without such a mock is not checked
+    shipped = {"benchmark": "incognita", "lineups": lineups,
+               "task_ids": ["sd-05-return-whole-order"]}
+    assert len(preflight(build_experiment(shipped, check=False)).episodes) == 9
+    preflight(build_experiment({**data, "lineups": ["reference"]}, check=False))
 
 
 def test_convert_command_prints_the_summary(tmp_path: Path, world: World) -> None:

@@ -291,6 +291,10 @@ class BenchmarkSpec(Generic[TaskT]):
     load_source_tasks: Callable[[str, str], Sequence[TaskT]] | None = None
     """(task file of a source benchmark, the world it runs on) -> tasks (``--tasks F
     --world W``; Incognita's transformation); None: the benchmark takes no ``--world``."""
+    task_problems: Callable[[Sequence[TaskT], Sequence[SeatSpec]], list[str]] | None = None
+    """(the run's tasks, every seat of its lineups) -> what a participant cannot do with
+    these tasks, reported by the preflight before any episode (Incognita's card-reading
+    mocks know only the shipped cards); None: nothing to check."""
     prepare_model: Callable[[str], object] | None = None
     """Called with each model spec of a run before it is built (e.g. to register the
     environment's own mock models)."""

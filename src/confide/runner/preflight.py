@@ -5,7 +5,8 @@ otherwise fail every episode, one trace at a time. `preflight` resolves everythi
 experiment names before anything is written: the benchmark's declared inputs
 (`declared_problems`: options, roles and their required bindings, participants,
 strategies, conditions, sampling keys), the tasks and each lineup's seat count against
-every task, and every model spec of a seat or role, built exactly as the run will build
+every task, what a seat cannot do with the tasks (`BenchmarkSpec.task_problems`), and
+every model spec of a seat or role, built exactly as the run will build
 it (provider, model options, keys and base URLs, optional extras). It raises one
 `PreflightError` listing every problem, or returns the `RunPlan` that `confide run
 --dry-run` prints.
@@ -169,6 +170,8 @@ def preflight(experiment: Experiment) -> RunPlan:
         problems.append(str(exc))
         tasks = []
     problems += _seat_count_problems(spec, experiment, tasks)
+    if spec.task_problems is not None and tasks:
+        problems += spec.task_problems(tasks, _seats(spec, experiment))
     seat_names = {seat for task in tasks for seat in spec.seats(task)}
     role_names = ", ".join(role.name for role in spec.roles) or "none"
     for key in experiment.sampling:
@@ -192,6 +195,18 @@ def preflight(experiment: Experiment) -> RunPlan:
     if problems:
         raise PreflightError(spec.id, problems)
     return RunPlan(spec, experiment, episodes, models)
+
+
+def _seats(spec: BenchmarkSpec, experiment: Experiment) -> list[SeatSpec]:
+    """Every distinct seat spec of the run's lineups (a lineup that does not parse is
+    reported by `declared_problems`)."""
+    seats: list[SeatSpec] = []
+    for text in lineups_of(spec, experiment):
+        try:
+            seats += parse_lineup(text)
+        except ValueError:
+            continue
+    return list(dict.fromkeys(seats))
 
 
 def _seat_count_problems(

@@ -31,6 +31,7 @@ from confide.envs.incognita.env import (
     run_episode,
     score_episode,
     seats,
+    task_problems,
     write_outputs,
 )
 from confide.envs.incognita.events import EVENTS
@@ -60,6 +61,7 @@ SPEC = BenchmarkSpec(
     private_markers=private_markers,
     write_outputs=write_outputs,
     load_source_tasks=load_source_tasks,
+    task_problems=task_problems,
     score_episode=score_episode,
     options=EnvOptions,
     roles=ROLES,

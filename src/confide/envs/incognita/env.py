@@ -58,7 +58,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.benchmark import EpisodeContext, EpisodeResult, SeatSpec, expand_lineup
 from confide.core.message import Channel, Message
 from confide.core.options import parse_options
 from confide.core.postbox import Postbox
@@ -89,6 +89,7 @@ from confide.envs.incognita.participants import (
     Customer,
     Desk,
     GateClassifier,
+    card_problems,
     check_roles,
     make_agent,
     make_customer,
@@ -174,6 +175,12 @@ def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
             built = [build_task_reference(by_id[i].world, by_id[i].card) for i in ids]
             reference = assemble(first.suite_id, first.world.state_hash(), built)
     return write_incognita_outputs(run_dir, traces, reference)
+
+
+def task_problems(tasks: Sequence[ServiceTask], seats: Sequence[SeatSpec]) -> list[str]:
+    """The preflight's check of the tasks against the lineups' seats: the card-reading
+    mocks know only the shipped cards (`participants.card_problems`)."""
+    return card_problems([task.card for task in tasks], seats)
 
 
 def seats(task: ServiceTask) -> Sequence[str]:

@@ -31,7 +31,7 @@ Decisions
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, RoleSpec, SeatSpec
@@ -59,6 +59,7 @@ from confide.envs.incognita.participants.mock_prose import PROSE_MOCK_NAME, regi
 from confide.envs.incognita.participants.mock_skilled import (
     SKILLED_MOCK_NAME,
     register_skilled_mock,
+    unknown_cards,
 )
 from confide.envs.incognita.participants.reference import ReferenceAgent
 from confide.envs.incognita.participants.scripted import ScriptedCustomer, ScriptedDesk
@@ -184,6 +185,28 @@ MOCKS: tuple[tuple[str, str], ...] = (
 """The environment's mocks and what each is (`confide models list` shows them)."""
 
 
+CARD_READERS: tuple[str, ...] = (
+    f"mock/{SKILLED_MOCK_NAME}", f"mock/{PROSE_MOCK_NAME}", f"mock/{INEFFECTIVE_MOCK_NAME}",
+)
+"""The mock agents that recognise their card from its opening line: they know only the
+shipped cards (`mock_skilled.card_of`)."""
+
+
+def card_problems(cards: Sequence[TaskCard], seats: Sequence[SeatSpec]) -> list[str]:
+    """One problem per card-reading mock in `seats` when some of `cards` are not shipped
+    cards (converted tau2 tasks, a suite file of one's own): each of their episodes
+    would fail."""
+    readers = [seat.model for seat in seats if seat.model in CARD_READERS]
+    unknown = unknown_cards(cards) if readers else []
+    if not unknown:
+        return []
+    shown = ", ".join(unknown[:3]) + (", ..." if len(unknown) > 3 else "")
+    return [f"seat {model!r} knows only the shipped cards; {len(unknown)} of "
+            f"the run's {len(cards)} tasks are not among them ({shown}): run it on the "
+            "shipped suite, or put a model or the reference agent in the seat"
+            for model in dict.fromkeys(readers)]
+
+
 def register_mocks(spec: str) -> None:
     """Register the environment's mock named by `spec`, if it names one (the spec's
     `prepare_model` hook, so the preflight can build it too)."""
@@ -266,6 +289,7 @@ __all__ = [
     "Desk",
     "GateClassifier",
     "ParticipantError",
+    "card_problems",
     "check_roles",
     "make_agent",
     "make_customer",

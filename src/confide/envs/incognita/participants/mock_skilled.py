@@ -43,7 +43,9 @@ Decisions
 - The option ``seed`` (default 0) varies which episodes lapse, so two differently seeded
   instances act as two "models" of similar skill.
 - A prompt whose opening line is no shipped card's is an error (`SkilledMockError`): the
-  mock only knows the shipped suite.
+  mock only knows the shipped suite. The preflight reports a run whose tasks are not all
+  shipped cards before any episode (`unknown_cards`; converted tau2 tasks, a user's
+  suite file).
 - Non-agent requests (customer, desk, gate, judge) are answered as ``mock/incognita``
   answers them, so binding this mock to a role behaves like that mock there.
 """
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Sequence
 from functools import cache
 from typing import Any
 
@@ -97,6 +99,13 @@ class SkilledMockError(ConfideError):
 def _cards_by_opening() -> dict[str, TaskCard]:
     _, suite = load_suite()
     return {card.opening_line.strip(): card for card in suite.cards}
+
+
+def unknown_cards(cards: Sequence[TaskCard]) -> list[str]:
+    """The ids of `cards` that are not shipped cards (their opening line opens none, or
+    another one): `card_of` cannot place their episodes."""
+    known = _cards_by_opening()
+    return [card.card_id for card in cards if known.get(card.opening_line.strip()) != card]
 
 
 def card_of(messages: list[ChatMessage]) -> TaskCard:
