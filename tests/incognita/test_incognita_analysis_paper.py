@@ -188,3 +188,49 @@ def test_cost_cells_say_unpriced_or_partial_never_add_zero() -> None:
     assert corpus["direct"]["implied_cost"] == "partial"
     fully = {r["condition"]: r for r in tables.corpus_size_table(ROWS)}
     assert fully["social"]["cost_per_episode"] == pytest.approx(0.2)
+
+
+def test_paired_bar_figures_plot_their_rows(monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    """Ceiling removal, concordance, MDE and the assertion-channel audit each draw one
+    pair of bars per condition (`_paired_bars`): left and right of the tick, labelled,
+    at the heights of their rows."""
+    from matplotlib.figure import Figure
+
+    from confide.envs.incognita.outputs import analysis_figures as draw
+
+    drawn: list[Figure] = []
+    monkeypatch.setattr(draw, "_save", lambda figure, path: drawn.append(figure) or path)
+
+    def bars(axes: Any) -> list[tuple[str, list[tuple[float, float]]]]:
+        return [(c.get_label(), [(round(p.get_x() + p.get_width() / 2, 6), p.get_height())
+                                 for p in c.patches]) for c in axes.containers]
+
+    ceiling, _ = analyses.ceiling_removal(ROWS)
+    concordance, _ = analyses.concordance(ROWS)
+    mde, _ = analyses.detectable_effect(ROWS)
+    reader, _ = analyses.reader_audit(ROWS)
+    channel, _ = analyses.assertion_channel(ROWS)
+    cases = [
+        (draw.ceiling_figure(ceiling, tmp_path), 0, ceiling,
+         ("all tasks", "separated"), ("ceiling/floor tasks removed", "separated_kept")),
+        (draw.concordance_figure(concordance, tmp_path), 0, concordance,
+         ("observed", "agreement"), ("null", "null_agreement")),
+        (draw.mde_figure(mde, tmp_path), 0, mde, ("MDE (80%)", "mde"),
+         ("largest gap", "largest_gap")),
+        (draw.audits_figure(reader, channel, tmp_path), 1, channel,
+         ("database passes", "database_passes"),
+         ("of which failed on assertions", "failed_on_assertions")),
+    ]
+    assert len(drawn) == len(cases)
+    figure = Figure()
+    draw._paired_bars(figure.subplots(), ["a", "b"], ("x", [1, 2]), ("y", [3, 4]))
+    assert bars(figure.axes[0]) == [("x", [(-0.2, 1), (0.8, 2)]), ("y", [(0.2, 3), (1.2, 4)])]
+    for figure, (_, panel, rows, left, right) in zip(drawn, cases, strict=True):
+        axes = figure.axes[panel]
+        assert bars(axes)[-2:] == [
+            (label, [(x + shift, float(r[key] or 0)) for x, r in enumerate(rows)])
+            for shift, (label, key) in ((-0.2, left), (0.2, right))
+        ]
+        ticks = [t.get_text() for t in axes.get_xticklabels()]
+        assert ticks[-1].startswith(str(rows[-1]["condition"])) and len(ticks) == len(rows)

@@ -9,9 +9,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from confide.envs.incognita.outputs.figures import Row, _ordered, _save
+
+Bars = tuple[str, Sequence[float]]
+"""One side of a pair of bars: its legend label and its heights, one per tick."""
 
 
 def separability_figure(rows: Sequence[Row], path: Path) -> Path:
@@ -38,16 +42,29 @@ def separability_figure(rows: Sequence[Row], path: Path) -> Path:
     return _save(figure, path)
 
 
+def _paired_bars(
+    axes: Axes, ticks: Sequence[str], left: Bars, right: Bars, *, tick_size: str = "medium"
+) -> None:
+    """Two bars per tick on `axes`, each side a (legend label, heights) pair: how the
+    analyses set one quantity beside another per condition."""
+    xs = range(len(ticks))
+    for shift, (label, heights) in ((-0.2, left), (0.2, right)):
+        axes.bar([x + shift for x in xs], heights, 0.4, label=label)
+    axes.set_xticks(list(xs), ticks, fontsize=tick_size)
+
+
+def _one_axes() -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(6.5, 3.6), layout="constrained")
+    return figure, figure.subplots()
+
+
 def ceiling_figure(rows: Sequence[Row], path: Path) -> Path:
     """Section 6.1: separated pairs per condition before and after ceiling removal."""
-    figure = Figure(figsize=(6.5, 3.6), layout="constrained")
-    axes = figure.subplots()
-    xs = range(len(rows))
-    axes.bar([x - 0.2 for x in xs], [r["separated"] for r in rows], 0.4, label="all tasks")
-    kept = [r["separated_kept"] or 0 for r in rows]
-    axes.bar([x + 0.2 for x in xs], kept, 0.4, label="ceiling/floor tasks removed")
+    figure, axes = _one_axes()
     labels = [f"{r['condition']}\n{r['tasks']} -> {r['tasks_kept']} tasks" for r in rows]
-    axes.set_xticks(list(xs), labels, fontsize="small")
+    _paired_bars(axes, labels, ("all tasks", [r["separated"] for r in rows]),
+                 ("ceiling/floor tasks removed", [r["separated_kept"] or 0 for r in rows]),
+                 tick_size="small")
     axes.set_ylim(0, max(r["pairs"] for r in rows) + 0.5)
     axes.set_ylabel("separated model pairs")
     axes.set_title("Ceiling removal")
@@ -76,15 +93,13 @@ def dispersion_figure(rows: Sequence[Row], path: Path) -> Path:
 
 def concordance_figure(rows: Sequence[Row], path: Path) -> Path:
     """Section 6.1: split-half agreement on pairwise orderings against its null."""
-    figure = Figure(figsize=(6.5, 3.6), layout="constrained")
-    axes = figure.subplots()
-    xs = range(len(rows))
-    axes.bar([x - 0.2 for x in xs], [r["agreement"] for r in rows], 0.4, label="observed")
-    axes.bar([x + 0.2 for x in xs], [r["null_agreement"] for r in rows], 0.4, label="null")
-    for x, r in zip(xs, rows, strict=True):
+    figure, axes = _one_axes()
+    _paired_bars(axes, [r["condition"] for r in rows],
+                 ("observed", [r["agreement"] for r in rows]),
+                 ("null", [r["null_agreement"] for r in rows]))
+    for x, r in enumerate(rows):
         axes.annotate(f"{100 * r['null_share_reaching']:.1f}% of null reach",
                       (x, r["agreement"]), ha="center", va="bottom", fontsize="x-small")
-    axes.set_xticks(list(xs), [r["condition"] for r in rows])
     axes.set_ylim(0, max(r["pairs"] for r in rows) + 0.7)
     axes.set_ylabel("pairwise orderings agreeing")
     axes.set_title(f"Split-half concordance ({rows[0]['splits']} splits)")
@@ -94,12 +109,10 @@ def concordance_figure(rows: Sequence[Row], path: Path) -> Path:
 
 def mde_figure(rows: Sequence[Row], path: Path) -> Path:
     """Section 6.1: each condition's minimum detectable effect against its largest gap."""
-    figure = Figure(figsize=(6.5, 3.6), layout="constrained")
-    axes = figure.subplots()
-    xs = range(len(rows))
-    axes.bar([x - 0.2 for x in xs], [r["mde"] or 0.0 for r in rows], 0.4, label="MDE (80%)")
-    axes.bar([x + 0.2 for x in xs], [r["largest_gap"] for r in rows], 0.4, label="largest gap")
-    axes.set_xticks(list(xs), [r["condition"] for r in rows])
+    figure, axes = _one_axes()
+    _paired_bars(axes, [r["condition"] for r in rows],
+                 ("MDE (80%)", [r["mde"] or 0.0 for r in rows]),
+                 ("largest gap", [r["largest_gap"] for r in rows]))
     axes.set_ylabel("success difference")
     axes.set_title("Minimum detectable effect vs observed gaps")
     axes.legend(fontsize="small")
@@ -146,12 +159,9 @@ def audits_figure(reader: Sequence[Row], channel: Sequence[Row], path: Path) -> 
     left.set_ylabel("trials")
     left.set_title("Reader audit (non-reference reads)", fontsize="medium")
     left.legend(fontsize="x-small")
-    ys = list(range(len(channel)))
-    right.bar([y - 0.2 for y in ys], [r["database_passes"] for r in channel], 0.4,
-              label="database passes")
-    right.bar([y + 0.2 for y in ys], [r["failed_on_assertions"] for r in channel], 0.4,
-              label="of which failed on assertions")
-    right.set_xticks(ys, [r["condition"] for r in channel])
+    _paired_bars(right, [r["condition"] for r in channel],
+                 ("database passes", [r["database_passes"] for r in channel]),
+                 ("of which failed on assertions", [r["failed_on_assertions"] for r in channel]))
     right.set_ylabel("trials")
     right.set_title("Output-assertion channel", fontsize="medium")
     right.legend(fontsize="x-small")
