@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from confide.core.trace import read_trace, trace_files
 from confide.envs.incognita.loaders import save_world
 from confide.envs.incognita.outputs.trials import TRIALS_FILE
@@ -37,20 +39,26 @@ def _task_file(path: Path, actions: list[dict[str, Any]], wish: str) -> Path:
     return path
 
 
-def _run(tmp_path: Path, name: str, tasks: Path, world: Path) -> Path:
+def _run(tmp_path: Path, name: str, tasks: Path, world: Path, **more: str) -> Path:
     out = tmp_path / name
     run_experiment(build_experiment({
         "benchmark": "incognita", "tasks": str(tasks), "world": str(world),
-        "lineups": ["reference"], "conditions": ["social"], "output_dir": str(out),
+        "lineups": ["reference"], "conditions": ["social"], "output_dir": str(out), **more,
     }), show_progress=False)
     return out
 
 
-def test_two_task_files_in_one_process(tmp_path: Path) -> None:
+def _files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The world, and two task files with task id 7: a cancel, and a status question."""
     world_path = tmp_path / "world.json"
     save_world(load_suite()[0], world_path)
     cancel = _task_file(tmp_path / "cancel.json", [FIND, READ, CANCEL], "to cancel")
     look = _task_file(tmp_path / "look.json", [FIND, READ], "to know the status of")
+    return world_path, cancel, look
+
+
+def test_two_task_files_in_one_process(tmp_path: Path) -> None:
+    world_path, cancel, look = _files(tmp_path)
     first = _run(tmp_path, "cancel", cancel, world_path)
     second = _run(tmp_path, "look", look, world_path)
     rows = {run: (run / TRIALS_FILE).read_text() for run in (first, second)}
@@ -64,3 +72,12 @@ def test_two_task_files_in_one_process(tmp_path: Path) -> None:
         assert (run / TRIALS_FILE).read_text() == rows[run]
     rescored = rescore_run(first, out=tmp_path / "cancel-rescored").run_dir
     assert (rescored / TRIALS_FILE).read_text() == rows[first]
+
+
+@pytest.mark.ray
+def test_a_ray_driver_reads_the_run_s_own_task_file(ray_session: str, tmp_path: Path) -> None:
+    world_path, cancel, look = _files(tmp_path)
+    local = _run(tmp_path, "local", cancel, world_path)
+    _run(tmp_path, "look", look, world_path)  # the process's last file is another one
+    on_ray = _run(tmp_path, "ray", cancel, world_path, backend="ray")
+    assert (on_ray / TRIALS_FILE).read_text() == (local / TRIALS_FILE).read_text()
