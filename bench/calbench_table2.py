@@ -107,7 +107,8 @@ def dm_rows(run: Path | None) -> list[dict[str, Any]]:
                 {"benchmark": "calbench", "output_dir": str(Path(tmp) / "calbench"),
                  "conditions": ["dm"]}
             )
-            rows = run_experiment(experiment, show_progress=False).rows
+            # read the spooled rows before the directory is removed
+            rows = list(run_experiment(experiment, show_progress=False).rows)
     return [r for r in rows if (r.get("condition") or "dm") == "dm"]
 
 
