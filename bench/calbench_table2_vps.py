@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
-from calbench_peer_parity import PEER_NAMES, fixture_record
+from calbench_peer_parity import PEER_NAMES, _data, _kind, fixture_record, recorded_events
 from calbench_table2_suite import peer_available, suite_tasks
 
 from confide.core.message import Channel, Message
@@ -89,37 +87,10 @@ def peer_sdmap_vps(setting: str) -> float | None:
     return sum(values) / len(values)
 
 
-@contextmanager
-def recorded_events() -> Iterator[list[Any]]:
-    """The event log of the game `peer_game.play` runs inside the block: its engine class
-    is swapped for a subclass that keeps the result (the game itself is unchanged)."""
-    import peer_game
-
-    events: list[Any] = []
-    engine = peer_game.CalendarGame
-
-    class Recording(engine):  # type: ignore[misc, valid-type]
-        def run(self) -> Any:
-            result = super().run()
-            events.extend(result.events)
-            return result
-
-    peer_game.CalendarGame = Recording
-    try:
-        yield events
-    finally:
-        peer_game.CalendarGame = engine
-
-
-def _kind(event: Any) -> str:
-    raw = event if isinstance(event, dict) else event.model_dump()
-    return str(raw.get("event_type") or raw.get("type"))
-
-
 def sdmap_message(event: Any) -> MessageDelivered:
     """One published SD-MAP DM as our typed message (F.2 reads the same fields: the kind,
     the slot and a reply's status)."""
-    data = (event if isinstance(event, dict) else event.model_dump())["data"]
+    data = _data(event)
     body = json.loads(data["content"])
     payload = {"protocol": "sdmap", "type": body.pop("sd"), **body}
     if "reply_status" in payload:
