@@ -117,8 +117,9 @@ def local_batch(
 
 
 def _well_formed(view: CalendarView, slot: int | None, moves: Sequence[Move]) -> bool:
-    """Every move takes a meeting this calendar holds, from distinct sources to distinct
-    destinations other than its source and `slot`."""
+    """Every move takes a meeting this calendar holds to a slot that is free or vacated by
+    another of the moves, from distinct sources to distinct destinations other than its
+    source and `slot`."""
     sources = {m.from_slot for m in moves}
     for move in moves:
         item = view.slots[move.from_slot]
