@@ -3,8 +3,11 @@ played by our engine and by the published one (../shared/anchors/calbench/peer,
 `peer_game.play`) on the same public fixture tasks with the same cheap-talk budget, task
 for task. A task agrees when both schedule the same number of meetings and pay the same
 total displacement cost (on the fixture's own cost scale); the bench prints, per
-protocol, cost setting and budget, the agreeing tasks ("agree": same count and cost;
-"same n": same count) and both sides' means. Both engines get the same
+protocol, cost setting and budget, the agreeing tasks ("agree": same count and
+total cost; "per agent": same count and every agent's cost; "schedule": in every round
+each participant holds the round's meeting in the same slot at its resolution, read from
+the published engine's `resolution` events, recorded while `peer_game.play` runs it; "same
+n": same count) and both sides' means. Both engines get the same
 speaker orders (the fixtures carry none: our loader uses the participant order, and the
 published harness would otherwise draw its own), which matters once the budget is short.
 Skips cleanly when the fixtures are absent.
@@ -17,8 +20,19 @@ does not), the paper configuration's tasks: the published engine produced the pa
 Table 2 (issue 14), so agreement there is what a short budget tests. Costs are compared on
 the internal scale.
 
-    PYTHONPATH=src python bench/calbench_peer_parity.py [--turns 20 4] [--protocols imap sdmap]
-        [--suite canonical]
+`dsm-welfare-1sub` is a diagnosis, not a protocol: our DSM-Welfare seats held to one
+proposal sub-round per meeting, as the published DSM-Welfare client plays (D.3 and Table
+9 make DSM-Welfare exhaustive, so participants/dsm.py keeps searching). Compared against
+the published DSM-Welfare, it shows how many of the differing games that one choice
+explains. Issue 14, DSM-Welfare at 4 sweeps (agree / same n), before -> after
+participants/dsm_scoring.py and dsm_plans.py followed the published engine where the
+paper is silent: fixtures uniform 35/36 / 36/36 -> 36/36 / 36/36, varied 29/36 / 36/36
+-> 36/36 / 36/36; canonical uniform 42/45 / 45/45 -> 45/45 / 45/45, varied 18/45 / 38/45
+-> 38/45 / 38/45 (the 7 left: 5 explained by the single sub-round, 2 by the published
+scorer counting a slot freed by a meeting it does not hold; participants/dsm.py).
+
+    PYTHONPATH=src python bench/calbench_peer_parity.py [--turns 20 4]
+        [--protocols imap sdmap dsm-welfare dsm-welfare-1sub] [--suite canonical]
 """
 
 from __future__ import annotations
@@ -28,6 +42,8 @@ import asyncio
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +51,11 @@ from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.engine import Game, GameConfig
+from confide.envs.calbench.engine.game import CalendarParticipant
+from confide.envs.calbench.events import Resolution
 from confide.envs.calbench.metrics import metric_scale, paid_costs
 from confide.envs.calbench.participants import make_reference
+from confide.envs.calbench.participants.dsm import DSM_WELFARE, DsmParticipant, _Lead
 from confide.envs.calbench.scenario import ErrandSlot, MeetingSlot, Scenario
 from confide.envs.calbench.suites import load_suite
 
@@ -48,35 +67,94 @@ PEER_NAMES = {
     "sdmap": "sd",
     "dsm-welfare": "paper_dsm_welfare",
     "dsm-private": "private_dsm",
+    "dsm-welfare-1sub": "paper_dsm_welfare",
 }
+
+
+class OneSubRound(DsmParticipant):
+    """DSM-Welfare that stops after its first proposal sub-round (module docstring)."""
+
+    def __init__(self, seat: str) -> None:
+        super().__init__(seat, DSM_WELFARE)
+
+    def _another_round(self, lead: _Lead) -> bool:
+        return lead.sub_round == 0 and super()._another_round(lead)
+
+
+def player(seat: str, protocol: str) -> CalendarParticipant:
+    if protocol == "dsm-welfare-1sub":
+        return OneSubRound(seat)
+    return make_reference(seat, protocol, {})
 
 
 def shared() -> Path:
     return Path(os.environ.get("CONFIDE_SHARED", "/work/shared")) / "anchors" / "calbench"
 
 
-def ours(task: Scenario, protocol: str, turns: int) -> tuple[int, int]:
-    """(meetings scheduled, total displacement cost on the internal scale) of our engine."""
-    players = {
-        seat_of(a): make_reference(seat_of(a), protocol, {}) for a in range(task.num_agents)
-    }
+Outcome = tuple[int, list[int], list[dict[str, int | None]]]
+"""(meetings scheduled, per-agent cost on the internal scale, per round the slot where
+each participant holds the round's meeting at its resolution)."""
+
+
+def ours(task: Scenario, protocol: str, turns: int) -> Outcome:
+    """Our engine's outcome of `task`."""
+    players = {seat_of(a): player(seat_of(a), protocol) for a in range(task.num_agents)}
     trace = TraceRecorder()
     game = Game(task, players, trace, GameConfig(max_turns_per_round=turns))
     outcome = asyncio.run(game.play())
-    paid = sum(paid_costs(trace.events, task.num_agents, metric_scale(task)))
-    return sum(1 for v in outcome.resolved.values() if v), paid
+    paid = paid_costs(trace.events, task.num_agents, metric_scale(task))
+    slots = [dict(e.data.slots) for e in trace.events if isinstance(e, Resolution)]
+    return sum(1 for v in outcome.resolved.values() if v), list(paid), slots
 
 
-def theirs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, int]:
-    """(meetings scheduled, realized cost) of the published harness."""
-    scheduled, paid = peer_costs(raw, protocol, turns)
-    return scheduled, sum(paid)
+def theirs(raw: dict[str, Any], protocol: str, turns: int) -> Outcome:
+    """The published harness's outcome of `raw`: `peer_costs`, and the slots of its
+    `resolution` events (recorded while it plays)."""
+    with recorded_events() as events:
+        scheduled, paid = peer_costs(raw, protocol, turns)
+    slots = [dict(_data(e)["per_agent_slot"]) for e in events if _kind(e) == "resolution"]
+    return scheduled, paid, slots
+
+
+@contextmanager
+def recorded_events() -> Iterator[list[Any]]:
+    """The event log of the game `peer_game.play` runs inside the block: its engine class
+    is swapped for a subclass that keeps the result (the game itself is unchanged)."""
+    import peer_game  # type: ignore[import-not-found]
+
+    events: list[Any] = []
+    engine = peer_game.CalendarGame
+
+    class Recording(engine):  # type: ignore[misc, valid-type]
+        def run(self) -> Any:
+            result = super().run()
+            events.extend(result.events)
+            return result
+
+    peer_game.CalendarGame = Recording
+    try:
+        yield events
+    finally:
+        peer_game.CalendarGame = engine
+
+
+def _raw(event: Any) -> dict[str, Any]:
+    return event if isinstance(event, dict) else dict(event.model_dump())
+
+
+def _kind(event: Any) -> str:
+    raw = _raw(event)
+    return str(raw.get("event_type") or raw.get("type"))
+
+
+def _data(event: Any) -> dict[str, Any]:
+    return dict(_raw(event)["data"])
 
 
 def peer_costs(raw: dict[str, Any], protocol: str, turns: int) -> tuple[int, list[int]]:
     """(meetings scheduled, per-agent cost paid on the internal scale) of the published
     harness: its per-agent cost is its oracle share plus its excess burden."""
-    from peer_game import play  # type: ignore[import-not-found]
+    from peer_game import play  # type: ignore[import-not-found, unused-ignore]
 
     metrics, _ = play(raw, PEER_NAMES[protocol], max_turns=turns)
     paid = [
@@ -163,7 +241,9 @@ def main() -> int:
         lo, hi = (int(x) for x in args.slice.split(":"))
         pairs = fixture_pairs(files, lo, hi)
         print(f"{len(pairs)} fixture tasks ({args.slice} of {', '.join(f.name for f in files)})")
-    print(f"{'protocol':<12} {'setting':<8} {'turns':>5} {'agree':>8} {'same n':>8} "
+    print(f"{'protocol':<16} {'setting':<8} {'turns':>5} {'agree':>8} {'per agent':>9} "
+          f"{'schedule':>9} "
+          f"{'same n':>8} "
           f"{'sched ours':>10} {'theirs':>7} {'cost ours':>9} {'theirs':>7}  "
           "first differing tasks")
     for protocol in args.protocols:
@@ -172,19 +252,34 @@ def main() -> int:
             b = [theirs(raw, protocol, turns) for _, raw in pairs]
             for setting in sorted({task.cost_setting for task, _ in pairs}):
                 rows = [i for i, (task, _) in enumerate(pairs) if task.cost_setting == setting]
-                n = len(rows)
-                same = [i for i in rows if a[i] == b[i]]
-                count = [i for i in rows if a[i][0] == b[i][0]]
-                diff = [pairs[i][0].task_id for i in rows if i not in same][:3]
-                print(
-                    f"{protocol:<12} {setting:<8} {turns:>5} {len(same):>4}/{n:<3} "
-                    f"{len(count):>4}/{n:<3} "
-                    f"{sum(a[i][0] for i in rows) / n:>10.2f} "
-                    f"{sum(b[i][0] for i in rows) / n:>7.2f} "
-                    f"{sum(a[i][1] for i in rows) / n:>9.2f} "
-                    f"{sum(b[i][1] for i in rows) / n:>7.2f}  {' '.join(diff)}"
-                )
+                print(row(protocol, setting, turns, [pairs[i][0].task_id for i in rows],
+                          [a[i] for i in rows], [b[i] for i in rows]))
     return 0
+
+
+def row(
+    protocol: str,
+    setting: str,
+    turns: int,
+    ids: list[str],
+    a: list[Outcome],
+    b: list[Outcome],
+) -> str:
+    """One printed line: agreement counts, both sides' means, the first differing tasks."""
+    n = len(ids)
+    pairs = list(zip(a, b, strict=True))
+    total = [(x[0], sum(x[1])) == (y[0], sum(y[1])) for x, y in pairs]
+    per_agent = sum(x[:2] == y[:2] for x, y in pairs)
+    schedule = sum(x[2] == y[2] for x, y in pairs)
+    count = sum(x[0] == y[0] for x, y in pairs)
+    diff = [i for i, same in zip(ids, total, strict=True) if not same][:3]
+    return (
+        f"{protocol:<16} {setting:<8} {turns:>5} {sum(total):>4}/{n:<3} {per_agent:>5}/{n:<3} "
+        f"{schedule:>5}/{n:<3} "
+        f"{count:>4}/{n:<3} {sum(x[0] for x in a) / n:>10.2f} {sum(y[0] for y in b) / n:>7.2f} "
+        f"{sum(sum(x[1]) for x in a) / n:>9.2f} {sum(sum(y[1]) for y in b) / n:>7.2f}  "
+        f"{' '.join(diff)}"
+    )
 
 
 if __name__ == "__main__":

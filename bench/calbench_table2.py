@@ -10,7 +10,10 @@ or its gap put down to a named suite difference. An out-of-band Excess cell is e
 when the engine/suite swap of calbench_table2_suite.py says so (the published engine on
 our suite misses the band as we do, our engine on the published generator's tasks lands
 in it); it needs the public fixtures and the published harness under ../shared, and
-without them the cell stays unexplained. Each out-of-band cell gets our 95% bootstrap
+without them the cell stays unexplained. An out-of-band VPS cell is explained when the
+paper's value lies within the range the cell takes on suites drawn from our canonical
+suite's spec with other seeds (calbench_table2_vps.py, which also scores the published
+engine's SD-MAP messages on our suite with our VPS). Each out-of-band cell gets our 95% bootstrap
 interval over tasks, its value per suite cell and what was checked (`NOTES`, with figures
 this script computes, so the document is never edited by hand). Then Excess and Fair.
 charged three ways (issue 14 fix 5: tie-independent, our single optimum, the published
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import calbench_table2_suite as suite
+import calbench_table2_vps as vps
 
 from confide.core.tables import number
 from confide.envs.calbench.attribution import excess, fairness
@@ -49,10 +53,10 @@ METHODS = ("imap", "dsm-private", "dsm-welfare", "sdmap")
 COORD_POINTS = 6.0
 RELATIVE = 0.35
 RESAMPLES = 2000
-SUITE_SWAP = ("Excess",)
-"""Columns whose out-of-band cells get the engine/suite swap (calbench_table2_suite.py):
-the published engine reports the per-agent costs Excess needs, not the messages VPS
-needs."""
+SUITE_SWAP = ("Excess", "VPS")
+"""Columns whose out-of-band cells get a suite check: the engine/suite swap of
+calbench_table2_suite.py for Excess, the engine check and suite redraws of
+calbench_table2_vps.py for VPS."""
 _SWAP = (
     "The published engine on our suite gives {peer:.2f} (ours on the same {games} games, "
     "those it scheduled in full: {mine:.2f}; both engines pay the same total in {same} of "
@@ -72,10 +76,17 @@ _EXCESS = (
 _VPS = (
     "Excess VPS is a tail statistic (belief movement above the five-slot floor of F.3): "
     "nonzero in {nonzero} of {seats} seat-games here, so a few games where one initiator "
-    "proposes many slots decide it. The swap cannot score it: the published harness "
-    "snapshot carries no VPS code (its analysis scripts are not in it) and reports no "
-    "messages; our engine on the published generator's own 5-agent, 3-participant tasks "
-    "gives {published}."
+    "proposes many slots decide it; our engine on the published generator's own 5-agent, "
+    "3-participant tasks gives {published}."
+)
+_DRAWS = (
+    "The draw of the suite: our canonical suite's spec drawn with {count} other seeds "
+    "gives {lo:.2f}-{hi:.2f} ({values}); the paper's value is {where} that range."
+)
+_SDMAP_DRAWS = (
+    " Not the engine: the published engine's own SD-MAP messages on our suite, scored by "
+    "our VPS, give {peer}. SD-MAP never reads a cost (D.2: binary feasibility), so its "
+    "uniform and varied cells are draws of one statistic, as the paper's {other} are."
 )
 NOTES: dict[tuple[str, str, str], str] = {
     ("varied", "imap", "Excess"): _EXCESS,
@@ -96,7 +107,8 @@ def dm_rows(run: Path | None) -> list[dict[str, Any]]:
                 {"benchmark": "calbench", "output_dir": str(Path(tmp) / "calbench"),
                  "conditions": ["dm"]}
             )
-            rows = run_experiment(experiment, show_progress=False).rows
+            # read the spooled rows before the directory is removed
+            rows = list(run_experiment(experiment, show_progress=False).rows)
     return [r for r in rows if (r.get("condition") or "dm") == "dm"]
 
 
@@ -230,6 +242,28 @@ def suite_swap(
     )
 
 
+def vps_draws(setting: str, method: str, ours: float, paper: float) -> tuple[bool, str]:
+    """Whether a VPS gap is the draw of the suite: the paper's value lies within the range
+    the cell takes on suites drawn from our canonical spec with other seeds (and, for
+    SD-MAP, what the published engine's messages score on our suite)."""
+    draws = vps.redrawn_vps(setting, method)
+    peer = vps.peer_sdmap_vps(setting) if method == "sdmap" else None
+    lo, hi = min(draws), max(draws)
+    explained = lo <= paper <= hi
+    text = _DRAWS.format(
+        count=len(draws), lo=lo, hi=hi, values=", ".join(f"{v:.2f}" for v in draws),
+        where="inside" if explained else "outside",
+    )
+    if method == "sdmap":
+        other = "uniform" if setting == "varied" else "varied"
+        text += _SDMAP_DRAWS.format(
+            peer="n/a" if peer is None else f"{peer:.2f} (ours {ours:.2f})",
+            other=f"{PAPER_TABLE2[(setting, method)][-1]:g} and "
+            f"{PAPER_TABLE2[(other, method)][-1]:g}",
+        )
+    return explained, text
+
+
 def verdict(why: tuple[bool, str] | None, swapped: bool) -> str:
     if why is None:
         return "Not explained" + (
@@ -285,8 +319,10 @@ def render(rows: list[dict[str, Any]]) -> tuple[str, int]:
                     continue
                 lo, hi = interval(members, column)
                 why = None
-                if column in SUITE_SWAP:
+                if column == "Excess":
                     why = suite_swap(setting, method, members, value, theirs)
+                elif column == "VPS":
+                    why = vps_draws(setting, method, value, theirs)
                 unexplained += why is None or not why[0]
                 checked = NOTES.get((setting, method, column), "")
                 if checked:

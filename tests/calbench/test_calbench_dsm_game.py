@@ -15,16 +15,16 @@ lower slot wins: slot 0. Agent 1 paid C(10) + C(11) = 1 + 0 = 1 and gets R = (11
 (min(2, 3) - 1) = 2: points 99 / 101. DECISION: agent 0 schedules at 0; agent 1 moves E3
 0 -> 1 and schedules at 0.
 Round 2 (M2). Agent 0 now holds [M1, E1, E2 blocked, free]: plans slot 3 (11, plan 300),
-slot 0 by moving M1 0 -> 3 (10, plan 0), slot 1 (10, plan 100), slot 0 by moving M1
-0 -> 1 and E1 1 -> 3 (9, plan 1). p = 1/4: U = -0.25, 0.29, 0.70, 0.99 -> L = 4. Agent 1
-([M1, E3, free, E4 blocked]) scores [0 (blocked), 0 (M1 cannot go to its blocked slot
-3), 10, 9 (M1 0 -> 1 after E3 1 -> 2)]. Best: plan 100 (loss 2 < 4), slot 1. Agent 1 paid
-C(10) + C(9) = 3, gets (11 - 10) + (min(2, 4) - 1) = 2: points 100 / 100. DECISION: agent 0
-moves E1 1 -> 3, agent 1 moves E3 1 -> 2; both schedule at 1. Costs paid: (1, 2).
+slot 0 by moving M1 0 -> 3 (10, plan 0; a displaced meeting lands on a free slot only, so
+no chain goes to slot 1), slot 1 (10, plan 100); equal levels go by slot. p = 1/4: U =
+-0.25, 0.29, 0.70 -> L = 3. Agent 1 ([M1, E3, free, E4 blocked]) scores [0 (blocked), 0
+(M1's destination 3 is not free on its calendar), 10]. Best: plan 100 (loss 2), slot 1.
+Agent 1 paid C(10) = 1, gets (11 - 10) + (min(1, 3) - 1) = 1: points 99 / 101. DECISION:
+agent 0 moves E1 1 -> 3, agent 1 moves E3 1 -> 2; both schedule at 1. Costs paid: (1, 2).
 VPS per round: agent 1 learns agent 0's proposed slots (rounds: {0, 1, 3}, {0, 1, 3}: 1.5
 each); agent 0 learns agent 1's levels: round 1 slots 0 -> 10/11, 1 -> 1, 3 -> 0: 0.409 +
-0.5 + 0.5; round 2 slots 0 -> 9/11 (the better of plans 0 and 1), 1 -> 10/11, 3 -> 0:
-0.318 + 0.409 + 0.5. Decisions name a slot already at 1: no change.
+0.5 + 0.5; round 2 slots 0 -> 0, 1 -> 10/11, 3 -> 0: 0.5 + 0.409 + 0.5. Decisions name a
+slot already at 1: no change.
 
 DSM-Private. L = 1 every time (theta = 10). Round 1: offers slot 0, agent 1 scores 10,
 agreed; agent 1 pays 1 and gets (11 - 10) + 0 = 1: points stay 100. Round 2: offers slot 3
@@ -109,12 +109,11 @@ def test_welfare_two_agents_by_hand() -> None:
             _plan(300, 3),
             _plan(0, 0, [{"meeting_id": 1, "from_slot": 0, "to_slot": 3}]),
             _plan(100, 1),
-            _plan(1, 0, [{"meeting_id": 1, "from_slot": 0, "to_slot": 1}]),
         ], to=[1])),
-        ("agent1", a0, _dsm("scores", meeting_id=2, sub_round=1, plan_ids=[300, 0, 100, 1],
-                            scores=[0, 0, 10, 9], to=[0])),
+        ("agent1", a0, _dsm("scores", meeting_id=2, sub_round=1, plan_ids=[300, 0, 100],
+                            scores=[0, 0, 10], to=[0])),
         ("agent0", a1, _dsm("decision", meeting_id=2, plan_id=100, slot=1, moves=[],
-                            settlement=_settle(3, 2), to=[1])),
+                            settlement=_settle(1, 1), to=[1])),
     ]
     assert outcome.resolved == {1: True, 2: True}
     assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [0, 0]
@@ -127,7 +126,7 @@ def test_welfare_two_agents_by_hand() -> None:
         (1, "agent1", ["reschedule", "schedule"], 1),
     ]
     assert [r["cost_real"] for r in report.rows] == [1, 2]
-    assert (seats[0].points, seats[1].points) == (100, 100)
+    assert (seats[0].points, seats[1].points) == (99, 101)
     thoughts = [e.data.thinking for e in env_events(trace, "turn_end") if e.data.thinking]
     assert thoughts[0] == (
         "dsm-welfare M1: slot 0 (plan 0) after 1 sub-round(s); points 100 -> 99 "
@@ -139,11 +138,11 @@ def test_welfare_two_agents_by_hand() -> None:
     assert by_pair[(0, 0, 1)] == pytest.approx(1.5)
     assert by_pair[(0, 1, 0)] == pytest.approx(abs(W - 0.5) + 1.0)
     assert by_pair[(1, 0, 1)] == pytest.approx(1.5)
-    assert by_pair[(1, 1, 0)] == pytest.approx(abs(9 / 11 - 0.5) + abs(W - 0.5) + 0.5)
+    assert by_pair[(1, 1, 0)] == pytest.approx(abs(W - 0.5) + 1.0)
     totals = [t.vps_loss_total for t in vps.targets]
-    assert totals == pytest.approx([3.0, 2.636364], abs=1e-6)
+    assert totals == pytest.approx([3.0, 2 * (W - 0.5) + 2.0], abs=1e-6)
     excess = [t.excess_vps_loss_total for t in vps.targets]
-    assert excess == pytest.approx([1.0, 0.636364], abs=1e-6)
+    assert excess == pytest.approx([1.0, 2 * (W - 0.5)], abs=1e-6)
     sources = [(e.round, e.source, e.slot) for e in vps.evidence if e.target_agent == 0]
     assert sources == [
         (0, "dsm_proposal", 0), (0, "dsm_proposal", 1), (0, "dsm_proposal", 3),
@@ -182,18 +181,21 @@ def test_private_two_agents_by_hand() -> None:
     assert [t.excess_vps_loss_total for t in vps.targets] == [0.0, 0.0]
 
 
-def _displacement() -> Scenario:
+def _displacement(*, errand_at_landing: bool = False) -> Scenario:
     """M1 (agents 0, 1) fits only where agent 0 holds prior meeting M9 with agent 2.
 
         agent 0: [M9, E1 blocked, free, E2 blocked]
         agent 1: [free, free, E3 blocked, E4]
-        agent 2: [M9, free, E5, E6 blocked]
+        agent 2: [M9, E5, free, E6 blocked]   (or E5 at slot 2 with `errand_at_landing`)
     """
+    e5, landing = errand(5), None
+    if errand_at_landing:
+        e5, landing = None, errand(5)
     return scenario(
         [
             [prior(9, (0, 2)), errand(1, blocked=True), None, errand(2, blocked=True)],
             [None, None, errand(3, blocked=True), errand(4)],
-            [prior(9, (0, 2)), None, errand(5), errand(6, blocked=True)],
+            [prior(9, (0, 2)), e5, landing, errand(6, blocked=True)],
         ],
         [(1, (0, 1), (0, 1))],
     )
@@ -204,14 +206,14 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
     plan 0; the only chain: slots 1 and 3 are blocked); p = 1/4, L = 2. D.3: one proposals
     DM per scorer with both offers. Agent 1 sees both plans without the move (it does not
     attend M9) and scores [0, 11]; agent 2, a non-participant scoring as an additional
-    responder, sees the move in plan 0 and scores [11, 9] (plan 200 asks nothing of it;
-    plan 0 moves M9 plus E5, evicted to the slot M9 leaves). Plan 0 wins. Agent 2 moves
+    responder, sees the move in plan 0 and scores [11, 10] (plan 200 asks nothing of it;
+    plan 0 moves M9, shown cost 1, to its free slot 2). Plan 0 wins. Agent 2 moves
     its copy in VOLUNTARY, agent 0 in its DECISION batch; M9 stays consistent at slot 2.
-    Settlement: agent 2 pays C(11) + C(9) = 0 + 2 and gets (11 - 9) + (min(A=2, L=2) - 1)
-    = 3; agent 1 pays 0 and gets (11 - 11) + (min(1, 2) - 1) = 0; agent 0 collects 2 and
-    pays 3. VPS (p0 = 1/2, every update exact): agent 0 told agent 1 and agent 2 slots 2
+    Settlement: agent 2 pays C(11) + C(10) = 0 + 1 and gets (11 - 10) + (min(A=2, L=2) - 1)
+    = 2; agent 1 pays 0 and gets (11 - 11) + (min(1, 2) - 1) = 0; agent 0 collects 1 and
+    pays 2. VPS (p0 = 1/2, every update exact): agent 0 told agent 1 and agent 2 slots 2
     and 0 (4 x 0.5); agent 1 told agent 0 slot 2 level 0 and slot 0 level 11 (2 x 0.5);
-    agent 2 told agent 0 slot 2 level 11 (0.5) and slot 0 level 9 (9/11 - 0.5)."""
+    agent 2 told agent 0 slot 2 level 11 (0.5) and slot 0 level 10 (10/11 - 0.5)."""
     seats = _seats(DSM_WELFARE, 3)
     outcome, _, trace = run_players(_displacement(), seats)
     move = {"meeting_id": 9, "from_slot": 0, "to_slot": 2}
@@ -223,11 +225,11 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
         ("agent1", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1, plan_ids=[200, 0],
                                      scores=[0, 11], to=[0])),
         ("agent2", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1, plan_ids=[200, 0],
-                                     scores=[11, 9], to=[0])),
+                                     scores=[11, 10], to=[0])),
         ("agent0", ("agent1",), _dsm("decision", meeting_id=1, plan_id=0, slot=0, moves=[],
                                      settlement={"1": {"charge": 0, "reward": 0}}, to=[1])),
         ("agent0", ("agent2",), _dsm("decision", meeting_id=1, plan_id=0, slot=None,
-                                     moves=[move], settlement={"2": {"charge": 2, "reward": 3}},
+                                     moves=[move], settlement={"2": {"charge": 1, "reward": 2}},
                                      to=[2])),
     ]
     assert outcome.resolved == {1: True}
@@ -235,13 +237,33 @@ def test_welfare_cross_meeting_displacement_by_hand() -> None:
     assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [0, 0, None]
     applied = [(s, d.phase, d.cost) for s, d in
                ((e.seat, e.data) for e in env_events(trace, "batch_applied"))]
-    assert applied == [("agent2", "VOLUNTARY", 2), ("agent0", "DECISION", 1),
+    assert applied == [("agent2", "VOLUNTARY", 1), ("agent0", "DECISION", 1),
                        ("agent1", "DECISION", 0)]
     assert not env_events(trace, "consistency_violation")
     assert [s.points for s in seats.values()] == [99, 100, 101]
     vps = vps_rows(_displacement(), trace.events)
     totals = [t.vps_loss_total for t in vps.targets]
-    assert totals == pytest.approx([2.0, 1.0, 0.5 + 9 / 11 - 0.5])
+    assert totals == pytest.approx([2.0, 1.0, 0.5 + W - 0.5])
+
+
+def test_welfare_displacement_needs_a_free_landing_on_every_holder() -> None:
+    """The same game with agent 2's E5 on slot 2, where the plan puts M9. A.5 rule 5 lets
+    a batch move M9 there only if slot 2 is free or freed by the same batch, and the
+    published engine's scorers, like ours, score such a move infeasible (the paper does not
+    say whether a holder may evict an errand for a displaced meeting). So agent 2 scores
+    [11, 0]: no offer suits everyone, both plans are tried (DSM-Welfare searches
+    exhaustively, D.3), and the initiator announces its best-ranked offer that moves no
+    meeting, slot 2, which agent 1 cannot take (E3 blocked): it schedules at its first
+    usable slot 0 and M1 fails; M9 does not move."""
+    seats = _seats(DSM_WELFARE, 3)
+    outcome, _, trace = run_players(_displacement(errand_at_landing=True), seats)
+    sent = payloads(trace)
+    assert sent[3] == ("agent2", ("agent0",), _dsm("scores", meeting_id=1, sub_round=1,
+                                                   plan_ids=[200, 0], scores=[11, 0], to=[0]))
+    assert [p[2]["plan_id"] for p in sent[4:] if p[2] is not None] == [200, None]
+    assert outcome.resolved == {1: False}
+    assert [cal.slot_of_meeting(9) for cal in outcome.calendars] == [0, None, 0]
+    assert [cal.slot_of_meeting(1) for cal in outcome.calendars] == [2, 0, None]
 
 
 def test_groupchat_conditions_share_one_message_per_step() -> None:

@@ -110,12 +110,29 @@ def test_initiator_plans_are_valid_batches(cal: Calendar, depth: int, targets: i
         assert plan.own_score == satisfaction(moved)
         assert plan.own_score == score(view, CURRENT.meeting_id, plan.slot, plan.moves)
         assert len(plan.moves) <= depth
+        sources = {m.from_slot for m in plan.moves}
+        assert all(view.slots[m.to_slot].kind == "free" or m.to_slot in sources
+                   for m in plan.moves)  # a displaced meeting never lands on an errand
     per_slot: dict[int, int] = {}
     for plan in plans:
         per_slot[plan.slot] = per_slot.get(plan.slot, 0) + 1
     assert all(n <= max(targets, 1) for n in per_slot.values())
-    levels = [p.own_score for p in plans]
-    assert levels == sorted(levels, reverse=True)
+    order = [(-p.own_score, p.slot, p.plan_id) for p in plans]
+    assert order == sorted(order)
+
+
+def test_offers_go_by_level_then_slot_whoever_must_agree() -> None:
+    """Agent 0 holds [M9 (with agent 2), E1 (cost 1), free]: slot 2 is free (level 11),
+    slot 0 moves M9 to slot 2 (level 10, agent 2 scores too), slot 1 moves E1 (level 10).
+    Equal levels go by slot, so the displacement plan at slot 0 precedes slot 1 although
+    it needs one more scorer."""
+    cal = Calendar(0, (MeetingItem(9, 1, (0, 2)), Errand(1, 1), None))
+    plans = candidate_plans(view_of(cal), CURRENT.meeting_id, [1], cascade_depth=2,
+                            displacement_targets=4, reachable=None)
+    assert [(p.plan_id, p.own_score, sorted(p.scorers)) for p in plans] == [
+        (200, 11, [1]), (0, 10, [1, 2]), (100, 10, [1]),
+    ]
+    assert plans[1].moves == (Move(9, 0, 2),)
 
 
 @settings(max_examples=150, deadline=None)
@@ -140,3 +157,5 @@ def test_reported_levels_are_backed_by_batches(
     result = apply_batch(cal, domain(batch), meeting=CURRENT, require_schedule=target is not None)
     assert level == satisfaction([item.cost for item, _, _ in result.moves])
     assert level > 0
+    sources = {m.from_slot for m in moves}
+    assert all(view.slots[m.to_slot].kind == "free" or m.to_slot in sources for m in moves)

@@ -17,7 +17,6 @@ from confide.envs.calbench.participants.dsm_scoring import (
     availability,
     best_utility,
     joint_acceptance,
-    level_drop,
     offer_size,
     reward,
     satisfaction,
@@ -39,16 +38,18 @@ def test_table9_presets() -> None:
     assert D_LEVELS == 12
 
 
-def test_levels_fall_with_shown_cost_on_the_log_scale() -> None:
-    assert [level_drop(c) for c in (0, 1, 10, 100, 1000)] == [0, 1, 2, 3, 4]
+def test_levels_fall_one_per_unit_of_shown_cost() -> None:
+    """s = max(1, D-1-c) over the summed shown cost c (the published engine's mapping):
+    a uniform-cost item drops one level, a shown 10 or 100 drops to the floor 1."""
     assert satisfaction([]) == 11  # nothing to move
-    assert satisfaction([1]) == 10  # one uniform-cost errand
-    assert satisfaction([10]) == 9 and satisfaction([100]) == 8
-    assert satisfaction([1, 100]) == 7  # a meeting copy and an expensive errand
-    assert satisfaction([100] * 5) == 1  # never below 1 while feasible
+    assert satisfaction([1]) == 10  # one uniform-cost errand (or one meeting copy)
+    assert satisfaction([1, 1, 1]) == 8
+    assert satisfaction([10]) == 1 and satisfaction([100]) == 1
+    assert satisfaction([9]) == 2
+    assert satisfaction([1] * 30) == 1  # never below 1 while feasible
     assert satisfaction(None) == 0
-    with pytest.raises(ValueError, match="cost must be >= 0"):
-        level_drop(-1)
+    with pytest.raises(ValueError, match="costs must be >= 0"):
+        satisfaction([-1])
 
 
 def test_scoring_cost_and_reward() -> None:

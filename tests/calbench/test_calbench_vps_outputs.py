@@ -100,13 +100,13 @@ def test_tables_have_f5_columns_and_hand_values(tmp_path: Path) -> None:
     assert [g["game_id"] for g in games] == ["p", "w"]  # sorted, whatever the input order
     welfare = games[1]
     assert welfare["trace_path"] == "traces/w.jsonl"
-    assert _6(welfare["vps_loss_total"]) == "5.636364"  # 3.0 + 2.636364
+    assert _6(welfare["vps_loss_total"]) == "5.818182"  # 3.0 + 2 (10/11 - 1/2) + 2
     assert welfare["pair_round_count"] == "4"
     targets = _read(tmp_path / "game_target_summary.csv")
     assert [(t["game_id"], t["target_agent"], _6(t["vps_loss_total"]),
              _6(t["excess_vps_loss_total"])) for t in targets] == [
         ("p", "0", "1.000000", "0.000000"), ("p", "1", "0.909091", "0.000000"),
-        ("w", "0", "3.000000", "0.000000"), ("w", "1", "2.636364", "0.000000"),
+        ("w", "0", "3.000000", "0.000000"), ("w", "1", "2.818182", "0.000000"),
     ]
     assert {t["vps_floor"] for t in targets} == {"5.0"}
     pairs = _read(tmp_path / "pair_round_vps.csv.gz")

@@ -49,6 +49,18 @@ Payloads (plus `protocol: "dsm"` and `to`, see base.py):
 `{"type": "decision", "meeting_id", "plan_id", "slot", "moves", "settlement"}` with moves
 `{"meeting_id", "from_slot", "to_slot"}` and settlement `{agent: {"charge", "reward"}}`.
 
+Where the published engine differs, the paper decides (issue 14, measured with
+bench/calbench_peer_parity.py on the canonical suite at 4 sweeps: the two agree on 38 of
+45 varied games, and on 43 when ours is held to one sub-round): its DSM-Welfare client
+offers one batch per meeting and, when no offer suits everyone, announces its best-ranked
+one anyway, where D.3 has DSM-Welfare run "exhaustively until a fully-feasible slot is
+found or the slot pool is exhausted" (Table 9: exhaustive search, yes); this explains 5
+of the 7 games where it leaves a meeting unscheduled and we do not. In the other 2 its
+scorer treats a slot as freed by another meeting's move that is not on its calendar,
+scores the plan feasible and then cannot commit it (A.5 rule 5: a destination must be
+free or freed by the same batch); ours scores such a plan 0, as D.3's 0 ("encodes
+infeasibility") requires.
+
 Choices the text does not decide (D.3 fixes what a proposals message carries, slot
 indices and the attached displacement plan, but not who sees which move): under DMs a
 scorer sees the moves of the meetings it attends only (the other moves are other agents'

@@ -3,15 +3,27 @@
 
 A plan puts the round's meeting at `slot`; when the initiator's copy of `slot` holds a
 prior multi-agent meeting, the plan also carries a displacement chain: moves (meeting id,
-from slot, to slot) that clear it, where a move may land on another prior meeting that is
-moved in turn, up to the preset's cascade depth. Every participant of a moved meeting
-must agree, so they score the plan as additional responders (Modi and Veloso 2004).
+from slot, to slot) that clear it, where a move lands on a free slot or on another prior
+meeting that is moved in turn, up to the preset's cascade depth. Every participant of a
+moved meeting must agree, so they score the plan as additional responders (Modi and
+Veloso 2004).
 
-A seat evaluates a plan only on its own calendar: the plan is feasible for it when a
-valid A.5 batch exists that applies the moves of the meetings it holds and, for a
-participant of the round's meeting, schedules the meeting at `slot` (errands found at a
-destination are evicted to the lowest free slot, as every reference protocol does); its
-satisfaction level comes from the shown costs of the items that batch moves.
+A seat evaluates a plan only on its own calendar: the plan is feasible for it when every
+move of a meeting it holds lands on a slot that is free there or vacated by another of
+those moves, and a valid A.5 batch exists that applies them and, for a participant of the
+round's meeting, schedules the meeting at `slot` (an errand at `slot` is evicted to the
+lowest free slot, as every reference protocol does); its satisfaction level comes from
+the shown costs of the items that batch moves.
+
+Choices the text does not decide, taken from the published engine (D.3 says only that
+"the initiator can attach a proposed displacement plan" which the bumped meeting's
+participants score): a displaced meeting never lands on an errand (the chain would move
+a third party's errand that nobody offered to move), and the alternatives for one slot
+are ranked by the shown cost of the meetings they move, then chain length, then landing
+slots; the initiator offers its plans by its own level, then slot, then plan id. With
+the level mapping of dsm_scoring.py these choices took DSM-Welfare's agreement with the
+published engine (bench/calbench_peer_parity.py, 4 sweeps) from 35/36 uniform and 29/36
+varied public fixtures to 36/36 and 36/36 (issue 14).
 
 Plan ids are `slot * 100 + k`, with k = 0 for a slot that needs no displacement and
 otherwise the rank (from 0) of the chain among the slot's alternatives: unique within a
@@ -30,7 +42,7 @@ from confide.envs.calbench.participants.base import (
     plan_batch,
     plan_relocations,
 )
-from confide.envs.calbench.participants.dsm_scoring import D_LEVELS, level_drop, satisfaction
+from confide.envs.calbench.participants.dsm_scoring import D_LEVELS, satisfaction
 
 PLAN_STRIDE = 100
 """Plan ids per slot; bounds the displacement alternatives per slot."""
@@ -105,11 +117,15 @@ def local_batch(
 
 
 def _well_formed(view: CalendarView, slot: int | None, moves: Sequence[Move]) -> bool:
-    """Every move takes a meeting this calendar holds, from distinct sources to distinct
-    destinations other than its source and `slot`."""
+    """Every move takes a meeting this calendar holds to a slot that is free or vacated by
+    another of the moves, from distinct sources to distinct destinations other than its
+    source and `slot`."""
+    sources = {m.from_slot for m in moves}
     for move in moves:
         item = view.slots[move.from_slot]
         if item.kind != "meeting" or item.item_id != move.meeting_id:
+            return False
+        if view.slots[move.to_slot].kind != "free" and move.to_slot not in sources:
             return False
     return not (
         any(m.from_slot == m.to_slot or m.to_slot == slot for m in moves)
@@ -151,23 +167,21 @@ def participants_of(view: CalendarView, meeting_id: int) -> tuple[int, ...]:
 
 
 Chain = tuple[tuple[Move, ...], tuple[int, ...]]
-"""Moves that clear a slot, with the shown costs of what they move on the builder's
-calendar: each moved meeting, then the errand evicted from the last landing slot."""
+"""Moves that clear a slot, with the shown cost of each meeting they move on the
+builder's calendar."""
 
 
 def _chains(
     view: CalendarView, src: int, depth: int, used: frozenset[int], current: int
 ) -> list[Chain]:
     """Displacement chains that clear `src` (a prior meeting) within `depth` moves. Each
-    move lands on a free slot, on a movable errand (evicted to a free slot) or on another
-    prior meeting that the next move clears, so every chain is a valid batch for the
-    calendar it was built from."""
+    move lands on a free slot or on another prior meeting that the next move clears, so
+    every chain is a valid batch for the calendar it was built from."""
     item = view.slots[src]
     if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
         return []
     used = used | {src}
     cost = item.cost or 0
-    movable = bool(view.free_slots)
     out: list[Chain] = []
     for dst, target in enumerate(view.slots):
         if dst in used:
@@ -175,10 +189,7 @@ def _chains(
         move = Move(item.item_id, src, dst)
         if target.kind == "free":
             out.append(((move,), (cost,)))
-        elif target.kind == "errand":
-            if movable and not target.blocked:
-                out.append(((move,), (cost, target.cost or 0)))
-        else:
+        elif target.kind == "meeting":
             out.extend(
                 ((move, *moves), (cost, *costs))
                 for moves, costs in _chains(view, dst, depth - 1, used, current)
@@ -196,7 +207,7 @@ def candidate_plans(
     reachable: frozenset[int] | None,
 ) -> list[Plan]:
     """Every plan the initiator could take itself, best first for it: by its own
-    satisfaction (high first), then fewer extra scorers, slot, plan id. Displacement
+    satisfaction (high first), then slot, plan id (the published engine's order). Displacement
     alternatives per slot are the `displacement_targets` cheapest feasible chains for the
     initiator (ties: shorter chain, lower landing slots) whose scorers are all `reachable`
     (None = everyone can be reached)."""
@@ -210,7 +221,7 @@ def candidate_plans(
                 plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
             continue
         ranked = [
-            (sum(map(level_drop, costs)), len(chain), [m.to_slot for m in chain], chain, costs)
+            (sum(costs), len(chain), [m.to_slot for m in chain], chain, costs)
             for chain, costs in _chains(view, slot, cascade_depth, frozenset(), meeting_id)
         ]
         ranked.sort(key=lambda r: (r[0], r[1], r[2]))
@@ -225,5 +236,5 @@ def candidate_plans(
             own = satisfaction(costs)
             plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
             kept += 1
-    plans.sort(key=lambda p: (-p.own_score, len(p.scorers - base), p.slot, p.plan_id))
+    plans.sort(key=lambda p: (-p.own_score, p.slot, p.plan_id))
     return plans

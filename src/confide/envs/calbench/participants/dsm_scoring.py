@@ -6,8 +6,8 @@ Everything here is a pure function of numbers; `dsm.py` wires it into a seat.
 
 - Satisfaction levels s in {0, ..., D-1}, D = 12 (D.3): 0 = the plan is infeasible for
   the scorer, D-1 = feasible with nothing to move, and in between the level falls with the
-  displacement the plan costs the scorer: s = max(1, D-1 - drop), where drop sums, over
-  the items the scorer would move, 1 + round(log10(c)) for an item of shown cost c.
+  displacement the plan costs the scorer: s = max(1, D-1 - c), where c sums the shown
+  costs of the items the scorer would move.
 - Scoring cost C(s) = D - s - 1 for s > 0, else 0 (D.3).
 - Aggregate statistic of a score vector (D.3): availability A = number of non-zero
   scores (offers the scorer can accept).
@@ -22,10 +22,11 @@ Everything here is a pure function of numbers; `dsm.py` wires it into a seat.
 
 Choices the text does not decide (D.3 requires only that "intermediate levels decrease
 monotonically with displacement cost", and gives U(L) without saying how p_succ or
-c_priv are obtained): the level drop reads the shown cost back onto the
-log scale it is displayed on (section 3: internal 1/2/3 are shown as 1/10/100), so a
-1/10/100 errand drops 1/2/3 levels, the same ordering as the cost metric and with a
-uniform-cost errand dropping exactly one level; a "successful" offer set is one that
+c_priv are obtained): the level falls by one per unit of shown cost, as in the published
+engine (issue 14 replaced a log-scale drop of 1/2/3 levels for shown 1/10/100; see
+dsm_plans.py for the agreement this bought), so a uniform-cost item drops one level and
+a shown 10 or 100 reaches the floor 1: the protocol then prefers moving up to nine cheap
+items over one expensive one; a "successful" offer set is one that
 contains an offer every responder can take at full satisfaction (nothing to move), and p
 is estimated by the initiator from its own calendar only: the fraction f of its slots
 that are free, taken as typical of every responder, p = f^R for R responders, clipped to
@@ -37,7 +38,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import cache
 
 D_LEVELS = 12
 """Number of satisfaction levels D (D.3)."""
@@ -45,22 +45,14 @@ D_LEVELS = 12
 _P_MIN, _P_MAX = 0.01, 0.99
 
 
-@cache
-def level_drop(cost: int) -> int:
-    """Satisfaction levels lost by moving one item of shown cost `cost` (0 for cost 0)."""
-    if cost < 0:
-        raise ValueError(f"level_drop: cost must be >= 0, got {cost}")
-    if cost == 0:
-        return 0
-    return 1 + math.floor(math.log10(cost) + 0.5)
-
-
 def satisfaction(item_costs: Iterable[int] | None, levels: int = D_LEVELS) -> int:
     """The level of a plan that moves items of these shown costs; None = infeasible -> 0."""
     if item_costs is None:
         return 0
-    drop = sum(level_drop(c) for c in item_costs)
-    return max(1, levels - 1 - drop)
+    costs = list(item_costs)
+    if any(c < 0 for c in costs):
+        raise ValueError(f"satisfaction: costs must be >= 0, got {costs}")
+    return max(1, levels - 1 - sum(costs))
 
 
 def scoring_cost(score: int, levels: int = D_LEVELS) -> int:
