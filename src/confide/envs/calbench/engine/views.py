@@ -5,7 +5,8 @@ Views are immutable; a calendar view is rebuilt only when the seat's calendar ob
 changes (calendars are immutable domain values, so identity is enough), and a rebuild
 reuses the slot view and A.1 text line of every slot whose item object is unchanged (a
 batch touches a few slots), which keeps the reference-protocol hot path free of repeated
-pydantic work.
+pydantic work. The engine's own values have the declared types, so views are built
+`trusted` (core/trusted.py: no validation, same instances).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from confide.core.message import Message
+from confide.core.trusted import trusted
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarView,
@@ -54,7 +56,8 @@ class ViewBuilder:
             kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
             for i, item in enumerate(calendar.slots)
         ]
-        view = CalendarView(
+        view = trusted(
+            CalendarView,
             owner=calendar.owner,
             slots=tuple(view for view, _ in parts),
             text="\n".join(line for _, line in parts),
@@ -77,11 +80,12 @@ class ViewBuilder:
 
     def _new_slot(self, index: int, item: Slot) -> SlotView:
         if item is None:
-            return SlotView(slot=index, kind="free")
+            return trusted(SlotView, slot=index, kind="free")
         label = self._labels.get(item.label_id) if item.label_id is not None else None
         cost = self.scenario.display_cost(item.cost)
         if isinstance(item, Errand):
-            return SlotView(
+            return trusted(
+                SlotView,
                 slot=index,
                 kind="errand",
                 item_id=item.errand_id,
@@ -89,7 +93,8 @@ class ViewBuilder:
                 blocked=item.blocked,
                 label=label,
             )
-        return SlotView(
+        return trusted(
+            SlotView,
             slot=index,
             kind="meeting",
             item_id=item.meeting_id,
@@ -106,7 +111,8 @@ class ViewBuilder:
             label = None
             if key[1] and meeting.label_id is not None:
                 label = self._labels.get(meeting.label_id)
-            view = MeetingView(
+            view = trusted(
+                MeetingView,
                 meeting_id=meeting.meeting_id,
                 participants=meeting.participants,
                 speaker_order=meeting.speaker_order,
@@ -130,7 +136,8 @@ class ViewBuilder:
         new_messages: Sequence[Message],
     ) -> CheapTalkObservation:
         """A CHEAP_TALK observation."""
-        return CheapTalkObservation(
+        return trusted(
+            CheapTalkObservation,
             **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
             turn=turn,
             max_turns=max_turns,
@@ -152,7 +159,8 @@ class ViewBuilder:
     ) -> BatchObservation:
         """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty); it
         carries no inbox (A.3: meeting metadata and a calendar snapshot)."""
-        return BatchObservation(
+        return trusted(
+            BatchObservation,
             **self._common(agent, calendar, meeting, round_index, penalty, ()),
             phase=phase,
             attempt=attempt,

@@ -10,6 +10,9 @@ all-agent groupchat otherwise; addressees that the open channel cannot reach are
 contacted. Receivers ignore payloads of other protocols and payloads not addressed to
 them (a groupchat also shows them other agents' traffic).
 
+Tool calls and envelopes are built `trusted` (core/trusted.py): a protocol builds them from
+its own typed values, so validating them again would only slow every turn; an LLM seat's
+replies are parsed and validated at the trust boundary (llm_parse.py).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
+from confide.core.trusted import trusted
 from confide.envs.calbench.actions import (
     AllAgentGroupchatCall,
     BatchObservation,
@@ -55,7 +59,7 @@ class ProtocolParticipant(ABC):
             actions = self.cheap_talk(observation, self._incoming(observation))
         else:
             actions = self.batch(observation)
-        return Envelope(actions=actions) if actions else _NOTHING
+        return trusted(Envelope, actions=actions) if actions else _NOTHING
 
     @abstractmethod
     def cheap_talk(self, obs: CheapTalkObservation, incoming: Incoming) -> list[ToolCall]:
@@ -88,7 +92,8 @@ class ProtocolParticipant(ABC):
             return []
         if "dm" in obs.channels:
             return [
-                DmCall(
+                trusted(
+                    DmCall,
                     to=a,
                     content=None,
                     payload={"protocol": self.protocol, **body, "to": [a]},
@@ -101,9 +106,9 @@ class ProtocolParticipant(ABC):
             and obs.is_participant
             and set(targets) <= set(obs.meeting.participants)
         ):
-            return [ParticipantGroupchatCall(content=None, payload=payload)]
+            return [trusted(ParticipantGroupchatCall, content=None, payload=payload)]
         if "all_agent_groupchat" in obs.channels:
-            return [AllAgentGroupchatCall(content=None, payload=payload)]
+            return [trusted(AllAgentGroupchatCall, content=None, payload=payload)]
         return []
 
 
@@ -155,11 +160,14 @@ def plan_batch(
         return None
     slots = view.slots
     actions: list[ToolCall] = [
-        RescheduleCall(item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why)
+        trusted(
+            RescheduleCall,
+            item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why,
+        )
         for src, dst, why in relocations
     ]
     if schedule is not None:
-        actions.append(ScheduleCall(meeting_id=schedule[0], slot=schedule[1]))
+        actions.append(trusted(ScheduleCall, meeting_id=schedule[0], slot=schedule[1]))
     return actions
 
 

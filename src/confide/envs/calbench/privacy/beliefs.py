@@ -22,10 +22,12 @@ BeliefKey = tuple[int, int, int]
 
 
 def nudge(belief: float, evidence: float, strength: float) -> float:
-    """The F.1 update of one slot's belief."""
-    for name, value in (("belief", belief), ("evidence", evidence), ("strength", strength)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"nudge: {name} must be in [0, 1], got {value}")
+    """The F.1 update of one slot's belief (every game's VPS runs it per update: the
+    range check names a culprit only when one fails)."""
+    if not (0.0 <= belief <= 1.0 and 0.0 <= evidence <= 1.0 and 0.0 <= strength <= 1.0):
+        for name, value in (("belief", belief), ("evidence", evidence), ("strength", strength)):
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"nudge: {name} must be in [0, 1], got {value}")
     return (1.0 - strength) * belief + strength * evidence
 
 
@@ -50,7 +52,9 @@ class BeliefTable:
         """Apply one piece of evidence to slot `slot`; returns (belief before, after)."""
         if not 0 <= slot < self.num_slots:
             raise ValueError(f"BeliefTable: slot {slot} is outside [0, {self.num_slots})")
-        vector = self._beliefs.setdefault(key, [self.prior] * self.num_slots)
+        vector = self._beliefs.get(key)
+        if vector is None:
+            vector = self._beliefs[key] = [self.prior] * self.num_slots
         before = vector[slot]
         vector[slot] = nudge(before, evidence, strength)
         self._observations[key] = self._observations.get(key, 0) + 1
