@@ -40,7 +40,9 @@ PEER_NAMES = {
 
 
 def anchors() -> Path:
-    return Path(os.environ.get("CONFIDE_SHARED", "/work/shared")) / "anchors/calbench"
+    """CONFIDE_SHARED, else the `shared` folder next to the repository (as the tests)."""
+    default = Path(__file__).resolve().parents[1].parent / "shared"
+    return Path(os.environ.get("CONFIDE_SHARED") or default) / "anchors/calbench"
 
 
 def children_cpu() -> float:

@@ -100,3 +100,24 @@ def test_links_work_after_moving_and_from_another_directory(
     outside = build_report(moved, tmp_path / "reports" / "r.html")
     assert _broken(outside) == []
     assert 'href="../elsewhere/moved-run/summary.csv"' in outside.read_text("utf-8")
+
+
+def test_large_table_row_counts_with_and_without_quoted_line_breaks(tmp_path: Path) -> None:
+    """A table's total is its row count whether rows are counted as lines (no quote in
+    the file past the preview) or parsed (a quoted cell may hold a line break)."""
+    import gzip
+
+    from confide.core.tables import write_table
+    from confide.report.html import _Linker, _preview
+
+    link = _Linker(Path("."), tmp_path / "traces", viewer=False)
+    plain = [{"a": i, "b": f"x{i}"} for i in range(100)]
+    broken = [*plain[:60], {"a": 60, "b": "two\r\nlines"}, {"a": 61, "b": 'a "quote"'},
+              *plain[62:]]
+    for name, rows in (("plain.csv.gz", plain), ("plain.csv", plain),
+                       ("broken.csv.gz", broken), ("broken.csv", broken)):
+        path = write_table(tmp_path / name, rows)
+        data = path.read_bytes()
+        lines = (gzip.decompress(data) if name.endswith(".gz") else data).count(b"\n")
+        assert lines == (102 if name.startswith("broken") else 101)
+        assert _preview(path, link, {})["total"] == 100, name

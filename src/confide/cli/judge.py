@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from confide.cli.scope import require_benchmark
 from confide.cli.term import HELP_MARKUP, console, print_table
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from confide.envs.sotopia_tom.outputs.agreement import AgreementReport
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
@@ -44,6 +45,8 @@ def _fmt(value: float | None) -> str:
 
 def render_report(report: AgreementReport) -> Table:
     """The correlation table of a report (Table 6's rows, `table6_rows`)."""
+    from rich.table import Table
+
     from confide.envs.sotopia_tom.outputs.agreement import table6_rows
 
     table = Table(

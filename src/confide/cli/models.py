@@ -11,14 +11,12 @@ CONFIDE_OPENAI_API_KEY).
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from confide.cli.term import HELP_MARKUP
-from confide.untrusted import InputError, load_json, parse_json
 
 SCHEMA_LIMIT = 2**20
 
@@ -28,6 +26,7 @@ app = typer.Typer(help="Try chat models and list providers.", no_args_is_help=Tr
 
 def _load_schema(path: Path) -> dict[str, Any]:
     from confide.llm import ModelSpecError
+    from confide.untrusted import InputError, load_json
 
     try:
         schema = load_json(path, "schema file", limit=SCHEMA_LIMIT)
@@ -58,7 +57,10 @@ def try_model(
     system: Annotated[str | None, typer.Option(help="Optional system message.")] = None,
 ) -> None:
     """Send PROMPT to MODEL and print the reply."""
+    import asyncio
+
     from confide.llm import ChatMessage, GenerateConfig, get_model  # keeps `--help` fast
+    from confide.untrusted import InputError, parse_json
 
     config = GenerateConfig(
         temperature=temperature,

@@ -5,15 +5,15 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
 from confide.cli.term import console, print_table
 from confide.errors import ConfideError
-from confide.registry import catalog, get_benchmark
-from confide.untrusted import parse_yaml
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 
 def run(
@@ -123,6 +123,8 @@ def run(
     if path.suffix in (".yaml", ".yml"):
         experiment = load_experiment(path, overrides, check=False)
     else:
+        from confide.registry import get_benchmark  # lazily: `confide --help` stays fast
+
         get_benchmark(target)
         data = {k: v for k, v in overrides.items() if v is not None}
         data.setdefault("output_dir", f"runs/{target}")
@@ -172,6 +174,8 @@ def benchmarks() -> None:
 
     Benchmarks from installed plugins are listed too; a plugin that cannot be loaded is
     named on stderr after the list (exit status 1)."""
+    from confide.registry import catalog
+
     entries, problems = catalog()
     rows = [
         {
@@ -192,6 +196,8 @@ def benchmarks() -> None:
 
 def render_table(rows: list[dict[str, Any]], title: str) -> Table:
     """A rich table from dict rows (floats to 2 decimals; numeric columns right-aligned)."""
+    from rich.table import Table
+
     table = Table(title=title)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     for column in columns:
@@ -219,6 +225,8 @@ def sampling_flags(items: list[str] | None) -> dict[str, dict[str, Any]]:
 
 
 def _pairs(items: list[str] | None, flag: str, *, parse: bool) -> dict[str, Any]:
+    from confide.untrusted import parse_yaml
+
     result: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")

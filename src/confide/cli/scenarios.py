@@ -31,15 +31,16 @@ the exit status is 0 whenever the pipeline ran.
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from confide.cli.term import HELP_MARKUP
-from confide.core.sampling import Sampling
 from confide.errors import ConfideError
+
+if TYPE_CHECKING:
+    from confide.core.sampling import Sampling
 
 app = typer.Typer(no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 
@@ -125,6 +126,8 @@ def generate(
     ] = None,
 ) -> None:
     """Generate, judge, correct and validate new scenarios."""
+    import asyncio
+
     from confide.envs.sotopia_tom.generation import (  # imported here: `--help` stays fast
         generate_with_specs,
         plan_requests,
@@ -158,6 +161,7 @@ def _sampling(items: list[str] | None) -> dict[str, Sampling]:
     from pydantic import ValidationError
 
     from confide.cli.run import sampling_flags
+    from confide.core.sampling import Sampling
 
     result = {}
     for who, fields in sampling_flags(items).items():

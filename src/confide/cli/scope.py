@@ -12,15 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from confide.errors import ConfideError
 
 
 def run_benchmark(run_dir: Path) -> str | None:
     """The benchmark id a run directory was made for; None when it records none (a
     results.csv assembled by hand)."""
-    from confide.runner.rundir import MARKER  # here: `confide --help` imports no runner
+    import yaml  # here, as the runner: `confide --help` imports neither
+
+    from confide.runner.rundir import MARKER
 
     marker = run_dir / MARKER
     if not marker.is_file():

@@ -9,11 +9,11 @@ plain lines are never folded, and help falls back to click's word-wrapping forma
 from __future__ import annotations
 
 import sys
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported when something is printed, not with the CLI
+    from rich.console import Console
+    from rich.table import Table
 
 TERMINAL = sys.stdout.isatty()
 HELP_MARKUP: Literal["rich"] | None = "rich" if TERMINAL else None
@@ -22,6 +22,8 @@ HELP_MARKUP: Literal["rich"] | None = "rich" if TERMINAL else None
 
 def console() -> Console:
     """A stdout console; off a terminal it never folds lines."""
+    from rich.console import Console
+
     return Console(soft_wrap=not TERMINAL)
 
 
@@ -58,5 +60,7 @@ def markdown_table(table: Table) -> str:
 
 
 def _plain(cell: object) -> str:
+    from rich.text import Text
+
     text = cell.plain if isinstance(cell, Text) else Text.from_markup(str(cell)).plain
     return " ".join(text.split("\n")).replace("|", "\\|")

@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from confide.cli.term import HELP_MARKUP, print_table
 
@@ -44,6 +43,8 @@ def list_episodes(
     ] = None,
 ) -> None:
     """List a run's episodes with their trace files."""
+    from rich.table import Table
+
     from confide.core.trace import TRACE_SUFFIX  # imported here: `confide --help` stays fast
     from confide.view.episodes import Where, read_episodes, select
 

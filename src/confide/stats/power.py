@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import math
 
-from scipy import optimize
-from scipy import stats as sps
-
 from confide.stats._validate import StatsError, check_open_unit, check_positive
 
 MIN_TASKS = 2.0
@@ -29,6 +26,8 @@ _MAX_TASKS = 1e9
 
 
 def _power(effect_size: float, n_tasks: float, alpha: float) -> float:
+    from scipy import stats as sps  # here: importing confide.stats (the runner does) stays cheap
+
     df = n_tasks - 1.0
     crit = float(sps.t.ppf(1.0 - alpha / 2.0, df))
     nc = math.sqrt(n_tasks) * effect_size
@@ -81,6 +80,8 @@ def required_tasks(effect: float, sd: float, *, power: float = 0.8, alpha: float
         upper *= 2.0
         if upper > _MAX_TASKS:
             raise StatsError(f"effect {effect!r} with sd {sd!r} needs more than 1e9 tasks")
+    from scipy import optimize
+
     root: float = optimize.brentq(
         lambda n: _power(size, n, level) - target, upper / 2.0, upper, xtol=1e-10
     )
@@ -100,5 +101,7 @@ def minimum_detectable_effect(
     upper = 1.0
     while _power(upper, n, level) < target:
         upper *= 2.0
+    from scipy import optimize
+
     size: float = optimize.brentq(lambda es: _power(es, n, level) - target, 0.0, upper, xtol=1e-12)
     return size * spread

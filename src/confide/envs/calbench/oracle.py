@@ -20,6 +20,16 @@ in 50 bits; the first chunk is folded into the cost objective when cost * radix 
 still fits (one solve for the 16-slot suites), later chunks are minimized one by one with
 the cost and earlier chunks fixed.
 
+Search first. The benchmark's problems are small (a few meetings over 16 slots), so the
+canonical solution is found by two depth-first searches, without CP-SAT: the first finds
+the optimal cost (meetings with the fewest options first, cheapest option first, pruned
+by the cheapest completion of the meetings left), the second walks the placements in the
+tie-break's own order (groups as above, each slot ascending) under that cost bound, so the
+first complete placement it reaches is the canonical one. CP-SAT (and importing it, over a
+second with its pandas dependency) is left for problems where a search passes
+`SEARCH_NODES` nodes; both give the same solution, which tests check on every shipped and
+fixture task.
+
 Solving is memoized per process (`solve_oracle` keeps the last `SOLVE_CACHE_SIZE` problems):
 the same problem recurs within a run (a game's metrics, its audits, every lineup and
 condition of the same task), so a run solves each distinct (calendars, meetings) problem
@@ -39,9 +49,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import cast
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING, Literal, cast
 
 from confide.envs.calbench.scenario import GreedyRecord, SolutionRecord
 from confide.envs.calbench.world import (
@@ -55,9 +63,14 @@ from confide.envs.calbench.world import (
     find_inconsistencies,
 )
 
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
 SOLVER_SEED = 20260
 SOLVE_CACHE_SIZE = 4096
 _LEX_BITS = 50
+SEARCH_NODES = 50_000
+"""Nodes a search may visit (per search) before `solve_oracle` hands the problem to CP-SAT."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +192,8 @@ def _groups(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> list[
 def cp_solver() -> cp_model.CpSolver:
     """A CP-SAT solver configured as every solve in confide needs it: one worker, a fixed
     seed, and the process's SIGINT left alone."""
+    from ortools.sat.python import cp_model  # imported only when a problem needs CP-SAT
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SOLVER_SEED
@@ -231,6 +246,119 @@ def _solve_cached(
     groups = placement_groups(calendars, meetings)
     if groups is None:
         return None
+    chosen = search_canonical(groups, SEARCH_NODES)
+    if chosen is None:
+        return None
+    if chosen is not False:
+        return _solution(calendars, groups, chosen)
+    return solve_cpsat(calendars, groups, n_slots, canonical)
+
+
+def _option_cost(g: _Group, slot: int, errands: int) -> int:
+    """What placing group `g` at `slot` costs: the errands under it, plus every copy's
+    move cost when a prior meeting leaves its slot."""
+    return errands + (sum(g.move_costs) if g.origin is not None and slot != g.origin else 0)
+
+
+def search_canonical(groups: Sequence[_Group], budget: int) -> list[int] | Literal[False] | None:
+    """The canonical solution's slot per group by search (module docstring): None when no
+    placement exists, False when a search passed `budget` nodes."""
+    costed = [[(_option_cost(g, s, c), s) for s, c in g.options] for g in groups]
+    optimum = _optimum(groups, costed, budget)
+    if optimum is None or optimum is False:
+        return optimum
+    return _first_at(groups, costed, optimum, budget)
+
+
+def _optimum(
+    groups: Sequence[_Group], costed: Sequence[list[tuple[int, int]]], budget: int
+) -> int | Literal[False] | None:
+    """The minimum total cost of a placement (None: none exists; False: over budget)."""
+    order = sorted(range(len(groups)), key=lambda i: (len(costed[i]), i))
+    parts = [groups[i].participants for i in order]
+    options = [sorted(costed[i]) for i in order]
+    rest = [0] * (len(order) + 1)
+    for depth in range(len(order) - 1, -1, -1):
+        rest[depth] = rest[depth + 1] + options[depth][0][0]
+    used: dict[int, int] = {}  # agent -> bitmask of its slots taken
+    best: int | None = None
+    nodes = 0
+
+    def visit(depth: int, total: int) -> bool:
+        nonlocal best, nodes
+        nodes += 1
+        if nodes > budget:
+            return False
+        if depth == len(order):
+            best = total
+            return True
+        for cost, slot in options[depth]:
+            if best is not None and total + cost + rest[depth + 1] >= best:
+                break  # cheapest first: the other options cannot improve on `best` either
+            bit = 1 << slot
+            if any(used.get(p, 0) & bit for p in parts[depth]):
+                continue
+            for p in parts[depth]:
+                used[p] = used.get(p, 0) | bit
+            complete = visit(depth + 1, total + cost)
+            for p in parts[depth]:
+                used[p] ^= bit
+            if not complete:
+                return False
+        return True
+
+    return best if visit(0, 0) else False
+
+
+def _first_at(
+    groups: Sequence[_Group], costed: Sequence[list[tuple[int, int]]], optimum: int, budget: int
+) -> list[int] | Literal[False]:
+    """The lexicographically smallest slot vector (groups in order) of a placement costing
+    `optimum` (one exists) or False past `budget` nodes."""
+    rest = [0] * (len(groups) + 1)
+    for depth in range(len(groups) - 1, -1, -1):
+        rest[depth] = rest[depth + 1] + min(cost for cost, _ in costed[depth])
+    used: dict[int, int] = {}
+    chosen: list[int] = []
+    nodes = 0
+
+    def visit(depth: int, total: int) -> bool | None:
+        """True: found; None: no placement below; False: over budget."""
+        nonlocal nodes
+        nodes += 1
+        if nodes > budget:
+            return False
+        if depth == len(groups):
+            return True
+        parts = groups[depth].participants
+        for cost, slot in costed[depth]:  # slots ascending
+            if total + cost + rest[depth + 1] > optimum:
+                continue
+            bit = 1 << slot
+            if any(used.get(p, 0) & bit for p in parts):
+                continue
+            for p in parts:
+                used[p] = used.get(p, 0) | bit
+            chosen.append(slot)
+            found = visit(depth + 1, total + cost)
+            if found is not None:
+                return found
+            chosen.pop()
+            for p in parts:
+                used[p] ^= bit
+        return None
+
+    found = visit(0, 0)
+    if found is None:
+        raise RuntimeError("the oracle search lost its optimum")  # cannot happen
+    return chosen if found else False
+
+
+def solve_cpsat(
+    calendars: Sequence[Calendar], groups: Sequence[_Group], n_slots: int, canonical: bool
+) -> Solution | None:
+    """The same problem by CP-SAT (the module docstring's model and tie-break)."""
+    from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
