@@ -535,7 +535,7 @@ class TraceFiles(Sequence[Trace]):
     never holds more than the one being looked at (a run of 10,000 episodes stays flat)."""
 
     def __init__(self, paths: Sequence[Path]) -> None:
-        self.paths = list(paths)
+        self.paths = paths  # kept as given: a run passes a sequence that finds each path
 
     def __len__(self) -> int:
         return len(self.paths)

@@ -275,8 +275,9 @@ def price_line(run_dir: Path) -> str:
 def _leak_counts(run_dir: Path) -> dict[str, int]:
     """Episode id -> leak events, counted as the viewer counts them (the benchmark's
     `ViewHooks.leaks`)."""
-    return {r.get("episode_id", ""): int(r["leak_events"])
-            for r in RunData(run_dir, 0).episode_rows()}
+    leaks = RunData(run_dir, 0).leaks
+    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
+        return {r.get("episode_id", ""): leaks.count(r) for r in csv.DictReader(handle)}
 
 
 def _notable(

@@ -213,13 +213,15 @@ async def _run_checked(
             ray_episodes(spec, experiment, trace_dir, prints, stop, models.meter)
         )
         play, at_once = cluster.play, cluster.in_flight
-    limit = asyncio.Semaphore(at_once)
     started = time.perf_counter()
+    # `at_once` workers take the chains in order: a task per chain, all waiting at once,
+    # would hold a coroutine for every episode of the run from its start
+    chains = iter(worker_chains(experiment, plans, todo))
     with backend, RunProgress(len(plans), len(plans) - len(todo), models.meter,
                               show_progress) as bar:
 
-        async def worker(chain: list[EpisodePlan]) -> None:
-            async with limit:
+        async def worker() -> None:
+            for chain in chains:
                 for plan in chain:
                     if stop.is_set():
                         return
@@ -232,7 +234,7 @@ async def _run_checked(
                         failed.append(plan.episode_id)
                     bar.advance(ok)
 
-        await asyncio.gather(*(worker(chain) for chain in worker_chains(experiment, plans, todo)))
+        await asyncio.gather(*(worker() for _ in range(at_once)))
 
     played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in results]

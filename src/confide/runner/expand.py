@@ -63,6 +63,7 @@ def expand(spec: BenchmarkSpec, experiment: Experiment) -> list[EpisodePlan]:
     if unknown:
         known = ", ".join(str(c) for c in spec.conditions)
         raise ConfideError(f"{spec.id} has no condition {unknown[0]!r}; available: {known}")
+    parsed = {text: parse_lineup(text) for text in lineups}  # one tuple per lineup, shared
     plans = []
     for task in tasks:
         for lineup_text in lineups:
@@ -74,7 +75,7 @@ def expand(spec: BenchmarkSpec, experiment: Experiment) -> list[EpisodePlan]:
                             episode_id=episode_id(parts),
                             task=task,
                             lineup_text=lineup_text,
-                            lineup=parse_lineup(lineup_text),
+                            lineup=parsed[lineup_text],
                             condition=condition,
                             repetition=rep,
                             seed=derive_seed(experiment.seed, task.id, rep),

@@ -30,6 +30,7 @@ import io
 import json
 import pickle
 import tempfile
+from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
@@ -108,30 +109,28 @@ class GameSpool:
     """The `GameTables` of a run's games, on disk: each game's is pickled to an anonymous
     file as soon as its trace is read (its scenario by task id, found again in
     `scenarios_by_id`), and read back one game at a time, in (game id, trace path) order,
-    each time the spool is iterated; memory holds one game and the file offsets."""
+    each time the spool is iterated; memory holds one game, each game's key and an array
+    of file offsets."""
 
     def __init__(self, directory: Path, scenarios_by_id: Mapping[str, Scenario]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by close)
         self._scenarios = scenarios_by_id
-        self._ranges: list[tuple[tuple[str, str], int, int]] = []
-        self._sorted = True
+        self._keys: list[tuple[str, str]] = []
+        self._ends = array("q", [0])
+        """Game i spans bytes _ends[i] to _ends[i + 1] of the file."""
 
     def add(self, game: GameTables) -> None:
-        start = self._file.tell()
+        self._file.seek(0, 2)
         _ScenarioPickler(self._file).dump(game)
-        if self._ranges and game.key < self._ranges[-1][0]:
-            self._sorted = False
-        self._ranges.append((game.key, start, self._file.tell()))
+        self._keys.append(game.key)
+        self._ends.append(self._file.tell())
 
     def __iter__(self) -> Iterator[GameTables]:
-        if not self._sorted:
-            self._ranges.sort(key=lambda r: r[0])
-            self._sorted = True
-        for _, start, end in self._ranges:
-            self._file.seek(start)
-            yield _ScenarioUnpickler(io.BytesIO(self._file.read(end - start)),
-                                     self._scenarios).load()
+        for i in sorted(range(len(self._keys)), key=self._keys.__getitem__):
+            self._file.seek(self._ends[i])
+            data = io.BytesIO(self._file.read(self._ends[i + 1] - self._ends[i]))
+            yield _ScenarioUnpickler(data, self._scenarios).load()
 
     def close(self) -> None:
         self._file.close()
