@@ -49,6 +49,11 @@ tie-break can show):
   Both ways give the same divisions; with two or more independent ties the factored
   mean may differ from the enumerated one in the last bit of float rounding (its sum
   runs over each tie's divisions instead of their product).
+  Its cost is that of the largest tie's dynamic program, not of the product. It is
+  small when the optimum is within a slack of 0-1 (the scale bench's N=50 task: ties
+  of 27, 8 and 4 meetings, about a second), but at a slack of 2 or more every meeting
+  of an N=50 task can fall into one tie (seed 1 of the same family: one tie of 40
+  meetings and 584 options), and then it does not finish in minutes either: open.
 
 Results are cached per (calendars, meetings).
 """
