@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from functools import partial
 from typing import Any
 
 from calbench_peer_parity import fixture_record, peer_costs, shared
@@ -29,7 +28,7 @@ from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.tables import number
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
-from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
+from confide.envs.calbench.attribution import excess_shares, optimal_divisions
 from confide.envs.calbench.scenario import ErrandSlot, Scenario
 from confide.envs.calbench.suites import PAPER_MAX_TURNS, load_suite
 
@@ -87,9 +86,9 @@ def peer_on_suite(
         scheduled, paid = peer_costs(fixture_record(task), method, PAPER_MAX_TURNS)
         if scheduled < len(task.meetings):
             continue
-        divisions = optimal_attributions(task.to_calendars(), task.to_meetings())
+        divisions = optimal_divisions(task.to_calendars(), task.to_meetings())
         assert divisions is not None, task.task_id
-        theirs += mean_over(divisions, partial(excess, paid))
+        theirs += excess_shares(paid, divisions)
         kept.add(task.task_id)
         same += sum(paid) == sum(
             int(r["cost_real"]) for r in ours if r["task_id"] == task.task_id

@@ -2,7 +2,7 @@
 leaderboard's excess VPS per seat (`excess_vps_by_seat`) equals the target rows of the
 full F.5 tables (`vps_rows`), float for float, with the F.3 floor and with none (the
 whole sums), on games of every reference protocol and condition; and the oracle
-attributions' depth-first search finds the same divisions as CP-SAT's enumeration."""
+attributions' depth-first search finds the same divisions as their factored computation."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ import pytest
 
 from confide.core.benchmark import SeatSpec
 from confide.core.trace import TraceRecorder
-from confide.envs.calbench import attribution
 from confide.envs.calbench.actions import CONDITIONS, seat_of
 from confide.envs.calbench.attribution import (
+    Divisions,
     _costed_options,
-    _enumerate_cpsat,
+    _factored,
     _search,
-    optimal_attributions,
+    fairness_shares,
+    optimal_divisions,
 )
 from confide.envs.calbench.engine import Game, GameConfig
 from confide.envs.calbench.generator import GeneratorConfig, generate_scenario
@@ -48,9 +49,10 @@ def test_excess_vps_shortcut_equals_the_f5_rows() -> None:
     assert moved > 0  # some belief moved, so not every sum was trivially 0.0
 
 
-def test_attribution_search_finds_what_cpsat_enumerates() -> None:
+def test_attribution_search_and_factoring_agree() -> None:
     # every subset-of-meetings problem of generated tasks (blocked errands, varied costs)
-    # and of the tiny suite: the depth-first search and CP-SAT give the same sorted set
+    # and of the tiny suite: the depth-first search's divisions and the factored ones
+    # give the same count, optimum and per-agent means
     configs = [
         GeneratorConfig(num_agents=4, num_slots=8, num_meetings=4, density=0.7,
                         blocked_errands=1, errand_costs="random", errand_cost_level=3),
@@ -65,30 +67,24 @@ def test_attribution_search_finds_what_cpsat_enumerates() -> None:
             chosen = meetings[:size]
             groups = placement_groups(calendars, chosen)
             if groups is None:
-                assert optimal_attributions(calendars, chosen) is None
+                assert optimal_divisions(calendars, chosen) is None
                 continue
             options = [_costed_options(calendars, g) for g in groups]
-            searched = _search(groups, options, len(calendars))
-            assert searched == _enumerate_cpsat(groups, options, len(calendars))
+            found, bound = _search(groups, options, len(calendars))
+            factored = _factored(groups, options, len(calendars), bound)
+            if not found:
+                assert factored is None
+                continue
+            searched = Divisions.of(sorted(found))
+            assert factored is not None
+            assert (factored.count, factored.optimum) == (searched.count, searched.optimum)
+            paid = [a % 3 for a in range(len(calendars))]
+            assert fairness_shares(paid, factored) == pytest.approx(
+                fairness_shares(paid, searched), abs=1e-12
+            )
             checked += 1
-            tied += searched is not None and len(searched) > 1
+            tied += searched.count > 1
     assert checked > 50 and tied > 5
-
-
-def test_attribution_search_hands_over_to_cpsat_past_its_node_budget(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    sc = TINY[0]
-    calendars, meetings = sc.to_calendars(), sc.to_meetings()
-    groups = placement_groups(calendars, meetings)
-    assert groups is not None
-    options = [_costed_options(calendars, g) for g in groups]
-    monkeypatch.setattr(attribution, "SEARCH_NODES", 1)
-    assert _search(groups, options, len(calendars)) is False
-    optimal_attributions.cache_clear()
-    assert optimal_attributions(calendars, meetings) == _enumerate_cpsat(
-        groups, options, len(calendars)
-    )
 
 
 def test_a_copied_scenario_builds_its_own_domain_views() -> None:

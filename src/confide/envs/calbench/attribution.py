@@ -1,69 +1,125 @@
 """Per-agent oracle attribution that does not depend on the solver's tie-break
-(calbench.md section 4.2: e_{g,i} = c^real_{g,i} - c^oracle_{g,i}; issue 14).
+(calbench.md section 4.2: e_{g,i} = c^real_{g,i} - c^oracle_{g,i}; issue 14 item 5,
+issue 15 target 4).
 
-Section 4.2 charges each agent its share c^oracle_{g,i} of "the oracle", the minimum-cost
-placement of the scheduled meetings. Many tasks have several optimal placements that
-split the same total differently between agents (a meeting with two jointly usable
-slots, each costing a different participant one errand), and which of them a solver
-returns is an accident of its search. The per-agent metrics are therefore defined over
-all of them:
+What the paper says and leaves open. Section 4.2 charges each agent its share
+c^oracle_{g,i} of "the oracle", the CP-SAT minimum-cost placement of the scheduled
+meetings, and the Table 1 caption measures fairness as |e_{g,i} - mean_j e_{g,j}|. It does
+not say whose share it is when several optimal placements split the same total
+differently between agents (a meeting with two jointly usable slots, each costing a
+different participant one errand); a solver returns one of them by an accident of its
+search, and on our suite that accident moves IMAP uniform fairness by a third.
 
-- `optimal_attributions(calendars, meetings)`: every distinct per-agent cost vector of an
-  optimal placement (same model and per-agent charging as oracle.py: own displaced
-  errands plus every moved prior meeting the agent attends), sorted; each vector is one
-  way the optimum can be divided, counted once however many placements realize it.
-- A per-agent metric m(paid, o) (signed excess, excess, fairness) is reported as its mean
-  over those vectors: the expected value of the paper's metric when the tied optimum is
-  drawn uniformly among the distinct divisions. It does not change when slots or agents
-  are relabelled, and it equals the paper's metric whenever the optimum is unique.
+What we chose. A division is a distinct per-agent cost vector of an optimal placement
+(same model and charging as oracle.py: own displaced errands plus every moved prior
+meeting the agent attends), counted once however many placements realize it. A
+per-agent metric m(paid, o) (signed excess, excess, fairness) is reported as its mean
+over the divisions: its expected value when the tied optimum is drawn uniformly among
+the distinct divisions. It equals the paper's metric whenever the optimum is unique,
+and it does not change when slots, meetings or agents are relabelled or when the solver
+is seeded differently. Every one of these metrics depends on agent i's own share o_i
+only (fairness through mean_j e_j = (sum paid - optimum) / N, the same for every
+division), so `Divisions` keeps, per agent, its share in each division of the tie it
+belongs to (`shares`), and the mean needs no other agent's value.
 
-Enumeration: a depth-first search over the meetings' placements (fewest options first,
-cheapest option first, pruned by the cheapest completion of the meetings left) finds
-every optimal placement and keeps its vector. On the benchmark's task sizes it visits a
-few hundred nodes, where CP-SAT needed one solve per vector plus two (a run scores every
-game against the oracle of its own scheduled meetings, so this was most of a run's CPU
-time). When the search passes `SEARCH_NODES` nodes (large tasks with many independent
-ties), CP-SAT enumerates instead: one solve fixes the optimal total; each further solve
-asks for a placement at that total whose vector differs from every vector found so far
-(with equal totals a vector differs iff some agent pays more: one clause per vector
-found), until none is left. Both return the same set, sorted, so the choice never shows.
+How it is computed, exactly at every size, with no solver (so no solver seed or
+tie-break can show):
+
+- The benchmark's tasks: a depth-first search over the meetings' placements (fewest
+  options first, cheapest option first, pruned by the cheapest completion of the
+  meetings left) visits every optimal placement and keeps the distinct vectors. On all
+  216 public fixtures and the 90-task canonical suite, for every subset of their
+  meetings and both cost scales, it needs fewer than `SEARCH_NODES` nodes.
+- Past `SEARCH_NODES` nodes (at N=50 agents the divisions of independent ties
+  multiply: 2,304,000 on bench/calbench_scale.py's task) the problem is factored. With
+  slack s = 0, 1, ... in turn, only options costing at most their meeting's cheapest
+  plus s are kept (an optimum of total floor + s, floor being the sum of every
+  meeting's cheapest option, uses no other), meetings left with one option are fixed
+  and their cells taken from the others, and the rest split into independent ties: two
+  meetings share a tie when some participant could use one slot in both, or both could
+  charge one participant different amounts. Every cheapest placement is then a
+  product of cheapest placements of the ties (exchanging one tie's placement between
+  two of them keeps both feasible, so both stay cheapest), and each agent's cost
+  varies in one tie at most, so the divisions of the whole are the product of the
+  ties' divisions and an agent's shares are its costs over its own tie's divisions.
+  A tie's divisions come from a dynamic program over its meetings (state: the cells
+  still contested by the meetings left; value: the cheapest completion and its
+  distinct vectors). The first s whose cheapest total is at most floor + s gives the
+  optimum (any placement outside the kept options costs more).
+  Both ways give the same divisions; with two or more independent ties the factored
+  mean may differ from the enumerated one in the last bit of float rounding (its sum
+  runs over each tie's divisions instead of their product).
+  Its cost is that of the largest tie's dynamic program, not of the product. It is
+  small when the optimum is within a slack of 0-1 (the scale bench's N=50 task: ties
+  of 27, 8 and 4 meetings, about a second), but at a slack of 2 or more every meeting
+  of an N=50 task can fall into one tie (seed 1 of the same family: one tie of 40
+  meetings and 584 options), and then it does not finish in minutes either: open.
+
 Results are cached per (calendars, meetings).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
 
-from ortools.sat.python import cp_model
-
-from confide.envs.calbench.oracle import _Group, check_calendars, cp_solver, placement_groups
+from confide.envs.calbench.oracle import _Group, check_calendars, placement_groups
 from confide.envs.calbench.world import Calendar, Errand, Meeting
 
 Attribution = tuple[int, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class Divisions:
+    """The distinct optimal divisions of a placement problem, per agent (module
+    docstring): `shares[i]` is agent i's cost in each division of its own tie, `count`
+    the number of distinct divisions of the whole problem, `optimum` its total."""
+
+    optimum: int
+    count: int
+    shares: tuple[tuple[int, ...], ...]
+
+    @classmethod
+    def of(cls, vectors: Sequence[Attribution]) -> Divisions:
+        """The divisions given as every distinct vector (sorted)."""
+        shares = tuple(tuple(v[a] for v in vectors) for a in range(len(vectors[0])))
+        return cls(sum(vectors[0]), len(vectors), shares)
+
+    def mean(self, metric: Callable[[int, int], float]) -> list[float]:
+        """Per agent i, the mean over the divisions of metric(i, o_i)."""
+        out = []
+        for agent, values in enumerate(self.shares):
+            total = metric(agent, values[0])
+            for value in values[1:]:
+                total += metric(agent, value)
+            out.append(total / len(values))
+        return out
+
+
 @lru_cache(maxsize=4096)
-def optimal_attributions(
+def optimal_divisions(
     calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...]
-) -> tuple[Attribution, ...] | None:
-    """Every distinct per-agent cost vector of an optimal placement of `meetings`, sorted
-    (None when no placement exists)."""
+) -> Divisions | None:
+    """The divisions of an optimal placement of `meetings` (None when no placement
+    exists)."""
     check_calendars(calendars)
     n = len(calendars)
     if not meetings:
-        return ((0,) * n,)
+        return Divisions(0, 1, ((0,),) * n)
     groups = placement_groups(calendars, meetings)
     if groups is None:
         return None
     options = [_costed_options(calendars, g) for g in groups]
-    searched = _search(groups, options, n)
-    return searched if searched is not False else _enumerate_cpsat(groups, options, n)
+    found, bound = _search(groups, options, n)
+    if found is not None:
+        return Divisions.of(sorted(found)) if found else None
+    return _factored(groups, options, n, bound)
 
 
-SEARCH_NODES = 200_000
-"""Search nodes after which `optimal_attributions` hands over to CP-SAT."""
+SEARCH_NODES = 20_000
+"""Search nodes after which `optimal_divisions` factors the problem instead (the
+benchmark's largest problem needs fewer; N=50 gets there in a fraction of a second)."""
 
 _Option = tuple[int, int, tuple[int, ...]]
 """(total cost, slot, cost per participant in the group's order) of one placement."""
@@ -87,10 +143,11 @@ def _costed_options(calendars: Sequence[Calendar], g: _Group) -> list[_Option]:
 
 def _search(
     groups: Sequence[_Group], options: Sequence[list[_Option]], n: int
-) -> tuple[Attribution, ...] | Literal[False] | None:
+) -> tuple[set[Attribution] | None, int | None]:
     """Every distinct vector of an optimal placement by depth-first search (module
-    docstring): None when no placement exists, False when the search passed
-    SEARCH_NODES nodes."""
+    docstring), empty when no placement exists, and the optimum; when the search
+    passes SEARCH_NODES nodes, None and the cheapest total it had found (None if
+    none)."""
     order = sorted(range(len(groups)), key=lambda i: (len(options[i]), i))
     rest = [0] * (len(order) + 1)
     for depth in range(len(order) - 1, -1, -1):
@@ -129,79 +186,229 @@ def _search(
                 return False
         return True
 
-    if not visit(0, 0):
-        return False
-    return tuple(sorted(found)) if found else None
+    complete = visit(0, 0)
+    cheapest = int(best[0]) if found else None
+    return (found if complete else None), cheapest
 
 
-def _enumerate_cpsat(
-    groups: Sequence[_Group], options: Sequence[list[_Option]], n: int
-) -> tuple[Attribution, ...] | None:
-    """The same set as `_search`, by CP-SAT (module docstring)."""
-    model = cp_model.CpModel()
-    cells: dict[tuple[int, int], list[cp_model.IntVar]] = {}
-    terms: list[list[cp_model.LinearExprT]] = [[] for _ in range(n)]
-    for g, costed in zip(groups, options, strict=True):
-        chosen = []
-        for _, slot, costs in sorted(costed, key=lambda o: o[1]):
-            var = model.new_bool_var(f"m{g.meeting_id}_s{slot}")
-            chosen.append(var)
-            for p, cost in zip(g.participants, costs, strict=True):
-                if cost:
-                    terms[p].append(cost * var)
-                cells.setdefault((p, slot), []).append(var)
-        model.add_exactly_one(chosen)
-    for cell in cells.values():
-        if len(cell) > 1:
-            model.add_at_most_one(cell)
-    paid = [cp_model.LinearExpr.sum(t) for t in terms]
-    total = cp_model.LinearExpr.sum(paid)
-    model.minimize(total)
-    solver = cp_solver()
-    status = solver.solve(model)
-    if status == cp_model.INFEASIBLE:
+def _factored(
+    groups: Sequence[_Group], options: Sequence[list[_Option]], n: int, bound: int | None
+) -> Divisions | None:
+    """The divisions by independent ties (module docstring), None when no placement
+    exists; `bound` is the total of some placement, if one is known. Slack 0, 1, ...
+    in turn: the first whose placements' optimum is within it is the true optimum."""
+    floor = sum(opts[0][0] for opts in options)
+    top = sum(opts[-1][0] - opts[0][0] for opts in options) if bound is None else bound - floor
+    for slack in range(top + 1):
+        found = _factored_within(groups, options, n, slack)
+        if found is not None and found.optimum <= floor + slack:
+            return found
+    return None
+
+
+def _factored_within(
+    groups: Sequence[_Group], options: Sequence[list[_Option]], n: int, slack: int
+) -> Divisions | None:
+    """The divisions of the cheapest placements that use only options within `slack`
+    of their meeting's cheapest (None when there are none)."""
+    kept = _fix(groups, [[o for o in opts if o[0] <= opts[0][0] + slack] for opts in options])
+    if kept is None:
         return None
-    if status != cp_model.OPTIMAL:
-        raise RuntimeError(f"CP-SAT returned {solver.status_name(status)} without a time limit")
-    model.add(total == round(solver.objective_value))
-    model.clear_objective()  # type: ignore[no-untyped-call]
-    found: list[Attribution] = []
-    while status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        vector = tuple(int(solver.value(e)) for e in paid)
-        found.append(vector)
-        more = []
-        for a, v in enumerate(vector):
-            flag = model.new_bool_var(f"more{len(found)}_{a}")
-            model.add(paid[a] >= v + 1).only_enforce_if(flag)
-            more.append(flag)
-        model.add_bool_or(more)
-        status = solver.solve(model)
-    return tuple(sorted(found))
+    shares: dict[int, list[int]] = {}
+    owner: dict[int, int] = {}  # varying agent -> its tie
+    tie_of: dict[int, int] = {}  # meeting -> its tie
+    count = 1
+    for t, tie in enumerate(_ties(groups, kept)):
+        tie_groups, tie_options = [groups[i] for i in tie], [kept[i] for i in tie]
+        varying = sorted(_charged_variably(tie_groups, tie_options))
+        vectors = _tie_divisions(tie_groups, tie_options, varying)
+        if not vectors:
+            return None
+        count *= len(vectors)
+        tie_of.update(dict.fromkeys(tie, t))
+        for k, a in enumerate(varying):
+            shares[a], owner[a] = [v[k] for v in vectors], t
+    base = [0] * n  # charges that are the same in every optimum
+    for i, (g, opts) in enumerate(zip(groups, kept, strict=True)):
+        for k, p in enumerate(g.participants):
+            if i not in tie_of or owner.get(p) != tie_of[i]:
+                base[p] += opts[0][2][k]
+    return Divisions(
+        sum(base) + sum(values[0] for values in shares.values()),
+        count,
+        tuple(tuple(base[a] + v for v in shares.get(a, [0])) for a in range(n)),
+    )
 
 
-def mean_over(
-    attributions: Sequence[Attribution], metric: Callable[[Attribution], Sequence[float]]
-) -> list[float]:
-    """Per agent, the mean over `attributions` of `metric(attribution)`."""
-    sums: list[float] = []
-    for oracle in attributions:
-        values = metric(oracle)
-        sums = [a + b for a, b in zip(sums, values, strict=True)] if sums else list(values)
-    return [x / len(attributions) for x in sums]
+def _charged_variably(groups: Sequence[_Group], options: Sequence[list[_Option]]) -> set[int]:
+    """Participants some meeting of `groups` can charge different amounts."""
+    return {
+        p
+        for g, opts in zip(groups, options, strict=True)
+        for k, p in enumerate(g.participants)
+        if len({o[2][k] for o in opts}) > 1
+    }
+
+
+def _fix(groups: Sequence[_Group], options: list[list[_Option]]) -> list[list[_Option]] | None:
+    """Drop the options that use a cell of a meeting with one option left, until none
+    does (such a meeting is at that slot in every placement); None when two such
+    meetings need one cell or a meeting is left with no option."""
+    while True:
+        taken = [
+            (p, opts[0][1])
+            for g, opts in zip(groups, options, strict=True)
+            if len(opts) == 1
+            for p in g.participants
+        ]
+        cells = set(taken)
+        if len(cells) < len(taken):
+            return None
+        changed = False
+        for i, (g, opts) in enumerate(zip(groups, options, strict=True)):
+            if len(opts) > 1:
+                left = [o for o in opts if all((p, o[1]) not in cells for p in g.participants)]
+                changed |= len(left) < len(opts)
+                options[i] = left
+        if not all(options):
+            return None
+        if not changed:
+            return options
+
+
+def _ties(groups: Sequence[_Group], options: Sequence[list[_Option]]) -> list[list[int]]:
+    """The independent ties: meetings with two or more options, joined when a
+    participant could use one slot in both or both could charge a participant
+    differently (module docstring)."""
+    parent = list(range(len(groups)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[tuple[int, int], int] = {}  # (agent, slot) cell or (agent, -1) charge
+    for i, (g, opts) in enumerate(zip(groups, options, strict=True)):
+        if len(opts) < 2:
+            continue
+        keys = [(p, o[1]) for o in opts for p in g.participants]
+        keys += [(p, -1) for p in _charged_variably([g], [opts])]
+        for key in keys:
+            parent[root(i)] = root(first.setdefault(key, i))
+    ties: dict[int, list[int]] = {}
+    for i, opts in enumerate(options):
+        if len(opts) > 1:
+            ties.setdefault(root(i), []).append(i)
+    return list(ties.values())
+
+
+_Move = tuple[int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
+"""One option in the dynamic program: cost, cells, (varying agent's index, charge)."""
+
+
+def _tie_divisions(
+    groups: Sequence[_Group], options: Sequence[list[_Option]], varying: Sequence[int]
+) -> list[Attribution]:
+    """Every distinct vector of the `varying` agents' costs in a cheapest placement of
+    one tie, sorted: a dynamic program over the meetings, placed so that each next one
+    shares the most participants with those placed (a small frontier), memoized on the
+    cells still contested by the meetings left."""
+    order = _frontier_order(groups)
+    index = {a: k for k, a in enumerate(varying)}
+    contested: list[frozenset[tuple[int, int]]] = [frozenset()] * (len(order) + 1)
+    for depth in range(len(order) - 1, -1, -1):
+        g = groups[order[depth]]
+        contested[depth] = contested[depth + 1] | {
+            (p, o[1]) for o in options[order[depth]] for p in g.participants
+        }
+    moves: list[list[_Move]] = [
+        [
+            (
+                cost,
+                tuple((p, slot) for p in groups[i].participants),
+                tuple(
+                    (index[p], c)
+                    for p, c in zip(groups[i].participants, costs, strict=True)
+                    if c and p in index
+                ),
+            )
+            for cost, slot, costs in options[i]
+        ]
+        for i in order
+    ]
+    memo: dict[tuple[int, frozenset[tuple[int, int]]], tuple[float, frozenset[Attribution]]] = {}
+
+    def solve(depth: int, used: frozenset[tuple[int, int]]) -> tuple[float, frozenset[Attribution]]:
+        if depth == len(order):
+            return 0, frozenset({(0,) * len(varying)})
+        if (depth, used) in memo:
+            return memo[depth, used]
+        best: float = float("inf")
+        found: set[Attribution] = set()
+        for cost, cells, charges in moves[depth]:
+            if any(c in used for c in cells):
+                continue
+            rest, vectors = solve(depth + 1, used.union(cells) & contested[depth + 1])
+            if cost + rest < best:
+                best = cost + rest
+                found = set()
+            if cost + rest == best:
+                found.update(_shifted(v, charges) for v in vectors) if charges else found.update(
+                    vectors
+                )
+        memo[depth, used] = best, frozenset(found)
+        return memo[depth, used]
+
+    return sorted(solve(0, frozenset())[1])
+
+
+def _shifted(vector: Attribution, charges: Sequence[tuple[int, int]]) -> Attribution:
+    out = list(vector)
+    for k, c in charges:
+        out[k] += c
+    return tuple(out)
+
+
+def _frontier_order(groups: Sequence[_Group]) -> list[int]:
+    """Meetings in an order where each next one shares the most participants with
+    those already placed (ties: lowest index)."""
+    left = list(range(len(groups)))
+    placed: set[int] = set()
+    order: list[int] = []
+    while left:
+        nxt = max(left, key=lambda i: (len(placed.intersection(groups[i].participants)), -i))
+        left.remove(nxt)
+        order.append(nxt)
+        placed.update(groups[nxt].participants)
+    return order
+
+
+def excess_shares(paid: Sequence[int], divisions: Divisions) -> list[float]:
+    """Per agent, max(0, e_i) averaged over the divisions (section 4.2, C_i)."""
+    return divisions.mean(lambda a, o: max(0.0, float(paid[a] - o)))
+
+
+def fairness_shares(paid: Sequence[int], divisions: Divisions) -> list[float]:
+    """Per agent, |e_i - mean_j e_j| averaged over the divisions (Table 1 caption); the
+    mean is the same in every division, (sum paid - optimum) / N."""
+    mean = float(sum(paid) - divisions.optimum) / len(paid)
+    return divisions.mean(lambda a, o: abs(float(paid[a] - o) - mean))
 
 
 def signed_excess(paid: Sequence[int], oracle: Sequence[int]) -> list[float]:
-    """e_i = c^real_i - c^oracle_i (section 4.2)."""
+    """e_i = c^real_i - c^oracle_i (section 4.2) against one division."""
     return [float(p - o) for p, o in zip(paid, oracle, strict=True)]
 
 
 def excess(paid: Sequence[int], oracle: Sequence[int]) -> list[float]:
-    """max(0, e_i) (section 4.2, C_i)."""
+    """max(0, e_i) (section 4.2, C_i) against one division."""
     return [max(0.0, e) for e in signed_excess(paid, oracle)]
 
 
 def fairness(paid: Sequence[int], oracle: Sequence[int]) -> list[float]:
-    """|e_i - mean_j e_j| over all agents of the game (Table 1 caption)."""
+    """|e_i - mean_j e_j| over all agents of the game (Table 1 caption) against one
+    division."""
     signed = signed_excess(paid, oracle)
     mean = sum(signed) / len(signed)
     return [abs(e - mean) for e in signed]

@@ -50,12 +50,10 @@ from typing import Any
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.attribution import (
-    Attribution,
-    excess,
-    fairness,
-    mean_over,
-    optimal_attributions,
-    signed_excess,
+    Divisions,
+    excess_shares,
+    fairness_shares,
+    optimal_divisions,
 )
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
 from confide.envs.calbench.events import BatchApplied, ConsistencyViolation
@@ -161,8 +159,8 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
     meetings = scenario.to_meetings()
     scheduled = scheduled_meetings(scenario, outcome)
     done = tuple(m for m in meetings if m.meeting_id in scheduled)
-    full = optimal_attributions(calendars, meetings)
-    oracle = full if len(done) == len(meetings) else optimal_attributions(calendars, done)
+    full = optimal_divisions(calendars, meetings)
+    oracle = full if len(done) == len(meetings) else optimal_divisions(calendars, done)
     if oracle is None:
         raise ValueError(f"{scenario.task_id}: the scheduled meetings admit no oracle placement")
     witness = witness_per_agent(scenario, calendars)
@@ -170,10 +168,10 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
     sent = messages_sent(events, n)
     attends = Counter(a for m in meetings for a in m.participants)
     done_by = Counter(a for m in done for a in m.participants)
-    share = mean_over(oracle, lambda o: [float(c) for c in o])
-    signed = mean_over(oracle, lambda o: signed_excess(paid, o))
-    over = mean_over(oracle, lambda o: excess(paid, o))
-    spread = mean_over(oracle, lambda o: fairness(paid, o))
+    share = oracle.mean(lambda a, o: float(o))
+    signed = oracle.mean(lambda a, o: float(paid[a] - o))
+    over = excess_shares(paid, oracle)
+    spread = fairness_shares(paid, oracle)
     missed_excess = _witness_excess(witness, full)
     rows = []
     for a in range(n):
@@ -199,18 +197,18 @@ def evaluate(scenario: Scenario, events: Sequence[Any], outcome: GameOutcome) ->
         )
     greedy = _greedy_cost(scenario, scale, calendars, meetings)
     summary = _game_summary(scenario, events, outcome, rows, full, greedy, done)
-    summary["oracle_divisions"] = len(oracle)
+    summary["oracle_divisions"] = oracle.count
     return GameReport(rows, summary)
 
 
 def _witness_excess(
     witness: Sequence[int] | None,
-    full: Sequence[Attribution] | None,
+    full: Divisions | None,
 ) -> list[float] | None:
     """Per agent, max(0, w - o) averaged over the full-stream oracle's divisions."""
     if witness is None or full is None:
         return None
-    return mean_over(full, lambda o: excess(witness, o))
+    return excess_shares(witness, full)
 
 
 def _greedy_cost(
@@ -235,7 +233,7 @@ def _game_summary(
     events: Sequence[Any],
     outcome: GameOutcome,
     rows: list[dict[str, Any]],
-    full: Sequence[Attribution] | None,
+    full: Divisions | None,
     greedy: int | None,
     done: tuple[Meeting, ...],
 ) -> dict[str, Any]:
@@ -243,7 +241,7 @@ def _game_summary(
     participant_meetings = sum(r["meetings"] for r in rows)
     scheduled_pm = sum(r["scheduled"] for r in rows)
     real = sum(r["cost_real"] for r in rows)
-    optimal = sum(full[0]) if full is not None else None
+    optimal = full.optimum if full is not None else None
     adj = [r["adj_cost"] for r in rows if r["adj_cost"] is not None]
     violations = sum(1 for e in events if isinstance(e, ConsistencyViolation))
     return {

@@ -22,7 +22,7 @@ from typing import Any
 
 from confide.core.benchmark import SeatSpec
 from confide.envs.calbench.actions import agent_of, seat_of
-from confide.envs.calbench.attribution import excess, mean_over, optimal_attributions
+from confide.envs.calbench.attribution import excess_shares, optimal_divisions
 from confide.envs.calbench.audits.analyses import scheduled_ids
 from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.metrics import scaled_calendars
@@ -43,10 +43,10 @@ def display_excess(scenario: Scenario, events: Sequence[object]) -> list[float]:
     done = scheduled_ids(events)
     meetings = tuple(m for m in scenario.to_meetings() if m.meeting_id in done)
     calendars = scaled_calendars(scenario, scenario.cost_display or None)
-    oracle = optimal_attributions(calendars, meetings)
+    oracle = optimal_divisions(calendars, meetings)
     if oracle is None:
         raise ValueError(f"{scenario.task_id}: the scheduled meetings admit no oracle placement")
-    return mean_over(oracle, lambda o: excess(paid, o))
+    return excess_shares(paid, oracle)
 
 
 def leaderboard_columns(
