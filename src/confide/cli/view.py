@@ -25,6 +25,7 @@ def view(
         typer.echo(f"wrote {count} files; open {bundle / 'index.html'}")
         return
     server = serve(run_dirs, port)
+    server.block_on_close = False  # Ctrl-C stops at once, not after requests still in flight
     typer.echo(f"confide view: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
     try:
         server.serve_forever()
