@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +27,7 @@ def view(
         return
     server = serve(run_dirs, port)
     server.block_on_close = False  # Ctrl-C stops at once, not after requests still in flight
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
     typer.echo(f"confide view: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
     try:
         server.serve_forever()
