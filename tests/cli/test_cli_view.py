@@ -76,6 +76,23 @@ def test_view_serves_its_url_and_stops_on_ctrl_c(tiny_runs: dict[str, Path]) -> 
         pass  # the port is released
 
 
+def test_view_stops_on_ctrl_c_when_started_with_sigint_ignored(
+    tiny_runs: dict[str, Path],
+) -> None:
+    """A shell's background job (`confide view RUN &`) starts with SIGINT ignored."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "confide", "view", str(tiny_runs["calbench"])],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONPATH": SRC},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert process.stdout is not None
+    assert "http://127.0.0.1:" in process.stdout.readline()
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+
+
 def test_view_rejects_a_directory_that_is_not_a_run(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-m", "confide", "view", str(tmp_path), "--port", "0"],
