@@ -7,6 +7,8 @@ peak over the whole run, outputs included, may grow by a few hundred bytes per e
 0.56 KB per episode held and 1.0 KB at the peak; before the runner shared one lineup tuple
 between plans and ran a fixed pool of workers (not a task per episode), and before the
 report counted CalBench leaks without reading every results row at once, 1.5 and 2.5 KB.
+One episode runs at a time: with several in flight the peak depends on how many overlap,
+which moved it by up to 250 KB between identical runs (a CI failure), against 10 KB here.
 """
 
 import gc
@@ -37,7 +39,7 @@ def _measure(tmp_path: Path, repetitions: int, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(execute, "write_run_outputs", measured)
     experiment = build_experiment({
         "benchmark": "demo", "repetitions": repetitions,
-        "output_dir": str(tmp_path / f"r{repetitions}"),
+        "output_dir": str(tmp_path / f"r{repetitions}"), "concurrency": 1,
     })
     gc.collect()
     tracemalloc.reset_peak()
