@@ -8,6 +8,8 @@ tree, where two modules named `conftest` would clash).
 - Tests marked `ray` run episodes on one local Ray (2 CPUs, no dashboard) shared by the
   whole session (`ray_session`), and are skipped, with the reason, without the ray extra.
 - `brute_force`: an independent brute-force sign-flip reference for the stats tests.
+- Hypothesis runs without its per-example deadline: a test's verdict must not depend on how
+  loaded the machine is (an example passed its 200 ms deadline once while a bench ran).
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("confide", deadline=None)
+settings.load_profile("confide")
 
 HAVE_RAY = importlib.util.find_spec("ray") is not None
 HAVE_LOCAL_MODEL = all(
