@@ -21,12 +21,13 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 _set = object.__setattr__
+_new = object.__new__
 
 
 class _Layout:
     """A model class's fields in declaration order with their defaults."""
 
-    __slots__ = ("factories", "required", "template")
+    __slots__ = ("factories", "names", "required", "template")
 
     def __init__(self, cls: type[BaseModel]) -> None:
         self.template: dict[str, Any] = {}
@@ -41,6 +42,7 @@ class _Layout:
             else:
                 self.template[name] = info.default
         self.required = frozenset(required)
+        self.names = frozenset(self.template)
 
 
 @functools.cache
@@ -61,16 +63,15 @@ def trusted(cls: type[M], /, **values: Any) -> M:
     """An instance of `cls` holding `values` (already of the declared types) and the
     defaults of the fields not given, built without validation (module docstring)."""
     layout = _layout(cls)
-    if not layout.required <= values.keys() <= layout.template.keys():
+    if not (layout.required.issubset(values) and layout.names.issuperset(values)):
         missing = sorted(layout.required - values.keys())
-        unknown = sorted(values.keys() - layout.template.keys())
+        unknown = sorted(values.keys() - layout.names)
         raise TypeError(f"{cls.__name__}: missing field(s) {missing}, unknown field(s) {unknown}")
-    data = layout.template.copy()
-    data.update(values)
+    data = {**layout.template, **values}
     for name, factory in layout.factories:
         if name not in values:
             data[name] = factory()
-    model = cls.__new__(cls)
+    model = _new(cls)
     _set(model, "__dict__", data)
     _set(model, "__pydantic_fields_set__", set(values))
     _set(model, "__pydantic_extra__", None)

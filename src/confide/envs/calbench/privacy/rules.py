@@ -84,20 +84,27 @@ Handler = Callable[[dict[str, Any], "RuleState", int, int, list[int]], list[Clai
 
 def message_updates(message: Message, state: RuleState) -> list[Update]:
     """The Table 10 updates one delivered message causes (module docstring)."""
-    payload = message.payload
-    if not isinstance(payload, dict) or not message.recipients:
-        return []
-    sender = agent_of(message.sender)
-    observers = [agent_of(r) for r in message.recipients]
-    handler = _HANDLERS.get((payload.get("protocol"), payload.get("type")))
-    if handler is None:
-        return []
-    claims = handler(payload, state, message.round, sender, observers)
+    sender, observers, claims = message_claims(message, state)
     return [
         Update(sender, observer, slot, evidence, strength, source)
         for observer in observers
         for slot, evidence, strength, source in claims
     ]
+
+
+def message_claims(message: Message, state: RuleState) -> tuple[int, list[int], list[Claim]]:
+    """(sender, observers, claims about the sender) of one delivered message: the
+    updates of `message_updates` before their fan-out, each claim once for every
+    observer (the VPS of a game reads them without building an `Update` per pair)."""
+    payload = message.payload
+    if not isinstance(payload, dict) or not message.recipients:
+        return -1, [], []
+    sender = agent_of(message.sender)
+    observers = [agent_of(r) for r in message.recipients]
+    handler = _HANDLERS.get((payload.get("protocol"), payload.get("type")))
+    if handler is None:
+        return -1, [], []
+    return sender, observers, handler(payload, state, message.round, sender, observers)
 
 
 def _addressees(payload: dict[str, Any], observers: list[int]) -> list[int]:

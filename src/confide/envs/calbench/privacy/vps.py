@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from confide.core.trace import EpisodeStart, MessageDelivered
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.privacy.beliefs import PRIOR, BeliefTable
-from confide.envs.calbench.privacy.rules import RuleState, message_updates
+from confide.envs.calbench.privacy.rules import RuleState, message_claims
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 
@@ -211,22 +211,25 @@ def _beliefs(
                 f"scenario's {rounds} rounds ({scenario.task_id})"
             )
         try:
-            updates = message_updates(message, state)
+            target, observers, claims = message_claims(message, state)
         except ValueError as exc:
             raise VpsError(f"{where}: event {index}: {exc}") from None
-        for u in updates:
-            if not (0 <= u.target < n and 0 <= u.observer < n):
+        if not claims:
+            continue
+        for observer in observers:
+            if not (0 <= target < n and 0 <= observer < n):
                 raise VpsError(
-                    f"{where}: event {index}: agent {max(u.target, u.observer)} is outside "
+                    f"{where}: event {index}: agent {max(target, observer)} is outside "
                     f"the scenario's {n} agents ({scenario.task_id})"
                 )
-            key = (message.round, u.observer, u.target)
-            before, after = beliefs.update(key, u.slot, u.evidence, u.strength)
-            if keep is not None:
-                keep(EvidenceRow(
-                    trace_path, game_id, index, message.round, u.target,
-                    u.observer, u.slot, u.source, u.evidence, u.strength, before, after,
-                ))
+            key = (message.round, observer, target)
+            for slot, evidence, strength, source in claims:
+                before, after = beliefs.update(key, slot, evidence, strength)
+                if keep is not None:
+                    keep(EvidenceRow(
+                        trace_path, game_id, index, message.round, target,
+                        observer, slot, source, evidence, strength, before, after,
+                    ))
     return beliefs
 
 
