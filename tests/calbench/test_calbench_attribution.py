@@ -298,12 +298,13 @@ def _brute_force(problem: Problem) -> tuple[int, int, list[dict[int, int]]] | No
     options = [_costed_options(calendars, g) for g in groups]
     vectors: dict[int, set[tuple[int, ...]]] = {}
     for choice in itertools.product(*options):
-        cells = [(p, slot) for g, (_, slot, _) in zip(groups, choice) for p in g.participants]
+        cells = [(p, slot) for g, (_, slot, _) in zip(groups, choice, strict=True)
+                 for p in g.participants]
         if len(set(cells)) < len(cells):
             continue
         paid = [0] * len(calendars)
-        for g, (_, _, costs) in zip(groups, choice):
-            for p, c in zip(g.participants, costs):
+        for g, (_, _, costs) in zip(groups, choice, strict=True):
+            for p, c in zip(g.participants, costs, strict=True):
                 paid[p] += c
         vectors.setdefault(sum(paid), set()).add(tuple(paid))
     if not vectors:
@@ -324,7 +325,9 @@ def tied_problems(draw: st.DrawFn) -> Problem:
     ids = iter(range(1, 10_000))
     rows = [
         tuple(
-            None if kind == "free" else Errand(next(ids), draw(st.integers(1, 2)), kind == "blocked")
+            None
+            if kind == "free"
+            else Errand(next(ids), draw(st.integers(1, 2)), blocked=kind == "blocked")
             for kind in (
                 draw(st.sampled_from(["free", "errand", "errand", "errand", "blocked"]))
                 for _ in range(t)
@@ -385,7 +388,8 @@ def test_a_50_agent_task_whose_optimum_is_one_big_tie_is_counted() -> None:
     assert groups is not None
     options = [_costed_options(calendars, g) for g in groups]
     assert sum(opts[0][0] for opts in options) == 9
-    kept = attribution._fix(groups, [[o for o in opts if o[0] <= opts[0][0] + 4] for opts in options])
+    within = [[o for o in opts if o[0] <= opts[0][0] + 4] for opts in options]
+    kept = attribution._fix(groups, within)
     assert kept is not None and [len(t) for t in attribution._ties(groups, kept)] == [40]
     divisions = optimal_divisions(calendars, meetings)
     assert divisions is not None and (divisions.optimum, divisions.count) == (13, 56_160)
