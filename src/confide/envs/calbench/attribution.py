@@ -328,9 +328,10 @@ _State = tuple[_Cells, tuple[int, ...], int]
 """A partial placement as the rest of the tie sees it: the cells it holds that later
 meetings could use, the open agents' costs so far, and the excess it may still spend."""
 
-TIE_STATES = 2_000_000
+TIE_STATES = 1_000_000
 """Dynamic-program states and transitions after which a tie is refused
-(`AttributionTooHardError`) rather than counted: a bound on time and memory."""
+(`AttributionTooHardError`) rather than counted: a bound on time and memory (the N=50
+seeds 0-29 of bench/calbench_scale.py's family need at most 100,000, seed 1 the most)."""
 
 
 class AttributionTooHardError(CalendarDataError):
