@@ -29,8 +29,9 @@ slots needs 23. Cost is O(T * 2^w * w) for frontier width w <= M: microseconds f
 16-slot, 5-meeting suites. Within a line's step, an item crossed for the last time is
 summed away at once (its bit is read, never carried into a wider state) and an item
 crossed by one line only gets no bit at all, and each coefficient gets only the bits
-its largest possible value needs (`_field_bits`): the same numbers, and N=50 counts in
-about 2.5 CPU seconds instead of 6-10 (issue 15 target 4). When the width exceeds
+its largest possible value needs (`_field_bits`): the same numbers, and N=50 seed 2026
+(frontier 18) counts in about 2.5 CPU seconds instead of 6-10 (issue 15 target 4); seed
+1 of that family has frontier 21 and still takes about 30. When the width exceeds
 `max_frontier` the count is refused with `DifficultyTooHardError` rather than attempted.
 
 `count_feasible_cpsat` is the published harness's method (CP-SAT enumeration of every
