@@ -6,6 +6,7 @@ and a 50-agent game scored in seconds."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections.abc import Sequence
@@ -76,7 +77,7 @@ def test_two_optima_dividing_the_cost_differently() -> None:
     rows, meeting = _pair_tie(0)
     calendars = tuple(Calendar(a, row) for a, row in enumerate(rows))
     divisions = optimal_divisions(calendars, (meeting,))
-    assert divisions == Divisions(optimum=2, count=2, shares=((1, 2), (1, 0)))
+    assert divisions == Divisions(optimum=2, count=2, shares=(((1, 1), (2, 1)), ((1, 1), (0, 1))))
     paid = [0, 2]
     assert divisions.mean(lambda a, o: float(o)) == [1.5, 0.5]
     assert excess_shares(paid, divisions) == [0.0, 1.5]
@@ -120,7 +121,7 @@ def test_independent_ties_multiply_and_factor() -> None:
     assert (enumerated.count, enumerated.optimum) == (4, 4)
     assert (factored.count, factored.optimum) == (4, 4)
     assert [len(s) for s in enumerated.shares] == [4, 4, 4, 4]
-    assert factored.shares == ((1, 2), (1, 0), (1, 2), (1, 0))
+    assert factored.shares == (((1, 1), (2, 1)), ((0, 1), (1, 1))) * 2
     paid = [0, 2, 2, 0]  # e = (-o0, 2 - o1, 2 - o2, -o3), mean_j e_j = 0
     assert fairness_shares(paid, factored) == fairness_shares(paid, enumerated)
     assert fairness_shares(paid, factored) == [1.5, 1.5, 0.5, 0.5]
@@ -231,7 +232,8 @@ def test_the_search_hands_over_past_its_node_budget(monkeypatch: pytest.MonkeyPa
     optimal_divisions.cache_clear()
     try:
         divisions = optimal_divisions(calendars, meetings)
-        assert divisions is not None and divisions.shares == ((1, 2), (1, 0), (1, 2), (1, 0))
+        assert divisions is not None
+        assert divisions.shares == (((1, 1), (2, 1)), ((0, 1), (1, 1))) * 2
     finally:
         optimal_divisions.cache_clear()
 
@@ -265,3 +267,131 @@ def test_a_50_agent_game_scores_in_seconds() -> None:
     assert result.metrics["oracle_divisions"] == divisions.count  # every meeting scheduled
     assert all(row["fairness"] is not None for row in result.rows)
     assert elapsed < 10, elapsed
+
+
+def test_placements_with_one_division_count_once() -> None:
+    """Agents 0, 1, 2 on 4 slots; meetings A = (0, 1) and B = (0, 2) share agent 0, so
+    they take different slots, and agent 0 is blocked at slot 3. Agent 1 is blocked at
+    slot 0 and has cost-1 errands at slots 1 and 2; agent 2 has cost-1 errands at slots
+    0 and 1 and is blocked at slot 2 (slot 3 is free for both, to land displaced errands).
+    Optimal placements (A, B) = (1, 0), (2, 0), (2, 1), each costing agents 1 and 2 one:
+    three placements, one division (0, 1, 1), by the search and by the factored count."""
+    one = _errand(1)
+    calendars = (
+        Calendar(0, (None, None, None, _errand(1, True))),
+        Calendar(1, (_errand(1, True), one, one, None)),
+        Calendar(2, (one, one, _errand(1, True), None)),
+    )
+    meetings = (Meeting(1, (0, 1)), Meeting(2, (0, 2)))
+    for divisions in (optimal_divisions(calendars, meetings), _factored_only(calendars, meetings)):
+        assert divisions == Divisions(optimum=2, count=1, shares=(((0, 1),), ((1, 1),), ((1, 1),)))
+
+
+def _brute_force(problem: Problem) -> tuple[int, int, list[dict[int, int]]] | None:
+    """Every placement of the meetings, one slot each, no agent twice in a slot: the
+    optimum, the number of distinct optimal cost vectors and, per agent, how many of
+    them give it each cost."""
+    calendars, meetings = problem
+    groups = placement_groups(calendars, meetings)
+    if groups is None:
+        return None
+    options = [_costed_options(calendars, g) for g in groups]
+    vectors: dict[int, set[tuple[int, ...]]] = {}
+    for choice in itertools.product(*options):
+        cells = [(p, slot) for g, (_, slot, _) in zip(groups, choice, strict=True)
+                 for p in g.participants]
+        if len(set(cells)) < len(cells):
+            continue
+        paid = [0] * len(calendars)
+        for g, (_, _, costs) in zip(groups, choice, strict=True):
+            for p, c in zip(g.participants, costs, strict=True):
+                paid[p] += c
+        vectors.setdefault(sum(paid), set()).add(tuple(paid))
+    if not vectors:
+        return None
+    best = min(vectors)
+    hist: list[dict[int, int]] = [{} for _ in calendars]
+    for v in vectors[best]:
+        for a, share in enumerate(v):
+            hist[a][share] = hist[a].get(share, 0) + 1
+    return best, len(vectors[best]), hist
+
+
+@st.composite
+def tied_problems(draw: st.DrawFn) -> Problem:
+    """Random problems with several meetings sharing agents (so ties span meetings):
+    3-5 agents, 4-6 slots, errands of cost 1-2 (some blocked), 2-5 meetings of 2-3."""
+    n, t = draw(st.integers(3, 5)), draw(st.integers(4, 6))
+    ids = iter(range(1, 10_000))
+    rows = [
+        tuple(
+            None
+            if kind == "free"
+            else Errand(next(ids), draw(st.integers(1, 2)), blocked=kind == "blocked")
+            for kind in (
+                draw(st.sampled_from(["free", "errand", "errand", "errand", "blocked"]))
+                for _ in range(t)
+            )
+        )
+        for _ in range(n)
+    ]
+    meetings = tuple(
+        Meeting(k + 1, tuple(sorted(draw(st.sets(st.integers(0, n - 1), min_size=2, max_size=3)))))
+        for k in range(draw(st.integers(2, 5)))
+    )
+    return tuple(Calendar(a, row) for a, row in enumerate(rows)), meetings
+
+
+@settings(max_examples=150, deadline=None)
+@given(tied_problems())
+def test_the_factored_count_equals_brute_force(problem: Problem) -> None:
+    """The factored path (independent ties, each counted by the determinized walk)
+    gives the brute force's optimum, number of distinct divisions and, per agent, how
+    many divisions give it each share (as a share of its own tie's divisions: the
+    brute force's counts divided by the other ties' product)."""
+    want = _brute_force(problem)
+    got = _factored_only(*problem)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    optimum, count, hist = want
+    assert (got.optimum, got.count) == (optimum, count)
+    for a, pairs in enumerate(got.shares):
+        tie = sum(w for _, w in pairs)
+        assert count % tie == 0
+        assert {v: w * (count // tie) for v, w in pairs} == hist[a]
+
+
+def test_a_tie_too_large_to_count_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past TIE_STATES states the count stops with an error naming the tie's size."""
+    calendars, meetings = _two_ties()
+    monkeypatch.setattr(attribution, "TIE_STATES", 1)
+    with pytest.raises(attribution.AttributionTooHardError, match="tie of 1 meetings"):
+        _factored_only(calendars, meetings)
+
+
+@pytest.mark.slow
+def test_a_50_agent_task_whose_optimum_is_one_big_tie_is_counted() -> None:
+    """Seed 1 of bench/calbench_scale.py's N=50 family: optimum 13 over a floor of 9,
+    and at that slack all 40 meetings fall into one tie (the earlier dynamic program over
+    sets of divisions never finished). Counted exactly, it has 56,160 distinct optimal
+    divisions, the number an enumeration of every division (budgeted by the optimum)
+    also gives; it must finish, here in seconds."""
+    config = GeneratorConfig(
+        num_agents=50, num_slots=96, num_meetings=40, participants_per_meeting=3,
+        density=0.8, blocked_errands=2, errand_costs="balanced", errand_cost_level=3,
+    )
+    task = generate_scenario(config, 1, task_id="scale-n50-seed1", score=False)
+    calendars, meetings = task.to_calendars(), task.to_meetings()
+    groups = placement_groups(calendars, meetings)
+    assert groups is not None
+    options = [_costed_options(calendars, g) for g in groups]
+    assert sum(opts[0][0] for opts in options) == 9
+    within = [[o for o in opts if o[0] <= opts[0][0] + 4] for opts in options]
+    kept = attribution._fix(groups, within)
+    assert kept is not None and [len(t) for t in attribution._ties(groups, kept)] == [40]
+    divisions = optimal_divisions(calendars, meetings)
+    assert divisions is not None and (divisions.optimum, divisions.count) == (13, 56_160)
+    for pairs in divisions.shares:
+        assert sum(w for _, w in pairs) in (1, 56_160)

@@ -42,18 +42,28 @@ tie-break can show):
   two of them keeps both feasible, so both stay cheapest), and each agent's cost
   varies in one tie at most, so the divisions of the whole are the product of the
   ties' divisions and an agent's shares are its costs over its own tie's divisions.
-  A tie's divisions come from a dynamic program over its meetings (state: the cells
-  still contested by the meetings left; value: the cheapest completion and its
-  distinct vectors). The first s whose cheapest total is at most floor + s gives the
-  optimum (any placement outside the kept options costs more).
-  Both ways give the same divisions; with two or more independent ties the factored
-  mean may differ from the enumerated one in the last bit of float rounding (its sum
-  runs over each tie's divisions instead of their product).
-  Its cost is that of the largest tie's dynamic program, not of the product. It is
-  small when the optimum is within a slack of 0-1 (the scale bench's N=50 task: ties
-  of 27, 8 and 4 meetings, about a second), but at a slack of 2 or more every meeting
-  of an N=50 task can fall into one tie (seed 1 of the same family: one tie of 40
-  meetings and 584 options), and then it does not finish in minutes either: open.
+  A tie's divisions are counted, never listed (at N=50 one tie can have millions):
+  first `least`, a dynamic program over its meetings in frontier order (state: the cells
+  still contested by the meetings left) gives the tie's cheapest excess e over its
+  meetings' cheapest options (searched only up to the slack, so it stays small); then a
+  walk over the meetings keeps the partial placements (contested cells used, costs so
+  far of the agents with meetings before and after, excess left) from which a
+  completion of excess exactly e exists, and groups them into classes: the partial
+  placements one sequence of finished agents' shares reaches (an agent is finished at
+  its last meeting). Classes are the subset construction of that walk, so each
+  distinct division is one path through them; a division's count through a transition
+  is the prefixes reaching its class times the completions after it, which gives both
+  the number of divisions and, per agent, how many give it each share (`shares` holds
+  those counts; `mean` weighs by them). The first s whose cheapest total is at most
+  floor + s gives the optimum (any placement outside the kept options costs more).
+  Both ways give the same divisions (tests check the counts against brute force); with
+  ties the factored mean may differ from an enumerated one in the last bit of float
+  rounding (its sum runs over each agent's distinct shares instead of every division).
+  On bench/calbench_scale.py's family every seed 0-29 at N=50 is counted in under 2
+  CPU seconds, including seed 1, where the optimum is 4 over the floor and all 40
+  meetings form one tie of 1,807 options (56,160 divisions). The walk's size is not
+  bounded by theory: past `TIE_STATES` states and transitions a tie is refused with
+  `AttributionTooHardError` naming its size, never left running.
 
 Results are cached per (calendars, meetings).
 """
@@ -64,6 +74,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.oracle import _Group, check_calendars, placement_groups
 from confide.envs.calbench.world import Calendar, Errand, Meeting
 
@@ -73,27 +84,29 @@ Attribution = tuple[int, ...]
 @dataclass(frozen=True, slots=True)
 class Divisions:
     """The distinct optimal divisions of a placement problem, per agent (module
-    docstring): `shares[i]` is agent i's cost in each division of its own tie, `count`
-    the number of distinct divisions of the whole problem, `optimum` its total."""
+    docstring): `shares[i]` lists agent i's cost in the divisions of its own tie as
+    (share, how many divisions give it) pairs, `count` is the number of distinct
+    divisions of the whole problem, `optimum` its total."""
 
     optimum: int
     count: int
-    shares: tuple[tuple[int, ...], ...]
+    shares: tuple[tuple[tuple[int, int], ...], ...]
 
     @classmethod
     def of(cls, vectors: Sequence[Attribution]) -> Divisions:
-        """The divisions given as every distinct vector (sorted)."""
-        shares = tuple(tuple(v[a] for v in vectors) for a in range(len(vectors[0])))
+        """The divisions given as every distinct vector (sorted): each agent's shares in
+        the vectors' order, once each (so means add up in that order)."""
+        shares = tuple(tuple((v[a], 1) for v in vectors) for a in range(len(vectors[0])))
         return cls(sum(vectors[0]), len(vectors), shares)
 
     def mean(self, metric: Callable[[int, int], float]) -> list[float]:
         """Per agent i, the mean over the divisions of metric(i, o_i)."""
         out = []
-        for agent, values in enumerate(self.shares):
-            total = metric(agent, values[0])
-            for value in values[1:]:
-                total += metric(agent, value)
-            out.append(total / len(values))
+        for agent, pairs in enumerate(self.shares):
+            total = metric(agent, pairs[0][0]) * pairs[0][1]
+            for value, weight in pairs[1:]:
+                total += metric(agent, value) * weight
+            out.append(total / sum(weight for _, weight in pairs))
         return out
 
 
@@ -106,7 +119,7 @@ def optimal_divisions(
     check_calendars(calendars)
     n = len(calendars)
     if not meetings:
-        return Divisions(0, 1, ((0,),) * n)
+        return Divisions(0, 1, (((0, 1),),) * n)
     groups = placement_groups(calendars, meetings)
     if groups is None:
         return None
@@ -214,29 +227,32 @@ def _factored_within(
     kept = _fix(groups, [[o for o in opts if o[0] <= opts[0][0] + slack] for opts in options])
     if kept is None:
         return None
-    shares: dict[int, list[int]] = {}
+    shares: dict[int, tuple[tuple[int, int], ...]] = {}
     owner: dict[int, int] = {}  # varying agent -> its tie
     tie_of: dict[int, int] = {}  # meeting -> its tie
-    count = 1
+    count, total = 1, 0
     for t, tie in enumerate(_ties(groups, kept)):
         tie_groups, tie_options = [groups[i] for i in tie], [kept[i] for i in tie]
         varying = sorted(_charged_variably(tie_groups, tie_options))
-        vectors = _tie_divisions(tie_groups, tie_options, varying)
-        if not vectors:
+        floors = [options[i][0][0] for i in tie]
+        found = _tie_divisions(tie_groups, tie_options, floors, varying, slack)
+        if found is None:
             return None
-        count *= len(vectors)
+        count *= found[1]
+        total += sum(floors) + found[0]
         tie_of.update(dict.fromkeys(tie, t))
-        for k, a in enumerate(varying):
-            shares[a], owner[a] = [v[k] for v in vectors], t
+        for a, hist in found[2].items():
+            shares[a], owner[a] = tuple(sorted(hist.items())), t
     base = [0] * n  # charges that are the same in every optimum
     for i, (g, opts) in enumerate(zip(groups, kept, strict=True)):
         for k, p in enumerate(g.participants):
             if i not in tie_of or owner.get(p) != tie_of[i]:
                 base[p] += opts[0][2][k]
+    total += sum(opts[0][0] for i, opts in enumerate(kept) if i not in tie_of)
     return Divisions(
-        sum(base) + sum(values[0] for values in shares.values()),
+        total,
         count,
-        tuple(tuple(base[a] + v for v in shares.get(a, [0])) for a in range(n)),
+        tuple(tuple((base[a] + v, w) for v, w in shares.get(a, ((0, 1),))) for a in range(n)),
     )
 
 
@@ -304,70 +320,178 @@ def _ties(groups: Sequence[_Group], options: Sequence[list[_Option]]) -> list[li
 
 
 _Move = tuple[int, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]
-"""One option in the dynamic program: cost, cells, (varying agent's index, charge)."""
+"""One option in the dynamic program: excess over its meeting's cheapest, cells, and
+(varying agent, charge) for each participant it charges."""
+
+_Cells = frozenset[tuple[int, int]]
+_State = tuple[_Cells, tuple[int, ...], int]
+"""A partial placement as the rest of the tie sees it: the cells it holds that later
+meetings could use, the open agents' costs so far, and the excess it may still spend."""
+
+TIE_STATES = 1_000_000
+"""Dynamic-program states and transitions after which a tie is refused
+(`AttributionTooHardError`) rather than counted: a bound on time and memory (the N=50
+seeds 0-29 of bench/calbench_scale.py's family need at most 100,000, seed 1 the most)."""
+
+
+class AttributionTooHardError(CalendarDataError):
+    """A tie of optimal divisions too large to count exactly within `TIE_STATES`."""
 
 
 def _tie_divisions(
-    groups: Sequence[_Group], options: Sequence[list[_Option]], varying: Sequence[int]
-) -> list[Attribution]:
-    """Every distinct vector of the `varying` agents' costs in a cheapest placement of
-    one tie, sorted: a dynamic program over the meetings, placed so that each next one
-    shares the most participants with those placed (a small frontier), memoized on the
-    cells still contested by the meetings left."""
+    groups: Sequence[_Group],
+    options: Sequence[list[_Option]],
+    floors: Sequence[int],
+    varying: Sequence[int],
+    slack: int,
+) -> tuple[int, int, dict[int, dict[int, int]]] | None:
+    """The distinct divisions of one tie's cheapest placements within `slack`: their
+    excess, their number, and per varying agent how many have each share (module
+    docstring); None when every placement exceeds `slack`."""
     order = _frontier_order(groups)
-    index = {a: k for k, a in enumerate(varying)}
-    contested: list[frozenset[tuple[int, int]]] = [frozenset()] * (len(order) + 1)
+    agents = frozenset(varying)
+    moves = [_moves(groups[i], options[i], floors[i], agents) for i in order]
+    contested: list[_Cells] = [frozenset()] * (len(order) + 1)
     for depth in range(len(order) - 1, -1, -1):
-        g = groups[order[depth]]
-        contested[depth] = contested[depth + 1] | {
-            (p, o[1]) for o in options[order[depth]] for p in g.participants
-        }
-    moves: list[list[_Move]] = [
-        [
-            (
-                cost,
-                tuple((p, slot) for p in groups[i].participants),
-                tuple(
-                    (index[p], c)
-                    for p, c in zip(groups[i].participants, costs, strict=True)
-                    if c and p in index
-                ),
+        contested[depth] = contested[depth + 1] | {c for m in moves[depth] for c in m[1]}
+    budget = [0]
+
+    def spend(amount: int) -> None:
+        budget[0] += amount
+        if budget[0] > TIE_STATES:
+            raise AttributionTooHardError(
+                f"the optimal divisions of a tie of {len(groups)} meetings, "
+                f"{sum(map(len, options))} placements and {len(varying)} agents need "
+                f"more than {TIE_STATES:,} dynamic-program states to count exactly"
             )
-            for cost, slot, costs in options[i]
-        ]
-        for i in order
+
+    least = _least_completion(moves, contested, spend)
+    cheapest = least(0, frozenset(), slack)
+    if cheapest > slack:
+        return None
+    last = {a: d for d, i in enumerate(order) for a in groups[i].participants if a in agents}
+    layers = _forward(moves, contested, last, least, cheapest, spend)
+    return cheapest, *_marginals(layers, last)
+
+
+def _moves(
+    g: _Group, options: Sequence[_Option], floor: int, varying: frozenset[int]
+) -> list[_Move]:
+    return [
+        (
+            cost - floor,
+            tuple((p, slot) for p in g.participants),
+            tuple((p, c) for p, c in zip(g.participants, costs, strict=True) if p in varying),
+        )
+        for cost, slot, costs in options
     ]
-    memo: dict[tuple[int, frozenset[tuple[int, int]]], tuple[float, frozenset[Attribution]]] = {}
-
-    def solve(depth: int, used: frozenset[tuple[int, int]]) -> tuple[float, frozenset[Attribution]]:
-        if depth == len(order):
-            return 0, frozenset({(0,) * len(varying)})
-        if (depth, used) in memo:
-            return memo[depth, used]
-        best: float = float("inf")
-        found: set[Attribution] = set()
-        for cost, cells, charges in moves[depth]:
-            if any(c in used for c in cells):
-                continue
-            rest, vectors = solve(depth + 1, used.union(cells) & contested[depth + 1])
-            if cost + rest < best:
-                best = cost + rest
-                found = set()
-            if cost + rest == best:
-                found.update(_shifted(v, charges) for v in vectors) if charges else found.update(
-                    vectors
-                )
-        memo[depth, used] = best, frozenset(found)
-        return memo[depth, used]
-
-    return sorted(solve(0, frozenset())[1])
 
 
-def _shifted(vector: Attribution, charges: Sequence[tuple[int, int]]) -> Attribution:
-    out = list(vector)
-    for k, c in charges:
-        out[k] += c
-    return tuple(out)
+def _least_completion(
+    moves: Sequence[list[_Move]], contested: Sequence[_Cells], spend: Callable[[int], None]
+) -> Callable[[int, _Cells, int], int]:
+    """least(depth, used, cap): the cheapest excess of the meetings from `depth` on,
+    given the contested cells already used, when it is at most `cap`; else cap + 1
+    (memoized with the cap it was sought under, so a larger cap searches again)."""
+    memo: dict[tuple[int, _Cells], tuple[int, bool]] = {}
+
+    def least(depth: int, used: _Cells, cap: int) -> int:
+        if depth == len(moves):
+            return 0
+        key = (depth, used)
+        if key in memo:
+            value, exact = memo[key]
+            if exact or value > cap:
+                return min(value, cap + 1)
+        spend(1)
+        best = cap + 1
+        for excess, cells, _ in moves[depth]:
+            if excess >= best:
+                break  # cheapest first
+            if used.isdisjoint(cells):
+                taken = used.union(cells) & contested[depth + 1]
+                best = min(best, excess + least(depth + 1, taken, best - 1 - excess))
+        memo[key] = (best, best <= cap)
+        return best
+
+    return least
+
+
+_Layer = list[tuple[int, int, tuple[int, ...], int]]
+"""One meeting's transitions between distinct-prefix classes: (class, count of its
+prefixes, the shares of the agents whose last meeting this is, next class)."""
+
+
+def _forward(
+    moves: Sequence[list[_Move]],
+    contested: Sequence[_Cells],
+    last: dict[int, int],
+    least: Callable[[int, _Cells, int], int],
+    excess: int,
+    spend: Callable[[int], None],
+) -> list[_Layer]:
+    """The determinized walk over the meetings (module docstring): a class is the set of
+    partial placements reachable with one sequence of closed agents' shares, so distinct
+    paths through the classes are distinct divisions."""
+    opened: list[tuple[int, ...]] = []  # per depth: agents with a meeting before and after
+    seen: set[int] = set()
+    for depth in range(len(moves)):
+        opened.append(tuple(sorted(a for a in seen if last[a] >= depth)))
+        seen.update(a for _, _, charges in moves[depth] for a, _ in charges)
+    opened.append(())
+    classes: dict[frozenset[_State], int] = {frozenset({(frozenset(), (), excess)}): 1}
+    layers: list[_Layer] = []
+    for depth, options in enumerate(moves):
+        closing = tuple(sorted(a for a, d in last.items() if d == depth))
+        after = opened[depth + 1]
+        nxt: dict[frozenset[_State], int] = {}
+        ids: dict[frozenset[_State], int] = {}
+        layer: _Layer = []
+        for k, (states, count) in enumerate(classes.items()):
+            by_label: dict[tuple[int, ...], set[_State]] = {}
+            for used, sums, left in states:
+                for cost, cells, charges in options:
+                    if cost > left:
+                        break
+                    if not used.isdisjoint(cells):
+                        continue
+                    spend(1)
+                    taken = used.union(cells) & contested[depth + 1]
+                    if least(depth + 1, taken, left - cost) != left - cost:
+                        continue  # no cheapest completion
+                    paid = dict(zip(opened[depth], sums, strict=True))
+                    for a, c in charges:
+                        paid[a] = paid.get(a, 0) + c
+                    label = tuple(paid.get(a, 0) for a in closing)
+                    state = (taken, tuple(paid.get(a, 0) for a in after), left - cost)
+                    by_label.setdefault(label, set()).add(state)
+            for label, succ in by_label.items():
+                key = frozenset(succ)
+                target = ids.setdefault(key, len(ids))
+                nxt[key] = nxt.get(key, 0) + count
+                layer.append((k, count, label, target))
+        layers.append(layer)
+        classes = nxt
+    return layers
+
+
+def _marginals(
+    layers: Sequence[_Layer], last: dict[int, int]
+) -> tuple[int, dict[int, dict[int, int]]]:
+    """The number of distinct divisions and, per agent, how many give it each share:
+    divisions through a transition = its class's prefixes x the completions after it."""
+    after = [1]  # completions per class of the final layer (one class: all placed)
+    hist: dict[int, dict[int, int]] = {a: {} for a in last}
+    for depth in range(len(layers) - 1, -1, -1):
+        closing = tuple(sorted(a for a, d in last.items() if d == depth))
+        before: dict[int, int] = {}
+        for k, count, label, target in layers[depth]:
+            through = count * after[target]
+            before[k] = before.get(k, 0) + after[target]
+            for a, value in zip(closing, label, strict=True):
+                hist[a][value] = hist[a].get(value, 0) + through
+        after = [before.get(k, 0) for k in range(max(before, default=-1) + 1)]
+    return after[0], hist
 
 
 def _frontier_order(groups: Sequence[_Group]) -> list[int]:
