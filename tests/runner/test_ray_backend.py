@@ -248,3 +248,42 @@ def _alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+@pytest.mark.parametrize("mode", ["shared", "returned"])
+def test_stopped_run_leaves_no_partial_trace_and_resumes(
+    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop (SIGINT) cancels the episodes in flight on the workers: a worker writing
+    into the run directory discards its `.partial`s, and the rerun plays the rest."""
+    import asyncio
+
+    from confide.runner import run_experiment_async
+
+    _trace_mode(monkeypatch, mode)
+    run_dir = tmp_path / "run"
+    config = {
+        "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 12, rounds=4)),
+        "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
+        "output_dir": str(run_dir), "backend": "ray",
+    }
+
+    async def stopped_midway() -> RunSummary:
+        stop = asyncio.Event()
+        run = asyncio.ensure_future(run_experiment_async(
+            build_experiment(config), show_progress=False, stop=stop
+        ))
+        deadline = time.monotonic() + 120
+        while not list((run_dir / "traces").glob("*.jsonl.gz")):
+            assert not run.done() and time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        stop.set()
+        return await run
+
+    summary = asyncio.run(stopped_midway())
+    done = sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    assert summary.interrupted and 1 <= summary.finished == len(done) < 12
+    assert [p.name for p in (run_dir / "traces").iterdir() if p not in done] == []
+    resumed = run_experiment(build_experiment(config), show_progress=False)
+    assert resumed.skipped == len(done) and resumed.finished == 12 and resumed.failed == []
+    assert len(read_csv(run_dir / "results.csv")) == 12 * 2

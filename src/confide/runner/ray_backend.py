@@ -441,7 +441,10 @@ class RayEpisodes:
             self._ray.cancel(ref)
             # the worker discards the episode's partial trace as it unwinds: let it
             await asyncio.wait((result,), timeout=CANCEL_WAIT_S)
-            result.cancel()
+            if not result.done():
+                result.cancel()
+            elif not result.cancelled():
+                result.exception()  # the task's cancellation, retrieved so it is not logged
             return None
         outcome: Outcome | None = result.result()
         return outcome
