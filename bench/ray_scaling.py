@@ -9,7 +9,9 @@
    `ray.init` itself is timed apart: a cluster is started once and serves many runs.
    Each run's two phases are printed apart: playing the episodes (what Ray spreads) and
    the derived outputs, which the driver writes alone on either backend; the goal is
-   for the first.
+   for the first. The driver's CPU during the games (a thread samples the process's CPU
+   time) is printed as a share of one core: on 2 cores it competes with the workers.
+   Both runs freeze the collector after loading, as `confide run` does.
 2. Per-episode overhead with a mock-latency lineup (as bench/runtime_overhead.py): demo
    episodes against `mock/echo` with latency L at concurrency C, N and 2N of them, on
    both backends. The cost of the second N episodes (wall(2N) - wall(N)) cancels every
@@ -17,6 +19,7 @@
    Ray's extra time per episode.
 
 On a machine shared with other work the ratios move with the load: run it on quiet cores.
+The last line is the games phase's speed-up.
 Usage: python bench/ray_scaling.py [--limit N] [--workers 2] [--episodes 300]
 [--latency 0.05] [--concurrency 20]
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -39,13 +43,31 @@ from confide.runner.results import read_csv
 def timed_run(
     config: dict[str, Any], out: Path
 ) -> tuple[float, list[dict[str, str]], dict[str, float]]:
-    """Wall seconds of one run, its results.csv rows and its phases' wall seconds."""
+    """Wall seconds of one run, its results.csv rows and its phases' wall seconds, with
+    `driver_cpu`: this process's CPU seconds while the episodes were played."""
     experiment = build_experiment({**config, "output_dir": str(out)})
+    samples: list[tuple[float, float]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append((time.perf_counter(), time.process_time()))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     start = time.perf_counter()
-    summary = run_experiment(experiment, show_progress=False)
-    wall = time.perf_counter() - start
+    summary = run_experiment(experiment, show_progress=False, freeze_gc=True)
+    end = time.perf_counter()
+    done.set()
+    sampler.join()
     assert not summary.failed, summary.failed[:3]
-    return wall, read_csv(out / "results.csv"), summary.seconds
+    played_end = end - summary.seconds["outputs"]
+    played = [cpu for at, cpu in samples
+              if played_end - summary.seconds["episodes"] <= at <= played_end]
+    driver_cpu = played[-1] - played[0] if len(played) >= 2 else 0.0
+    phases = {**summary.seconds, "driver_cpu": driver_cpu}
+    return end - start, read_csv(out / "results.csv"), phases
 
 
 def demo_config(tmp: Path, episodes: int, latency: float, concurrency: int) -> dict[str, Any]:
@@ -61,7 +83,8 @@ def demo_config(tmp: Path, episodes: int, latency: float, concurrency: int) -> d
     }
 
 
-def main_job(tmp: Path, limit: int | None) -> None:
+def main_job(tmp: Path, limit: int | None) -> float:
+    """Print the main job's comparison; returns the games phase's speed-up."""
     config: dict[str, Any] = {"benchmark": "calbench", **({"limit": limit} if limit else {})}
     local, local_rows, local_phases = timed_run(config, tmp / "main-local")
     on_ray, ray_rows, ray_phases = timed_run({**config, "backend": "ray"}, tmp / "main-ray")
@@ -71,12 +94,14 @@ def main_job(tmp: Path, limit: int | None) -> None:
           f"(of which the workers' start, from a 1-episode ray run: {start:.1f}s); "
           f"identical results.csv: {ray_rows == local_rows}")
     for name, phases in (("local", local_phases), ("ray", ray_phases)):
-        print(f"  {name}: playing the episodes {phases['episodes']:.1f}s, "
+        print(f"  {name}: playing the episodes {phases['episodes']:.1f}s (driver CPU "
+              f"{phases['driver_cpu'] / phases['episodes']:.2f} of a core), "
               f"derived outputs (on the driver) {phases['outputs']:.1f}s")
     print(f"  speed-up of the whole run {local / on_ray:.2f}x with the start, "
           f"{local / max(on_ray - start, 1e-9):.2f}x without")
-    print(f"  speed-up of playing the games "
-          f"{local_phases['episodes'] / ray_phases['episodes']:.2f}x (goal >= 1.6x)")
+    games = local_phases["episodes"] / ray_phases["episodes"]
+    print(f"  speed-up of playing the games {games:.2f}x (goal >= 1.6x)")
+    return games
 
 
 def overhead(tmp: Path, episodes: int, latency: float, concurrency: int) -> None:
@@ -112,8 +137,9 @@ def main() -> None:
     print(f"ray.init with {args.workers} CPUs: {time.perf_counter() - start:.1f}s (not counted)")
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            main_job(Path(tmp), args.limit)
+            games = main_job(Path(tmp), args.limit)
             overhead(Path(tmp), args.episodes, args.latency, args.concurrency)
+        print(f"speed-up of playing the games with {args.workers} Ray workers: {games:.2f}x")
     finally:
         ray.shutdown()
 

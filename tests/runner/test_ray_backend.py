@@ -1,6 +1,8 @@
 """The Ray backend (issue 19) on one local Ray shared by the session (`ray_session`): the
 same results as the local backend, a worker SIGKILLed mid-episode, the cluster-wide
-provider limit, a driver SIGKILLed mid-run and resumed."""
+provider limit, a driver SIGKILLed mid-run and resumed. Both ways traces reach the run
+directory are run: workers sharing it write them (`shared`, what a local Ray probes to),
+and workers without it return the bytes (`returned`, forced by `SHARE_RUN_DIR`)."""
 
 from __future__ import annotations
 
@@ -47,6 +49,13 @@ def _placements(run_dir: Path) -> list[dict[str, str]]:
     ]
 
 
+def _trace_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Make the run's workers write their traces in place or return them."""
+    from confide.runner import ray_backend
+
+    monkeypatch.setattr(ray_backend, "SHARE_RUN_DIR", mode == "shared")
+
+
 def _demo_tasks(path: Path, count: int, rounds: int = 2) -> Path:
     path.write_text("".join(
         json.dumps({"id": f"t{i:02d}", "seats": ["a", "b"], "rounds": rounds}) + "\n"
@@ -55,18 +64,24 @@ def _demo_tasks(path: Path, count: int, rounds: int = 2) -> Path:
     return path
 
 
+CALBENCH = {"benchmark": "calbench", "suite": "tiny", "limit": 2, "lineups": ["imap", "sdmap"],
+            "conditions": ["dm"]}
+
+
 @pytest.mark.parametrize(
-    "config",
+    ("config", "mode"),
     [
-        {"benchmark": "calbench", "suite": "tiny", "limit": 2, "lineups": ["imap", "sdmap"],
-         "conditions": ["dm"]},
-        {"benchmark": "sotopia-tom", "limit": 2, "lineups": ["leaky"]},
+        (CALBENCH, "shared"),
+        (CALBENCH, "returned"),
+        ({"benchmark": "sotopia-tom", "limit": 2, "lineups": ["leaky"]}, "shared"),
     ],
-    ids=["calbench", "sotopia-tom"],
+    ids=["calbench-shared", "calbench-returned", "sotopia-tom-shared"],
 )
 def test_ray_run_equals_local_run(
-    ray_session: str, tmp_path: Path, config: dict[str, Any]
+    ray_session: str, tmp_path: Path, config: dict[str, Any], mode: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    _trace_mode(monkeypatch, mode)
     local = run_experiment(
         build_experiment({**config, "output_dir": str(tmp_path / "local")}), show_progress=False
     )
@@ -79,11 +94,18 @@ def test_ray_run_equals_local_run(
     assert _outputs(tmp_path / "ray") == _outputs(tmp_path / "local")
     placements = _placements(tmp_path / "ray")
     assert {p["backend"] for p in placements} == {"ray"} and len(placements) == local.episodes
+    assert {p["trace"] for p in placements} == {mode}
+    # the probe's token is gone, and a returning worker's temporary directory held the rest
+    assert sorted(p.name for p in (tmp_path / "ray" / "traces").iterdir()) == sorted(
+        p.name for p in (tmp_path / "local" / "traces").iterdir()
+    )
 
 
+@pytest.mark.parametrize("mode", ["shared", "returned"])
 def test_worker_sigkilled_mid_episode_is_played_again_once(
-    ray_session: str, tmp_path: Path
+    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    _trace_mode(monkeypatch, mode)
     run_dir = tmp_path / "run"
     experiment = build_experiment({
         "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 16, rounds=4)),
@@ -114,6 +136,7 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
     assert "w2" in workers, "a fresh worker replaced the killed one"
     killed = [p for p in _placements(run_dir) if p["pid"] == victim["pid"]]
     assert all(p["worker"] == victim["worker"] for p in killed)
+    assert {p["trace"] for p in _placements(run_dir)} == {mode}
 
 
 def test_episode_whose_worker_always_dies_fails_with_a_trace(
@@ -197,6 +220,12 @@ def test_driver_sigkilled_then_rerun_resumes(ray_session: str, tmp_path: Path) -
         time.sleep(0.02)
     driver.send_signal(signal.SIGKILL)
     driver.wait()
+    # Ray ends a dead driver's workers within moments; until then one writing into the
+    # shared run directory could still finish an episode
+    workers = {int(p["pid"]) for p in _placements(run_dir)}
+    while any(_alive(pid) for pid in workers):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
     assert 4 <= len(done_before) < 20
 
@@ -211,3 +240,50 @@ def test_driver_sigkilled_then_rerun_resumes(ray_session: str, tmp_path: Path) -
     assert sorted({r["episode_id"] for r in rows}) == [p.name.removesuffix(".jsonl.gz")
                                                        for p in finals]
     assert len(rows) == 20 * 2
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("mode", ["shared", "returned"])
+def test_stopped_run_leaves_no_partial_trace_and_resumes(
+    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stop (SIGINT) cancels the episodes in flight on the workers: a worker writing
+    into the run directory discards its `.partial`s, and the rerun plays the rest."""
+    import asyncio
+
+    from confide.runner import run_experiment_async
+
+    _trace_mode(monkeypatch, mode)
+    run_dir = tmp_path / "run"
+    config = {
+        "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 12, rounds=4)),
+        "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
+        "output_dir": str(run_dir), "backend": "ray",
+    }
+
+    async def stopped_midway() -> RunSummary:
+        stop = asyncio.Event()
+        run = asyncio.ensure_future(run_experiment_async(
+            build_experiment(config), show_progress=False, stop=stop
+        ))
+        deadline = time.monotonic() + 120
+        while not list((run_dir / "traces").glob("*.jsonl.gz")):
+            assert not run.done() and time.monotonic() < deadline
+            await asyncio.sleep(0.02)
+        stop.set()
+        return await run
+
+    summary = asyncio.run(stopped_midway())
+    done = sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    assert summary.interrupted and 1 <= summary.finished == len(done) < 12
+    assert [p.name for p in (run_dir / "traces").iterdir() if p not in done] == []
+    resumed = run_experiment(build_experiment(config), show_progress=False)
+    assert resumed.skipped == len(done) and resumed.finished == 12 and resumed.failed == []
+    assert len(read_csv(run_dir / "results.csv")) == 12 * 2

@@ -210,7 +210,7 @@ async def _run_checked(
         from confide.runner.ray_backend import ray_episodes
 
         cluster = backend.enter_context(
-            ray_episodes(spec, experiment, trace_dir, prints, stop, models.meter)
+            ray_episodes(spec, experiment, trace_dir, todo, prints, stop, models.meter)
         )
         play, at_once = cluster.play, cluster.in_flight
     started = time.perf_counter()

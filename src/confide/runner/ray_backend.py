@@ -7,13 +7,22 @@ it runs inside `EpisodeWorker` actors, one per CPU of the cluster (`num_cpus=1` 
 Ray spreads them over the nodes), each an asyncio actor playing several episodes at once
 exactly as the local runner does, with its benchmark, suites and models kept warm.
 
-Where files live: a worker writes the trace into its own temporary directory and returns
-the finished file's bytes with the slim footer; the driver writes them into
-`<run dir>/traces/` atomically. So the run directory needs to exist only on the driver's
-machine (no shared storage), and a trace appears there only when its episode finished: a
-worker killed mid-episode leaves nothing in the run directory. Relative paths a worker
-reads (a `replay/` trace, `cache_dir`, a price table) are resolved against the driver's
-working directory; on several machines they must exist at the same path on every node.
+Where files live: both ways are supported, chosen per worker by a probe at its start.
+The driver writes a token file holding a random nonce into `<run dir>/traces/`; a worker
+that reads the same nonce at the same path, and can create a file there, shares the run
+directory (same machine, or a shared filesystem) and writes each trace into it itself,
+exactly as the local backend does (a `.partial` file renamed into place once the episode
+finished), returning only the slim footer. Any other worker writes the trace into its own
+temporary directory and returns the finished file's bytes, which the driver writes into
+`<run dir>/traces/` atomically; so the run directory needs to exist only on the driver's
+machine. Either way a trace appears under its final name only when its episode finished,
+and the `.partial` a worker killed mid-episode leaves is removed by the driver before the
+episode is played again. Each trace header records the way (`config.placement.trace`:
+`shared` or `returned`). Writing in place matters on a small machine: the bytes' way
+costs the driver a read, a copy and an fsync per episode, on the cores the workers play on.
+Relative paths a worker reads (a `replay/` trace, `cache_dir`, a price table) are resolved
+against the driver's working directory; on several machines they must exist at the same
+path on every node.
 
 Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
 a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
@@ -34,21 +43,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import itertools
 import logging
 import os
+import secrets
 import shutil
 import socket
 import tempfile
 from collections import deque
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from confide import atomic
+from confide.atomic import TEMP_SUFFIX
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import EpisodeEnd, TraceWriter, trace_file
 from confide.errors import ConfideError
@@ -57,6 +69,7 @@ from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.episode import episode_start, run_episode
 from confide.runner.expand import EpisodePlan
+from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
 
 INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
@@ -64,10 +77,53 @@ ATTEMPTS = 3
 """Plays of one episode whose worker died before it is recorded as failed."""
 PROVIDER_LIMITS: Mapping[str, int | None] = DEFAULT_LIMITS
 """Call slots per provider for the whole cluster (the local backend's per-process ones)."""
+CANCEL_WAIT_S = 10.0
+"""How long a stopped run waits for a worker to discard a cancelled episode."""
+SHARE_RUN_DIR = True
+"""Offer the workers the run directory (module docstring); False makes every worker
+return its traces' bytes, as on a cluster without shared storage (for tests)."""
 
-Outcome = tuple[bytes, EpisodeEnd, dict[str, ModelUsage], int]
-"""What a worker returns for a finished episode: the trace file's bytes, the slim footer,
-the worker's cumulative model usage and that usage's sequence number."""
+Outcome = tuple[bytes | None, EpisodeEnd, dict[str, ModelUsage], int]
+"""What a worker returns for a finished episode: the trace file's bytes (None when it
+wrote the trace into the run directory itself), the slim footer, the worker's cumulative
+model usage and that usage's sequence number."""
+Work = tuple[EpisodePlan, dict[str, str]]
+"""An episode to play and its fingerprint. The driver hands every worker the run's whole
+work once (one object in Ray's store), then names episodes by id: pickling a plan with its
+task for every call cost the driver ~5 ms per CalBench episode, more than Ray's own
+per-call overhead."""
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The token file by which a worker finds out whether it shares the run directory."""
+
+    trace_dir: str
+    name: str
+    nonce: str
+
+    @classmethod
+    def create(cls, trace_dir: Path) -> Probe:
+        """Write a fresh token into `trace_dir` (named as a temporary, so a run killed
+        before removing it leaves nothing `sweep_temporaries` keeps)."""
+        nonce = secrets.token_hex(16)
+        probe = cls(str(trace_dir.resolve()), f".ray-probe.{nonce[:8]}{TEMP_SUFFIX}", nonce)
+        atomic.write_text(probe.path, nonce)
+        return probe
+
+    @property
+    def path(self) -> Path:
+        return Path(self.trace_dir) / self.name
+
+    def shared(self) -> bool:
+        """True where the token is readable with its nonce and the directory writable."""
+        try:
+            if self.path.read_text() != self.nonce:
+                return False
+            with tempfile.NamedTemporaryFile(dir=self.trace_dir, prefix=".", suffix=TEMP_SUFFIX):
+                return True
+        except OSError:
+            return False
 
 
 def require_ray() -> None:
@@ -173,36 +229,52 @@ class EpisodeWorker:
         slots: Any,
         limits: Mapping[str, int | None],
         cwd: str,
+        probe: Probe | None,
+        work: Mapping[str, Work],
     ) -> None:
         import ray
 
         if os.path.isdir(cwd):
             os.chdir(cwd)  # relative paths mean what they mean on the driver
+        self.shared = probe is not None and probe.shared()
+        """Whether this worker writes its traces into the run directory itself."""
         self.spec = get_benchmark(benchmark)
         self.experiment = experiment
+        self.work = work
         limiter = ClusterLimiter(slots, holder, limits)
         options = {**experiment.model_options, "limiter": limiter}
         self.models = RunModels(
             cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
         )
-        self.trace_dir = Path(tempfile.mkdtemp(prefix="confide-ray-"))
+        self.trace_dir = (
+            Path(probe.trace_dir) if probe is not None and self.shared
+            else Path(tempfile.mkdtemp(prefix="confide-ray-"))
+        )
         self.placement = {
             "backend": "ray",
             "host": socket.gethostname(),
             "pid": str(os.getpid()),
             "node_id": ray.get_runtime_context().get_node_id(),
             "worker": holder,
+            "trace": "shared" if self.shared else "returned",
         }
+        self.meta = run_metadata()
+        """This worker's versions and host, collected once: per episode it cost more CPU
+        than a reference-protocol game (two `git` subprocesses, package metadata)."""
         self._reports = itertools.count(1)
+        # this process only plays episodes: keep the loaded benchmark, suites and tasks out
+        # of the cyclic collector's sight, as the CLI does for a local run
+        gc.freeze()
 
-    async def play(self, plan: EpisodePlan, fingerprint: dict[str, str]) -> Outcome | None:
-        """Run one episode; its trace bytes, slim footer and this worker's usage so far
-        (None if it was cancelled)."""
+    async def play(self, episode_id: str) -> Outcome | None:
+        """Run one episode of `work`; its trace bytes (None when written in place), slim
+        footer and this worker's usage so far (None if it was cancelled)."""
+        plan, fingerprint = self.work[episode_id]
         stop = asyncio.Event()
         episode = asyncio.ensure_future(
             run_episode(
                 self.spec, plan, self.experiment, self.trace_dir, self.models, fingerprint,
-                stop, self.placement,
+                stop, self.placement, self.meta,
             )
         )
         try:
@@ -213,9 +285,11 @@ class EpisodeWorker:
             raise
         if footer is None:
             return None
-        path = trace_file(self.trace_dir, plan.episode_id)
-        data = await asyncio.to_thread(path.read_bytes)
-        path.unlink()
+        data = None
+        if not self.shared:
+            path = trace_file(self.trace_dir, plan.episode_id)
+            data = await asyncio.to_thread(path.read_bytes)
+            path.unlink()
         return data, footer, self.models.meter.snapshot(), next(self._reports)
 
     def ready(self) -> str:
@@ -223,8 +297,9 @@ class EpisodeWorker:
         return self.placement["node_id"]
 
     def close(self) -> None:
-        """Remove the temporary trace directory."""
-        shutil.rmtree(self.trace_dir, ignore_errors=True)
+        """Remove the temporary trace directory (never the run directory's)."""
+        if not self.shared:
+            shutil.rmtree(self.trace_dir, ignore_errors=True)
 
 
 @dataclass
@@ -243,6 +318,7 @@ class RayEpisodes:
         spec: BenchmarkSpec,
         experiment: Experiment,
         trace_dir: Path,
+        plans: Sequence[EpisodePlan],
         prints: Mapping[str, dict[str, str]],
         stop: asyncio.Event,
         meter: UsageMeter,
@@ -266,6 +342,9 @@ class RayEpisodes:
         self._meter = meter
         self._cwd = os.getcwd()
         self._limits = dict(limits)
+        self._probe = Probe.create(trace_dir) if SHARE_RUN_DIR else None
+        work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
+        self._work = self._ray.put(work)
         self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
         count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self._names = itertools.count()
@@ -280,7 +359,8 @@ class RayEpisodes:
     def _start(self) -> _Worker:
         holder = f"w{next(self._names)}"
         actor = self._ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker).remote(
-            self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd
+            self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd,
+            self._probe, self._work,
         )
         return _Worker(actor, holder)
 
@@ -309,19 +389,22 @@ class RayEpisodes:
             self._load[index] += 1
             try:
                 outcome = await self._await(
-                    worker.actor.play.remote(plan, self._prints[plan.episode_id])
+                    worker.actor.play.remote(plan.episode_id)
                 )
             except ray.exceptions.RayActorError as exc:  # the worker died: play it again
                 lost = exc
                 self._replace(index, worker)
+                await asyncio.to_thread(self._remove_partial, plan)
                 continue
             finally:
                 self._load[index] -= 1
             if outcome is None:
+                await asyncio.to_thread(self._remove_partial, plan)
                 return None
             data, footer, usage, sequence = outcome
-            path = trace_file(self._trace_dir, plan.episode_id)
-            await asyncio.to_thread(atomic.write_bytes, path, data)
+            if data is not None:
+                path = trace_file(self._trace_dir, plan.episode_id)
+                await asyncio.to_thread(atomic.write_bytes, path, data)
             self._add_usage(worker.holder, sequence, usage)
             return footer
         reason = str(lost).strip().splitlines()[0] if lost is not None else "unknown"
@@ -330,6 +413,12 @@ class RayEpisodes:
         )
         await asyncio.to_thread(self._write_lost, plan, footer)
         return footer
+
+    def _remove_partial(self, plan: EpisodePlan) -> None:
+        """Remove the `.partial` an episode left in the run directory (its worker died,
+        or the run stopped before the worker unwound it)."""
+        final = trace_file(self._trace_dir, plan.episode_id)
+        final.with_name(final.name + ".partial").unlink(missing_ok=True)
 
     def _write_lost(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
         """The trace of an episode no worker finished, written by the driver: its header
@@ -350,7 +439,12 @@ class RayEpisodes:
         stopped.cancel()
         if not result.done():
             self._ray.cancel(ref)
-            result.cancel()
+            # the worker discards the episode's partial trace as it unwinds: let it
+            await asyncio.wait((result,), timeout=CANCEL_WAIT_S)
+            if not result.done():
+                result.cancel()
+            elif not result.cancelled():
+                result.exception()  # the task's cancellation, retrieved so it is not logged
             return None
         outcome: Outcome | None = result.result()
         return outcome
@@ -385,6 +479,8 @@ class RayEpisodes:
         for worker in self._workers:
             ray.kill(worker.actor, no_restart=True)
         ray.kill(self._slots, no_restart=True)
+        if self._probe is not None:
+            self._probe.path.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -392,13 +488,15 @@ def ray_episodes(
     spec: BenchmarkSpec,
     experiment: Experiment,
     trace_dir: Path,
+    plans: Sequence[EpisodePlan],
     prints: Mapping[str, dict[str, str]],
     stop: asyncio.Event,
     meter: UsageMeter,
 ) -> Iterator[RayEpisodes]:
-    """Connect to Ray (`experiment.ray_address`: 'auto' or host:port joins that cluster,
-    None starts a local one; a process already connected keeps its connection), start
-    the workers, and end them (and a Ray started here) afterwards."""
+    """Play `plans` (each at most once, through `play`) on Ray. Connects to Ray
+    (`experiment.ray_address`: 'auto' or host:port joins that cluster, None starts a local
+    one; a process already connected keeps its connection), starts the workers, and ends
+    them (and a Ray started here) afterwards."""
     require_ray()
     import ray
 
@@ -416,7 +514,7 @@ def ray_episodes(
             raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     try:
         episodes = RayEpisodes(
-            spec, experiment, trace_dir, prints, stop, meter, PROVIDER_LIMITS
+            spec, experiment, trace_dir, plans, prints, stop, meter, PROVIDER_LIMITS
         )
         try:
             yield episodes
