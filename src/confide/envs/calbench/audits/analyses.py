@@ -340,7 +340,9 @@ def _add_game(pools: dict[tuple[str, Pool], _SpeakerPool], units: list[SpeakerUn
     for u in units:
         for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
             for metric in METRICS:
-                acc = pools.setdefault((metric, pool), _SpeakerPool())
+                acc = pools.get((metric, pool))
+                if acc is None:  # not setdefault: a pool is three arrays to build
+                    acc = pools[metric, pool] = _SpeakerPool()
                 value = getattr(u, metric)
                 if value is not None:
                     acc.present = True
