@@ -108,6 +108,14 @@ def test_bh_family_is_per_metric() -> None:
     assert all(r.p_value == pytest.approx(p) and r.q_value == pytest.approx(p) for r in cost)
 
 
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 30, 455, 3668])
+def test_t_sf_is_scipy_stats_to_the_last_bit(df: int) -> None:
+    """G.2 p-values reach the tables as exact floats: the cheap import must give the
+    very bits scipy.stats gives (a reference run's tables stay byte-identical)."""
+    for t in (0.0, 1e-9, 0.3, 0.9734663318481713, 2.0, 3.0164272865713784, 7.5, 40.0):
+        assert analyses.t_sf(t, df) == float(sps.t.sf(t, df))
+
+
 def test_paired_t_degenerate_cases() -> None:
     assert analyses.paired_t([]).mean_delta is None
     single = analyses.paired_t([2.0])

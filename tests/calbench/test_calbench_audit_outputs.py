@@ -141,3 +141,26 @@ def test_tiny_run_feeds_the_leaderboard(tmp_path: Path, monkeypatch: pytest.Monk
     for name in ("ratings.json", "leaderboard.csv", "references.csv"):
         assert (tmp_path / "lb1" / name).read_bytes() == (tmp_path / "lb2" / name).read_bytes()
     assert again.output == first.output
+
+
+def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
+    """The spool pickles slotted rows as constructor calls (outputs/audits.py): every
+    game's tables come back equal, field for field, and in (game id, path) order."""
+    from dataclasses import replace
+
+    from confide.envs.calbench.outputs.audits import GameSpool, game_tables
+
+    scenario = task()
+    trace = as_trace(play(scenario, _hook(_models()), finish=True))
+    games = [replace(game_tables(trace, {scenario.task_id: scenario}), trace_path=p)
+             for p in ("b", "a")]
+    spool = GameSpool(tmp_path, {scenario.task_id: scenario})
+    try:
+        for game in games:
+            spool.add(game)
+        back = list(spool)
+    finally:
+        spool.close()
+    assert back == games[::-1]
+    assert back[0].units and back[0].reflected is not None
+    assert back[0].tally.scenario is scenario

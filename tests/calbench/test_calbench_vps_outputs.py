@@ -129,3 +129,20 @@ def test_missing_scenario_is_named(tmp_path: Path) -> None:
     task = _task()
     with pytest.raises(VpsError, match=r"traces/w\.jsonl: scenario 'two' is not among the 0"):
         write_privacy_outputs(tmp_path, [_trace(task, DSM_WELFARE, "w")], {})
+
+
+def test_leak_counts_from_the_summary_are_the_evidence_rows(tmp_path: Path) -> None:
+    """The report counts a game's belief updates from game_summary.csv's
+    observation_count instead of reading every evidence row: the two must agree."""
+    from collections import Counter
+
+    from confide.envs.calbench.view import BeliefLeaks
+
+    task = _task()
+    traces = [_trace(task, DSM_WELFARE, "w"), _trace(task, DSM_PRIVATE, "p")]
+    write_privacy_outputs(tmp_path, traces, {task.task_id: task})
+    evidence = Counter(e["game_id"] for e in _read(tmp_path / "belief_evidence.csv.gz"))
+    assert set(evidence) == {"w", "p"}
+    assert BeliefLeaks(tmp_path).counts == evidence
+    (tmp_path / "game_summary.csv").unlink()  # a run without it: counted from the evidence
+    assert BeliefLeaks(tmp_path).counts == evidence

@@ -49,8 +49,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ortools.sat.python import cp_model
-
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.oracle import check_calendars, cp_solver, fits
 from confide.envs.calbench.scenario import Bucket, DifficultyRecord
@@ -303,18 +301,21 @@ def feasible_fraction(
     )
 
 
-class _Counter(cp_model.CpSolverSolutionCallback):
-    def __init__(self) -> None:
-        super().__init__()
-        self.count = 0
-
-    def on_solution_callback(self) -> None:
-        self.count += 1
-
-
 def count_feasible_cpsat(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> int:
     """F by CP-SAT enumeration of all solutions (the published harness's method; slow:
-    its time grows with F). Same constraints as `feasible_fraction`."""
+    its time grows with F). Same constraints as `feasible_fraction`. OR-Tools is imported
+    here, not with the module: its CP-SAT module imports pandas, over a second of every
+    `confide run` that loads the CalBench suites (issue 15)."""
+    from ortools.sat.python import cp_model
+
+    class Counter(cp_model.CpSolverSolutionCallback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.count = 0
+
+        def on_solution_callback(self) -> None:
+            self.count += 1
+
     n_slots = check_calendars(calendars)
     if not fits(calendars, meetings):
         return 0
@@ -335,7 +336,7 @@ def count_feasible_cpsat(calendars: Sequence[Calendar], meetings: Sequence[Meeti
         model.add_at_most_one(vars_at_slot)
     solver = cp_solver()
     solver.parameters.enumerate_all_solutions = True
-    counter = _Counter()
+    counter = Counter()
     solver.solve(model, counter)
     return counter.count
 

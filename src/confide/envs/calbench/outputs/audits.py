@@ -31,11 +31,12 @@ import json
 import pickle
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, is_dataclass, replace
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from confide import atomic
 from confide.core.trace import Trace
@@ -137,8 +138,35 @@ class GameSpool:
 
 
 class _ScenarioPickler(pickle.Pickler):
+    def __init__(self, file: IO[bytes]) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.dispatch_table = _SLOTTED
+
     def persistent_id(self, obj: Any) -> str | None:
         return obj.task_id if isinstance(obj, Scenario) else None
+
+
+class _SlottedReducers(dict[type, Callable[[Any], tuple[Any, ...]]]):
+    """Pickle a slotted dataclass as its constructor call: the default pickling of one
+    (`dataclasses._dataclass_getstate`/`setstate`) looks up its fields for every
+    instance, which made the spool's round trip the costliest step of a reference run's
+    tables after the VPS itself (a game has hundreds of rows). Other classes pickle as
+    usual (a KeyError is the pickler's "not here")."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], tuple[Any, ...]]:
+        if not (is_dataclass(cls) and "__slots__" in vars(cls)) or any(
+            not f.init for f in fields(cls)
+        ):
+            raise KeyError(cls)
+        values = attrgetter(*(f.name for f in fields(cls)))
+        if len(fields(cls)) == 1:
+            reduce = self[cls] = lambda obj: (cls, (values(obj),))
+        else:
+            reduce = self[cls] = lambda obj: (cls, values(obj))
+        return reduce
+
+
+_SLOTTED = _SlottedReducers()
 
 
 class _ScenarioUnpickler(pickle.Unpickler):
