@@ -164,7 +164,7 @@ async def _run_locked(
     with ResultSpool(run_dir) as results:
         headers: dict[str, EpisodeStart] = {}
         for plan in plans:
-            found = _load_complete(find_trace(trace_dir, plan.episode_id))
+            found = load_complete(find_trace(trace_dir, plan.episode_id))
             if found is not None:
                 headers[plan.episode_id] = found[0]
                 results.add(plan, found[1])
@@ -263,7 +263,7 @@ def write_run_json(run_dir: Path, experiment: Experiment, meta: Mapping[str, Any
     atomic.write_text(run_dir / "run.json", json.dumps(data, indent=2, sort_keys=False) + "\n")
 
 
-def _load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
+def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
     """The header and slim footer of the trace at `path` if it holds a finished,
     successful episode (never through a symlink: a run reuses only files it wrote)."""
     if path.is_symlink() or not path.exists():

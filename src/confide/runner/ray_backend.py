@@ -62,12 +62,13 @@ from typing import Any
 from confide import atomic
 from confide.atomic import TEMP_SUFFIX
 from confide.core.benchmark import BenchmarkSpec
-from confide.core.trace import EpisodeEnd, TraceWriter, trace_file
+from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, trace_file
 from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.episode import episode_start, run_episode
+from confide.runner.execute import load_complete
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
@@ -365,13 +366,13 @@ class RayEpisodes:
         return _Worker(actor, holder)
 
     def _check_start(self) -> None:
-        """Wait for the first worker to be up, so a worker that cannot start at all (Ray
+        """Wait for every worker to be up, so a worker that cannot start at all (Ray
         nodes without confide, a broken environment) fails the run here, once, instead
-        of failing every episode three times."""
+        of failing every episode three times, and no episode queues behind a worker still
+        importing confide while another one idles (the games start when all can play)."""
         ray = self._ray
-        first, _ = ray.wait([w.actor.ready.remote() for w in self._workers], num_returns=1)
         try:
-            ray.get(first[0])
+            ray.get([w.actor.ready.remote() for w in self._workers])
         except ray.exceptions.RayError as exc:
             reason = str(exc).strip().splitlines()
             raise ConfideError(
@@ -400,7 +401,7 @@ class RayEpisodes:
                 self._load[index] -= 1
             if outcome is None:
                 await asyncio.to_thread(self._remove_partial, plan)
-                return None
+                return await asyncio.to_thread(self._finished_meanwhile, plan)
             data, footer, usage, sequence = outcome
             if data is not None:
                 path = trace_file(self._trace_dir, plan.episode_id)
@@ -413,6 +414,15 @@ class RayEpisodes:
         )
         await asyncio.to_thread(self._write_lost, plan, footer)
         return footer
+
+    def _finished_meanwhile(self, plan: EpisodePlan) -> EpisodeEnd | None:
+        """The footer of `plan` when a worker writing into the shared run directory
+        finished it as the run stopped (the cancel came too late), so the run counts the
+        trace that stands, as a resume would; None otherwise."""
+        if self._probe is None:
+            return None
+        found = load_complete(find_trace(self._trace_dir, plan.episode_id))
+        return None if found is None else found[1]
 
     def _remove_partial(self, plan: EpisodePlan) -> None:
         """Remove the `.partial` an episode left in the run directory (its worker died,
@@ -443,9 +453,11 @@ class RayEpisodes:
             await asyncio.wait((result,), timeout=CANCEL_WAIT_S)
             if not result.done():
                 result.cancel()
-            elif not result.cancelled():
-                result.exception()  # the task's cancellation, retrieved so it is not logged
-            return None
+                return None
+            if result.cancelled() or result.exception() is not None:
+                return None  # cancelled (the exception retrieved, so it is not logged)
+            # it finished before the cancel reached it: its trace may already stand in a
+            # shared run directory, so it is kept and counted like any finished episode
         outcome: Outcome | None = result.result()
         return outcome
 
