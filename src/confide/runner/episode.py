@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import BenchmarkSpec, EpisodeContext, EpisodeResult, SeatSpec
-from confide.core.trace import EpisodeEnd, EpisodeStart, TraceRecorder, TraceWriter
+from confide.core.trace import (
+    EpisodeEnd,
+    EpisodeStart,
+    TraceError,
+    TraceRecorder,
+    TraceWriter,
+    read_trace,
+)
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
@@ -132,3 +139,16 @@ def slim(footer: EpisodeEnd) -> EpisodeEnd:
     """The part of a footer the run keeps in memory: status, error and result rows (the
     final state and metrics stay in the trace file)."""
     return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
+
+
+def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
+    """The header and slim footer of the trace at `path` if it holds a finished,
+    successful episode (never through a symlink: a run reuses only files it wrote)."""
+    if path.is_symlink() or not path.exists():
+        return None
+    try:
+        trace = read_trace(path)
+    except TraceError:
+        return None
+    footer = trace.footer
+    return (trace.header, slim(footer)) if footer is not None and footer.status == "ok" else None

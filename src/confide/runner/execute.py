@@ -31,13 +31,11 @@ from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import (
     EpisodeEnd,
     EpisodeStart,
-    TraceError,
     find_trace,
-    read_trace,
 )
 from confide.redaction import scrub_data
 from confide.runner.config import Experiment, dump_experiment
-from confide.runner.episode import run_episode, slim
+from confide.runner.episode import load_complete, run_episode
 from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.fingerprint import check_resume, episode_fingerprints
 from confide.runner.interrupt import StopSignals
@@ -261,16 +259,3 @@ def write_run_json(run_dir: Path, experiment: Experiment, meta: Mapping[str, Any
     """`run.json`: the run metadata and the resolved experiment (without secrets)."""
     data = {**meta, "experiment": scrub_data(experiment.model_dump(mode="json"))}
     atomic.write_text(run_dir / "run.json", json.dumps(data, indent=2, sort_keys=False) + "\n")
-
-
-def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
-    """The header and slim footer of the trace at `path` if it holds a finished,
-    successful episode (never through a symlink: a run reuses only files it wrote)."""
-    if path.is_symlink() or not path.exists():
-        return None
-    try:
-        trace = read_trace(path)
-    except TraceError:
-        return None
-    footer = trace.footer
-    return (trace.header, slim(footer)) if footer is not None and footer.status == "ok" else None

@@ -67,8 +67,7 @@ from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment
-from confide.runner.episode import episode_start, run_episode
-from confide.runner.execute import load_complete
+from confide.runner.episode import episode_start, load_complete, run_episode
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
