@@ -3,9 +3,9 @@ benchmarks`, each as a fresh process, median wall time of `--runs` runs (target 
 next to the median of a bare `python -c pass` measured in the same run (the floor no CLI
 can beat on this machine). The three commands take turns within each round, so a busy
 spell on a shared machine hits all of them; each median is also printed as a multiple of
-the bare interpreter's. The CLI imports each command's layers only when the command
-runs, and `benchmarks` reads the registry's catalog instead of importing environments
-(and skips typer's option parsing, which imports pydantic).
+the bare interpreter's. The top-level group lists its commands from a static table and
+imports a command's module only when that command runs (`confide.cli.lazy`), and
+`benchmarks` reads the registry's catalog instead of importing environments.
 
     PYTHONPATH=src python bench/cli_startup.py [--runs 5]
 """

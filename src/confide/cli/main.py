@@ -1,5 +1,9 @@
 """`confide`: the command line, a thin layer over the Python API (one module per command).
 
+The top-level group knows its commands from a static table (`COMMANDS`) and imports a
+command's module only when that command runs (`cli.lazy`), so `confide --help` imports
+typer and none of the commands, and each command pays only for its own layers.
+
 Errors caused by the user (`ConfideError`) or the machine (an `OSError` naming a file:
 a read-only or full output directory) are printed as one plain sentence and exit with
 status 2; anything else is a bug and keeps its traceback.
@@ -11,20 +15,47 @@ import sys
 
 import typer
 
-from confide.cli import incognita as incognita_cmd
-from confide.cli import judge as judge_cmd
-from confide.cli import leaderboard as leaderboard_cmd
-from confide.cli import models as models_cmd
-from confide.cli import report as report_cmd
-from confide.cli import rescore as rescore_cmd
-from confide.cli import run as run_cmd
-from confide.cli import scenarios as scenarios_cmd
-from confide.cli import trace as trace_cmd
-from confide.cli import view as view_cmd
+from confide.cli.lazy import Lazy, LazyGroup
 from confide.cli.term import HELP_MARKUP
 from confide.errors import ConfideError
 
+COMMANDS = (
+    Lazy("run", "confide.cli.run:run",
+         "Run episodes, write traces, results.csv and the summary table, and print it."),
+    Lazy("benchmarks", "confide.cli.run:benchmarks",
+         "List the registered benchmarks with their suites, reference participants and "
+         "conditions."),
+    Lazy("rescore", "confide.cli.rescore:rescore",
+         "Recompute every metric, results.csv, the summary and the benchmark's tables and\n"
+         "figures from the run's traces, with the judge given by --role."),
+    Lazy("report", "confide.cli.report:report",
+         "Render the headline table, figures, experiment, notable episodes and tables of a "
+         "run\ninto one HTML file."),
+    Lazy("view", "confide.cli.view:view",
+         "Browse runs: headline tables, episodes, one episode as any participant saw it."),
+    Lazy("leaderboard", "confide.cli.leaderboard:leaderboard",
+         "CalBench only: rate models with OpenSkill score-margin updates; list reference\n"
+         "protocols by raw metrics."),
+    Lazy("trace", "confide.cli.trace:app", "Inspect episode traces."),
+    Lazy("models", "confide.cli.models:app", "Try chat models and list providers."),
+    Lazy("scenarios", "confide.cli.scenarios:app",
+         "Sotopia-ToM only: validate and generate scenario files."),
+    Lazy("judge", "confide.cli.judge:app", "Sotopia-ToM only: judge reliability tools."),
+    Lazy("incognita", "confide.cli.incognita:app",
+         "Incognita only: convert a source benchmark's tasks into task cards."),
+)
+"""Every command in `confide --help` order, with the first paragraph of its help (kept
+equal to the command's own by tests/cli/test_cli_lazy.py)."""
+
+
+class ConfideGroup(LazyGroup):
+    """The `confide` group: the commands of `COMMANDS`, each imported when it runs."""
+
+    table = COMMANDS
+
+
 app = typer.Typer(
+    cls=ConfideGroup,
     help="Measure how LLM agents coordinate under distributed knowledge and authority, "
     "and how much private information they leak (CalBench, Sotopia-ToM, Incognita).",
     no_args_is_help=True,
@@ -32,24 +63,16 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=HELP_MARKUP,
 )
-app.command("run")(run_cmd.run)
-app.command("benchmarks")(run_cmd.benchmarks)
-app.command("rescore")(rescore_cmd.rescore)
-app.add_typer(trace_cmd.app, name="trace")
-app.command("report")(report_cmd.report)
-app.command("view")(view_cmd.view)
-app.command("leaderboard")(leaderboard_cmd.leaderboard)
-app.add_typer(models_cmd.app, name="models")
-app.add_typer(scenarios_cmd.app, name="scenarios")
-app.add_typer(judge_cmd.app, name="judge")
-app.add_typer(incognita_cmd.app, name="incognita")
+
+
+@app.callback()
+def confide() -> None:
+    """Makes `app` a group although every command comes from `COMMANDS`."""
 
 
 def main() -> None:
     """Entry point with friendly errors."""
     try:
-        if sys.argv[1:] == ["benchmarks"]:
-            _benchmarks()
         app()
     except ConfideError as exc:
         typer.secho(f"error: {exc}", err=True, fg="red")
@@ -60,17 +83,6 @@ def main() -> None:
         typer.secho(f"error: cannot write or read {exc.filename}: {exc.strerror}", err=True,
                     fg="red")
         sys.exit(2)
-
-
-def _benchmarks() -> None:
-    """`confide benchmarks`, which takes no option, without typer's parsing: typer 0.29
-    coerces even an absent `--help` flag through a pydantic TypeAdapter, and importing
-    pydantic would double the command's start-up (issue 15 target 6)."""
-    try:
-        run_cmd.benchmarks()
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    sys.exit(0)
 
 
 if __name__ == "__main__":

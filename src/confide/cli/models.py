@@ -1,6 +1,6 @@
 """`confide models ...`: try a model from the command line and list what is available.
 
-Registered by the main CLI with `app.add_typer(models.app, name="models")`.
+Listed in `cli.main.COMMANDS` as `models` (imported when it runs).
 `confide models try MODEL PROMPT` sends one user message and prints the reply on stdout,
 and the model, tokens, cost, latency and finish reason on stderr, so the reply can be
 piped. With `--schema FILE` (a JSON schema) decoding is constrained where the provider

@@ -28,8 +28,8 @@ def view(
     server = serve(run_dirs, port)
     server.block_on_close = False  # Ctrl-C stops at once, not after requests still in flight
     signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with SIGINT ignored
-    typer.echo(f"confide view: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
-    try:
+    try:  # from the announcement on: a Ctrl-C right after it must stop cleanly too
+        typer.echo(f"confide view: http://127.0.0.1:{server.server_address[1]}/ (Ctrl-C stops)")
         server.serve_forever()
     except KeyboardInterrupt:
         pass
