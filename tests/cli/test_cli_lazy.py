@@ -3,6 +3,7 @@ the static table in `cli.main.COMMANDS` lists exactly what the real commands say
 
 from __future__ import annotations
 
+import inspect
 import os
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from confide.cli.lazy import Lazy, LazyGroup, first_paragraph
+from confide.cli.lazy import Lazy, LazyGroup
 from confide.cli.main import COMMANDS, app
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -36,6 +37,11 @@ def _modules_after(*args: str) -> tuple[str, set[str]]:
                           env={**os.environ, "PYTHONPATH": SRC}, check=True, timeout=120)
     out, _, modules = done.stdout.rpartition("MODULES ")
     return out + done.stderr, set(modules.split())
+
+
+def first_paragraph(help_text: str | None) -> str:
+    """What a group's help listing shows of a command's help (rich and plain alike)."""
+    return inspect.cleandoc(help_text or "").split("\n\n")[0]
 
 
 def _group() -> LazyGroup:

@@ -20,7 +20,6 @@ through untouched.
 from __future__ import annotations
 
 import importlib
-import inspect
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -52,11 +51,6 @@ class Lazy:
         built = typer.main.get_group(holder).commands[self.name]
         assert isinstance(built, TyperCommand | TyperGroup)
         return built
-
-
-def first_paragraph(help_text: str | None) -> str:
-    """What a group's help listing shows of a command's help (rich and plain alike)."""
-    return inspect.cleandoc(help_text or "").split("\n\n")[0]
 
 
 class _Listed(TyperCommand):
