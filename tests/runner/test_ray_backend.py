@@ -101,14 +101,30 @@ def test_ray_run_equals_local_run(
     )
 
 
-@pytest.mark.parametrize("mode", ["shared", "returned"])
+@pytest.mark.parametrize(
+    ("mode", "per_call"), [("shared", 1), ("returned", 1), ("shared", 4), ("returned", 4)]
+)
 def test_worker_sigkilled_mid_episode_is_played_again_once(
-    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+    ray_session: str, tmp_path: Path, mode: str, per_call: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Episodes go one or `per_call` to a Ray call; either way the killed worker's unfinished
+    episodes are played again once, and those it finished are kept, not played again, even
+    when it died before replying (every fourth episode is slow, so a call's other episodes
+    finish long before it returns)."""
+    from confide.runner import ray_backend
+
     _trace_mode(monkeypatch, mode)
+    monkeypatch.setattr(ray_backend, "episodes_per_call", lambda experiment: per_call)
     run_dir = tmp_path / "run"
+    count = 16 if per_call == 1 else 48  # more than the 8 / 16 handed out at once
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(
+        json.dumps({"id": f"t{i:02d}", "seats": ["a", "b"], "rounds": 12 if i % 4 == 3 else 2})
+        + "\n" for i in range(count)
+    ))
     experiment = build_experiment({
-        "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 16, rounds=4)),
+        "benchmark": "demo", "tasks": str(tasks),
         "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
         "output_dir": str(run_dir), "backend": "ray",
     })
@@ -120,22 +136,22 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
     while not list((run_dir / "traces").glob("*.jsonl.gz")):
         assert runner.is_alive() and time.monotonic() < deadline
         time.sleep(0.05)
-    # the worker that finished the first episode still has episodes in flight (2 workers
-    # share 4 at once, 16 to go): kill it
+    # the worker that finished the first episode still has episodes to play: kill it
     victim = _placements(run_dir)[0]
     os.kill(int(victim["pid"]), signal.SIGKILL)
+    kept = {p: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
     runner.join(timeout=180)
     assert not runner.is_alive()
     summary = result[0]
-    assert summary.failed == [] and summary.finished == 16
+    assert summary.failed == [] and summary.finished == count
     ids = sorted(p.name.removesuffix(".jsonl.gz") for p in (run_dir / "traces").glob("*.gz"))
-    assert len(ids) == 16 and not list((run_dir / "traces").glob("*.partial"))
+    assert len(ids) == count and not list((run_dir / "traces").glob("*.partial"))
     rows = read_csv(run_dir / "results.csv")
-    assert sorted({r["episode_id"] for r in rows}) == ids and len(rows) == 16 * 2
+    assert sorted({r["episode_id"] for r in rows}) == ids and len(rows) == count * 2
     workers = {p["worker"] for p in _placements(run_dir)}
     assert "w2" in workers, "a fresh worker replaced the killed one"
-    killed = [p for p in _placements(run_dir) if p["pid"] == victim["pid"]]
-    assert all(p["worker"] == victim["worker"] for p in killed)
+    assert victim in _placements(run_dir)
+    assert {p: p.read_bytes() for p in kept} == kept  # finished episodes were not played again
     assert {p["trace"] for p in _placements(run_dir)} == {mode}
 
 

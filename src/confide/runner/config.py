@@ -63,9 +63,10 @@ class Experiment(BaseModel):
     concurrency: int | None = Field(
         default=None,
         ge=1,
-        description="Episodes run at once; default 4, or 1 when any seat or role is an "
-        "embedded local/ model (it answers one call at a time, and episodes taking turns keep "
-        "its prefix cache warm instead of evicting each other's conversations).",
+        description="Episodes run at once (with backend: ray, per worker); default 4, or 1 "
+        "when any seat or role is an embedded local/ model (it answers one call at a time, "
+        "and episodes taking turns keep its prefix cache warm instead of evicting each "
+        "other's conversations).",
     )
     output_dir: str = "runs/latest"
     cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
