@@ -2,7 +2,7 @@
 same results as the local backend, a worker SIGKILLed mid-episode, the cluster-wide
 provider limit, a driver SIGKILLed mid-run and resumed. Both ways traces reach the run
 directory are run: workers sharing it write them (`shared`, what a local Ray probes to),
-and workers without it return the bytes (`returned`, forced by `SHARE_RUN_DIR`)."""
+and workers without it return the bytes (`returned`, forced by `ray_traces: returned`)."""
 
 from __future__ import annotations
 
@@ -49,11 +49,10 @@ def _placements(run_dir: Path) -> list[dict[str, str]]:
     ]
 
 
-def _trace_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
-    """Make the run's workers write their traces in place or return them."""
-    from confide.runner import ray_backend
-
-    monkeypatch.setattr(ray_backend, "SHARE_RUN_DIR", mode == "shared")
+def _on_ray(config: dict[str, Any], mode: str) -> dict[str, Any]:
+    """`config` on Ray, its workers writing their traces in place (where they can) or
+    returning them."""
+    return {**config, "backend": "ray", "ray_traces": "auto" if mode == "shared" else "returned"}
 
 
 def _demo_tasks(path: Path, count: int, rounds: int = 2) -> Path:
@@ -78,15 +77,13 @@ CALBENCH = {"benchmark": "calbench", "suite": "tiny", "limit": 2, "lineups": ["i
     ids=["calbench-shared", "calbench-returned", "sotopia-tom-shared"],
 )
 def test_ray_run_equals_local_run(
-    ray_session: str, tmp_path: Path, config: dict[str, Any], mode: str,
-    monkeypatch: pytest.MonkeyPatch,
+    ray_session: str, tmp_path: Path, config: dict[str, Any], mode: str
 ) -> None:
-    _trace_mode(monkeypatch, mode)
     local = run_experiment(
         build_experiment({**config, "output_dir": str(tmp_path / "local")}), show_progress=False
     )
     on_ray = run_experiment(
-        build_experiment({**config, "output_dir": str(tmp_path / "ray"), "backend": "ray"}),
+        build_experiment(_on_ray({**config, "output_dir": str(tmp_path / "ray")}, mode)),
         show_progress=False,
     )
     assert on_ray.failed == [] and on_ray.episodes == local.episodes >= 2
@@ -114,7 +111,6 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
     finish long before it returns)."""
     from confide.runner import ray_backend
 
-    _trace_mode(monkeypatch, mode)
     monkeypatch.setattr(ray_backend, "episodes_per_call", lambda experiment: per_call)
     run_dir = tmp_path / "run"
     count = 16 if per_call == 1 else 48  # more than the 8 / 16 handed out at once
@@ -123,11 +119,11 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
         json.dumps({"id": f"t{i:02d}", "seats": ["a", "b"], "rounds": 12 if i % 4 == 3 else 2})
         + "\n" for i in range(count)
     ))
-    experiment = build_experiment({
+    experiment = build_experiment(_on_ray({
         "benchmark": "demo", "tasks": str(tasks),
         "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
-        "output_dir": str(run_dir), "backend": "ray",
-    })
+        "output_dir": str(run_dir),
+    }, mode))
     result: list[RunSummary] = []
     runner = threading.Thread(target=lambda: result.append(run_experiment(experiment,
                                                                          show_progress=False)))
@@ -268,7 +264,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("mode", ["shared", "returned"])
 def test_stopped_run_leaves_no_partial_trace_and_resumes(
-    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+    ray_session: str, tmp_path: Path, mode: str
 ) -> None:
     """A stop (SIGINT) cancels the episodes in flight on the workers: a worker writing
     into the run directory discards its `.partial`s, and the rerun plays the rest."""
@@ -276,13 +272,12 @@ def test_stopped_run_leaves_no_partial_trace_and_resumes(
 
     from confide.runner import run_experiment_async
 
-    _trace_mode(monkeypatch, mode)
     run_dir = tmp_path / "run"
-    config = {
+    config = _on_ray({
         "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 12, rounds=4)),
         "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
-        "output_dir": str(run_dir), "backend": "ray",
-    }
+        "output_dir": str(run_dir),
+    }, mode)
 
     async def stopped_midway() -> RunSummary:
         stop = asyncio.Event()

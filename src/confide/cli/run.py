@@ -78,6 +78,12 @@ def run(
         typer.Option(help="With --backend ray: 'auto' joins the running cluster, or host:port; "
                      "default: start a local one."),
     ] = None,
+    ray_traces: Annotated[
+        str | None,
+        typer.Option(help="With --backend ray: auto (default; workers that see the run "
+                     "directory write their traces there) or returned (every worker sends "
+                     "them to this process)."),
+    ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     fresh: Annotated[
         bool,
@@ -118,6 +124,7 @@ def run(
         "price_table": str(price_table) if price_table else None,
         "backend": backend,
         "ray_address": ray_address,
+        "ray_traces": ray_traces,
     }
     path = Path(target)
     if path.suffix in (".yaml", ".yml"):

@@ -7,7 +7,8 @@ it runs inside `EpisodeWorker` actors, one per CPU of the cluster (`num_cpus=1` 
 Ray spreads them over the nodes), each an asyncio actor playing several episodes at once
 exactly as the local runner does, with its benchmark, suites and models kept warm.
 
-Where files live: both ways are supported, chosen per worker by a probe at its start.
+Where files live: both ways are supported, chosen per worker by a probe at its start
+(`ray_traces: auto`, the default; `returned` skips the probe and every worker returns).
 The driver writes a token file holding a random nonce into `<run dir>/traces/`; a worker
 that reads the same nonce at the same path, and can create a file there, shares the run
 directory (same machine, or a shared filesystem) and writes each trace into it itself,
@@ -88,9 +89,6 @@ CANCEL_WAIT_S = 10.0
 """How long a stopped run waits for a worker to discard a cancelled episode."""
 PER_CALL = 8
 """Episodes per Ray call for a run that calls no model (module docstring, "Calls")."""
-SHARE_RUN_DIR = True
-"""Offer the workers the run directory (module docstring); False makes every worker
-return its traces' bytes, as on a cluster without shared storage (for tests)."""
 
 Outcome = tuple[bytes | None, EpisodeEnd, dict[str, ModelUsage], int]
 """What a worker returns for a finished episode: the trace file's bytes (None when it
@@ -372,7 +370,7 @@ class RayEpisodes:
         self._meter = meter
         self._cwd = os.getcwd()
         self._limits = dict(limits)
-        self._probe = Probe.create(trace_dir) if SHARE_RUN_DIR else None
+        self._probe = Probe.create(trace_dir) if experiment.ray_traces == "auto" else None
         work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
         self._work = self._ray.put(work)
         self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
