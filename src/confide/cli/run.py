@@ -55,7 +55,8 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
     concurrency: Annotated[
         int | None,
-        typer.Option(help="Episodes run at once (default 4; 1 with an embedded local/ model)."),
+        typer.Option(help="Episodes run at once, per worker on Ray (default 4; 1 with an "
+                     "embedded local/ model)."),
     ] = None,
     out: Annotated[
         Path | None,
