@@ -26,6 +26,13 @@ def test_backend_fields_default_and_validate(tmp_path: Path) -> None:
         load_experiment(tmp_path / "exp2.yaml")
     with pytest.raises(ConfigError, match="ray_address 'auto' needs backend: ray"):
         build_experiment({"benchmark": "demo", "ray_address": "auto"})
+    assert experiment.ray_traces == "auto"
+    on_ray = {"benchmark": "demo", "backend": "ray", "ray_traces": "returned"}
+    assert build_experiment(on_ray).ray_traces == "returned"
+    with pytest.raises(ConfigError, match="ray_traces 'returned' needs backend: ray"):
+        build_experiment({**on_ray, "backend": "local"})
+    with pytest.raises(ConfigError, match=r"field 'ray_traces' \(value: 'copied'\)"):
+        build_experiment({**on_ray, "ray_traces": "copied"})
 
 
 def test_without_ray_the_run_stops_before_anything_with_the_hint(

@@ -2,7 +2,7 @@
 same results as the local backend, a worker SIGKILLed mid-episode, the cluster-wide
 provider limit, a driver SIGKILLed mid-run and resumed. Both ways traces reach the run
 directory are run: workers sharing it write them (`shared`, what a local Ray probes to),
-and workers without it return the bytes (`returned`, forced by `SHARE_RUN_DIR`)."""
+and workers without it return the bytes (`returned`, forced by `ray_traces: returned`)."""
 
 from __future__ import annotations
 
@@ -49,11 +49,10 @@ def _placements(run_dir: Path) -> list[dict[str, str]]:
     ]
 
 
-def _trace_mode(monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
-    """Make the run's workers write their traces in place or return them."""
-    from confide.runner import ray_backend
-
-    monkeypatch.setattr(ray_backend, "SHARE_RUN_DIR", mode == "shared")
+def _on_ray(config: dict[str, Any], mode: str) -> dict[str, Any]:
+    """`config` on Ray, its workers writing their traces in place (where they can) or
+    returning them."""
+    return {**config, "backend": "ray", "ray_traces": "auto" if mode == "shared" else "returned"}
 
 
 def _demo_tasks(path: Path, count: int, rounds: int = 2) -> Path:
@@ -78,15 +77,13 @@ CALBENCH = {"benchmark": "calbench", "suite": "tiny", "limit": 2, "lineups": ["i
     ids=["calbench-shared", "calbench-returned", "sotopia-tom-shared"],
 )
 def test_ray_run_equals_local_run(
-    ray_session: str, tmp_path: Path, config: dict[str, Any], mode: str,
-    monkeypatch: pytest.MonkeyPatch,
+    ray_session: str, tmp_path: Path, config: dict[str, Any], mode: str
 ) -> None:
-    _trace_mode(monkeypatch, mode)
     local = run_experiment(
         build_experiment({**config, "output_dir": str(tmp_path / "local")}), show_progress=False
     )
     on_ray = run_experiment(
-        build_experiment({**config, "output_dir": str(tmp_path / "ray"), "backend": "ray"}),
+        build_experiment(_on_ray({**config, "output_dir": str(tmp_path / "ray")}, mode)),
         show_progress=False,
     )
     assert on_ray.failed == [] and on_ray.episodes == local.episodes >= 2
@@ -101,17 +98,32 @@ def test_ray_run_equals_local_run(
     )
 
 
-@pytest.mark.parametrize("mode", ["shared", "returned"])
+@pytest.mark.parametrize(
+    ("mode", "per_call"), [("shared", 1), ("returned", 1), ("shared", 4), ("returned", 4)]
+)
 def test_worker_sigkilled_mid_episode_is_played_again_once(
-    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+    ray_session: str, tmp_path: Path, mode: str, per_call: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _trace_mode(monkeypatch, mode)
+    """Episodes go one or `per_call` to a Ray call; either way the killed worker's unfinished
+    episodes are played again once, and those it finished are kept, not played again, even
+    when it died before replying (every fourth episode is slow, so a call's other episodes
+    finish long before it returns)."""
+    from confide.runner import ray_backend
+
+    monkeypatch.setattr(ray_backend, "episodes_per_call", lambda experiment: per_call)
     run_dir = tmp_path / "run"
-    experiment = build_experiment({
-        "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 16, rounds=4)),
+    count = 16 if per_call == 1 else 48  # more than the 8 / 16 handed out at once
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(
+        json.dumps({"id": f"t{i:02d}", "seats": ["a", "b"], "rounds": 12 if i % 4 == 3 else 2})
+        + "\n" for i in range(count)
+    ))
+    experiment = build_experiment(_on_ray({
+        "benchmark": "demo", "tasks": str(tasks),
         "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
-        "output_dir": str(run_dir), "backend": "ray",
-    })
+        "output_dir": str(run_dir),
+    }, mode))
     result: list[RunSummary] = []
     runner = threading.Thread(target=lambda: result.append(run_experiment(experiment,
                                                                          show_progress=False)))
@@ -120,22 +132,22 @@ def test_worker_sigkilled_mid_episode_is_played_again_once(
     while not list((run_dir / "traces").glob("*.jsonl.gz")):
         assert runner.is_alive() and time.monotonic() < deadline
         time.sleep(0.05)
-    # the worker that finished the first episode still has episodes in flight (2 workers
-    # share 4 at once, 16 to go): kill it
+    # the worker that finished the first episode still has episodes to play: kill it
     victim = _placements(run_dir)[0]
     os.kill(int(victim["pid"]), signal.SIGKILL)
+    kept = {p: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
     runner.join(timeout=180)
     assert not runner.is_alive()
     summary = result[0]
-    assert summary.failed == [] and summary.finished == 16
+    assert summary.failed == [] and summary.finished == count
     ids = sorted(p.name.removesuffix(".jsonl.gz") for p in (run_dir / "traces").glob("*.gz"))
-    assert len(ids) == 16 and not list((run_dir / "traces").glob("*.partial"))
+    assert len(ids) == count and not list((run_dir / "traces").glob("*.partial"))
     rows = read_csv(run_dir / "results.csv")
-    assert sorted({r["episode_id"] for r in rows}) == ids and len(rows) == 16 * 2
+    assert sorted({r["episode_id"] for r in rows}) == ids and len(rows) == count * 2
     workers = {p["worker"] for p in _placements(run_dir)}
     assert "w2" in workers, "a fresh worker replaced the killed one"
-    killed = [p for p in _placements(run_dir) if p["pid"] == victim["pid"]]
-    assert all(p["worker"] == victim["worker"] for p in killed)
+    assert victim in _placements(run_dir)
+    assert {p: p.read_bytes() for p in kept} == kept  # finished episodes were not played again
     assert {p["trace"] for p in _placements(run_dir)} == {mode}
 
 
@@ -252,7 +264,7 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.parametrize("mode", ["shared", "returned"])
 def test_stopped_run_leaves_no_partial_trace_and_resumes(
-    ray_session: str, tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch
+    ray_session: str, tmp_path: Path, mode: str
 ) -> None:
     """A stop (SIGINT) cancels the episodes in flight on the workers: a worker writing
     into the run directory discards its `.partial`s, and the rerun plays the rest."""
@@ -260,13 +272,12 @@ def test_stopped_run_leaves_no_partial_trace_and_resumes(
 
     from confide.runner import run_experiment_async
 
-    _trace_mode(monkeypatch, mode)
     run_dir = tmp_path / "run"
-    config = {
+    config = _on_ray({
         "benchmark": "demo", "tasks": str(_demo_tasks(tmp_path / "tasks.jsonl", 12, rounds=4)),
         "lineups": ["mock/echo"], "model_options": {"latency_s": 0.1}, "concurrency": 4,
-        "output_dir": str(run_dir), "backend": "ray",
-    }
+        "output_dir": str(run_dir),
+    }, mode)
 
     async def stopped_midway() -> RunSummary:
         stop = asyncio.Event()

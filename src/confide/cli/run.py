@@ -55,7 +55,8 @@ def run(
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
     concurrency: Annotated[
         int | None,
-        typer.Option(help="Episodes run at once (default 4; 1 with an embedded local/ model)."),
+        typer.Option(help="Episodes run at once, per worker on Ray (default 4; 1 with an "
+                     "embedded local/ model)."),
     ] = None,
     out: Annotated[
         Path | None,
@@ -77,6 +78,12 @@ def run(
         str | None,
         typer.Option(help="With --backend ray: 'auto' joins the running cluster, or host:port; "
                      "default: start a local one."),
+    ] = None,
+    ray_traces: Annotated[
+        str | None,
+        typer.Option(help="With --backend ray: auto (default; workers that see the run "
+                     "directory write their traces there) or returned (every worker sends "
+                     "them to this process)."),
     ] = None,
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     fresh: Annotated[
@@ -118,6 +125,7 @@ def run(
         "price_table": str(price_table) if price_table else None,
         "backend": backend,
         "ray_address": ray_address,
+        "ray_traces": ray_traces,
     }
     path = Path(target)
     if path.suffix in (".yaml", ".yml"):

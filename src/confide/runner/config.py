@@ -63,9 +63,10 @@ class Experiment(BaseModel):
     concurrency: int | None = Field(
         default=None,
         ge=1,
-        description="Episodes run at once; default 4, or 1 when any seat or role is an "
-        "embedded local/ model (it answers one call at a time, and episodes taking turns keep "
-        "its prefix cache warm instead of evicting each other's conversations).",
+        description="Episodes run at once (with backend: ray, per worker); default 4, or 1 "
+        "when any seat or role is an embedded local/ model (it answers one call at a time, "
+        "and episodes taking turns keep its prefix cache warm instead of evicting each "
+        "other's conversations).",
     )
     output_dir: str = "runs/latest"
     cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
@@ -87,6 +88,14 @@ class Experiment(BaseModel):
         description="Ray cluster to join ('auto': the running one; 'host:port'); default: "
         "start a local one. Only with backend: ray.",
     )
+    ray_traces: Literal["auto", "returned"] = Field(
+        default="auto",
+        description="With backend: ray, how traces reach the run directory. auto: a worker "
+        "that sees it (same machine, or a shared filesystem at the same path: the driver "
+        "checks with a token file) writes its traces there, any other sends them back; "
+        "returned: every worker sends them back and the driver writes them (for storage "
+        "that passes the check but should not take writes from every node).",
+    )
     sampling: dict[str, Sampling] = Field(
         default_factory=dict,
         description="Sampling settings (temperature, top_p, max_tokens, seed, "
@@ -104,9 +113,11 @@ class Experiment(BaseModel):
         return 1 if any(m is not None and m.startswith("local/") for m in models) else 4
 
     @model_validator(mode="after")
-    def _address_needs_ray(self) -> Experiment:
+    def _ray_fields_need_ray(self) -> Experiment:
         if self.ray_address is not None and self.backend != "ray":
             raise ValueError(f"ray_address {self.ray_address!r} needs backend: ray")
+        if self.ray_traces != "auto" and self.backend != "ray":
+            raise ValueError(f"ray_traces {self.ray_traces!r} needs backend: ray")
         return self
 
     @field_validator("lineups")

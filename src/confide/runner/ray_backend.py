@@ -7,7 +7,8 @@ it runs inside `EpisodeWorker` actors, one per CPU of the cluster (`num_cpus=1` 
 Ray spreads them over the nodes), each an asyncio actor playing several episodes at once
 exactly as the local runner does, with its benchmark, suites and models kept warm.
 
-Where files live: both ways are supported, chosen per worker by a probe at its start.
+Where files live: both ways are supported, chosen per worker by a probe at its start
+(`ray_traces: auto`, the default; `returned` skips the probe and every worker returns).
 The driver writes a token file holding a random nonce into `<run dir>/traces/`; a worker
 that reads the same nonce at the same path, and can create a file there, shares the run
 directory (same machine, or a shared filesystem) and writes each trace into it itself,
@@ -23,6 +24,13 @@ costs the driver a read, a copy and an fsync per episode, on the cores the worke
 Relative paths a worker reads (a `replay/` trace, `cache_dir`, a price table) are resolved
 against the driver's working directory; on several machines they must exist at the same
 path on every node.
+
+Calls: a Ray call costs about 1.6 ms of CPU between the driver and the worker (measured on
+2 cores; a reference-protocol game costs about 20 ms), so a run whose seats and roles call
+no model (short, CPU-bound episodes) hands each worker its episodes `PER_CALL` at a time in
+one call, and keeps two such calls per worker in flight so a worker never waits for the
+driver. A run that calls models sends one episode per call: its episodes last seconds and
+vary, and a batch would hold its finished episodes until its slowest one ends.
 
 Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
 a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
@@ -61,7 +69,7 @@ from typing import Any
 
 from confide import atomic
 from confide.atomic import TEMP_SUFFIX
-from confide.core.benchmark import BenchmarkSpec
+from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
 from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, trace_file
 from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
@@ -79,9 +87,8 @@ PROVIDER_LIMITS: Mapping[str, int | None] = DEFAULT_LIMITS
 """Call slots per provider for the whole cluster (the local backend's per-process ones)."""
 CANCEL_WAIT_S = 10.0
 """How long a stopped run waits for a worker to discard a cancelled episode."""
-SHARE_RUN_DIR = True
-"""Offer the workers the run directory (module docstring); False makes every worker
-return its traces' bytes, as on a cluster without shared storage (for tests)."""
+PER_CALL = 8
+"""Episodes per Ray call for a run that calls no model (module docstring, "Calls")."""
 
 Outcome = tuple[bytes | None, EpisodeEnd, dict[str, ModelUsage], int]
 """What a worker returns for a finished episode: the trace file's bytes (None when it
@@ -92,6 +99,13 @@ Work = tuple[EpisodePlan, dict[str, str]]
 work once (one object in Ray's store), then names episodes by id: pickling a plan with its
 task for every call cost the driver ~5 ms per CalBench episode, more than Ray's own
 per-call overhead."""
+
+
+def episodes_per_call(experiment: Experiment) -> int:
+    """`PER_CALL` when no seat or role of `experiment` names a model, else 1."""
+    seats = [seat for text in experiment.lineups for seat in parse_lineup(text)]
+    seats += [SeatSpec(spec) for spec in experiment.roles.values()]
+    return 1 if any(seat.is_model for seat in seats) else PER_CALL
 
 
 @dataclass(frozen=True)
@@ -266,7 +280,12 @@ class EpisodeWorker:
         # of the cyclic collector's sight, as the CLI does for a local run
         gc.freeze()
 
-    async def play(self, episode_id: str) -> Outcome | None:
+    async def play(self, episode_ids: Sequence[str]) -> list[Outcome | None]:
+        """Run episodes of `work` at once, as the local runner overlaps them; one outcome
+        per id, in order."""
+        return list(await asyncio.gather(*(self._play(e) for e in episode_ids)))
+
+    async def _play(self, episode_id: str) -> Outcome | None:
         """Run one episode of `work`; its trace bytes (None when written in place), slim
         footer and this worker's usage so far (None if it was cancelled)."""
         plan, fingerprint = self.work[episode_id]
@@ -302,10 +321,19 @@ class EpisodeWorker:
             shutil.rmtree(self.trace_dir, ignore_errors=True)
 
 
-@dataclass
+@dataclass(eq=False)
 class _Worker:
     actor: Any
     holder: str
+
+
+@dataclass
+class _Call:
+    """One episode waiting for its worker's reply (the worker set once it is sent)."""
+
+    episode_id: str
+    reply: asyncio.Future[Outcome | None]
+    worker: _Worker | None = None
 
 
 class RayEpisodes:
@@ -342,7 +370,7 @@ class RayEpisodes:
         self._meter = meter
         self._cwd = os.getcwd()
         self._limits = dict(limits)
-        self._probe = Probe.create(trace_dir) if SHARE_RUN_DIR else None
+        self._probe = Probe.create(trace_dir) if experiment.ray_traces == "auto" else None
         work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
         self._work = self._ray.put(work)
         self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
@@ -352,9 +380,13 @@ class RayEpisodes:
         self._load = [0] * count
         self._check_start()
         self._reported: dict[str, tuple[int, dict[str, ModelUsage]]] = {}
-        self.in_flight = experiment.concurrency or count * experiment.episodes_at_once
-        """Episodes handed out at once: `concurrency`, by default the local default per
-        worker."""
+        self._per_call = episodes_per_call(experiment)
+        at_once = experiment.episodes_at_once if self._per_call == 1 else 2 * self._per_call
+        self.in_flight = count * at_once
+        """Episodes handed out at once: per worker, `concurrency` as a local process runs
+        them, or two calls' worth when episodes go several to a call."""
+        self._queue: list[_Call] = []
+        self._calls: set[asyncio.Future[None]] = set()
 
     def _start(self) -> _Worker:
         holder = f"w{next(self._names)}"
@@ -384,20 +416,19 @@ class RayEpisodes:
         ray = self._ray
         lost: BaseException | None = None
         for _ in range(ATTEMPTS):
-            index = min(range(len(self._workers)), key=self._load.__getitem__)
-            worker = self._workers[index]
-            self._load[index] += 1
+            call = _Call(plan.episode_id, asyncio.get_running_loop().create_future())
+            self._enqueue(call)
             try:
-                outcome = await self._await(
-                    worker.actor.play.remote(plan.episode_id)
-                )
+                outcome = await call.reply
             except ray.exceptions.RayActorError as exc:  # the worker died: play it again
                 lost = exc
-                self._replace(index, worker)
+                assert call.worker is not None
+                self._replace(call.worker)
                 await asyncio.to_thread(self._remove_partial, plan)
+                finished = await asyncio.to_thread(self._finished_meanwhile, plan)
+                if finished is not None:  # ... unless its trace already stands
+                    return finished
                 continue
-            finally:
-                self._load[index] -= 1
             if outcome is None:
                 await asyncio.to_thread(self._remove_partial, plan)
                 return await asyncio.to_thread(self._finished_meanwhile, plan)
@@ -405,7 +436,8 @@ class RayEpisodes:
             if data is not None:
                 path = trace_file(self._trace_dir, plan.episode_id)
                 await asyncio.to_thread(atomic.write_bytes, path, data)
-            self._add_usage(worker.holder, sequence, usage)
+            assert call.worker is not None
+            self._add_usage(call.worker.holder, sequence, usage)
             return footer
         reason = str(lost).strip().splitlines()[0] if lost is not None else "unknown"
         footer = EpisodeEnd(
@@ -416,8 +448,9 @@ class RayEpisodes:
 
     def _finished_meanwhile(self, plan: EpisodePlan) -> EpisodeEnd | None:
         """The footer of `plan` when a worker writing into the shared run directory
-        finished it as the run stopped (the cancel came too late), so the run counts the
-        trace that stands, as a resume would; None otherwise."""
+        finished it but never replied (the run stopped and the cancel came too late, or
+        the worker died later in the same call), so the run counts the trace that stands,
+        as a resume would, instead of playing it again; None otherwise."""
         if self._probe is None:
             return None
         found = load_complete(find_trace(self._trace_dir, plan.episode_id))
@@ -440,8 +473,51 @@ class RayEpisodes:
         ))
         writer.finish(footer)
 
-    async def _await(self, ref: Any) -> Outcome | None:
-        """The result of `ref`, or None (the task cancelled) when the run stops first."""
+    def _enqueue(self, call: _Call) -> None:
+        """Queue `call`; the queue is sent once the episodes asked for in this turn of the
+        event loop have joined it (a call's worth of episodes finishes at once, and their
+        runner tasks ask for the next ones together)."""
+        if not self._queue:
+            asyncio.get_running_loop().call_soon(self._send)
+        self._queue.append(call)
+
+    def _send(self) -> None:
+        """Hand the queued episodes to the least busy workers, `_per_call` per call."""
+        while self._queue:
+            batch, self._queue = self._queue[: self._per_call], self._queue[self._per_call :]
+            index = min(range(len(self._workers)), key=self._load.__getitem__)
+            worker = self._workers[index]
+            for call in batch:
+                call.worker = worker
+            self._load[index] += len(batch)
+            ref = worker.actor.play.remote([call.episode_id for call in batch])
+            sent = asyncio.ensure_future(self._reply(index, ref, batch))
+            self._calls.add(sent)  # held until done: the loop keeps only a weak reference
+            sent.add_done_callback(self._calls.discard)
+
+    async def _reply(self, index: int, ref: Any, batch: list[_Call]) -> None:
+        """Pass each episode of a call its outcome (None for all if the run stopped, the
+        error for all if the worker died)."""
+        try:
+            outcomes = await self._await(ref)
+        except Exception as exc:
+            for call in batch:
+                if not call.reply.done():
+                    call.reply.set_exception(exc)
+            return
+        except asyncio.CancelledError:
+            for call in batch:
+                call.reply.cancel()
+            raise
+        finally:
+            self._load[index] -= len(batch)
+        for call, outcome in zip(batch, outcomes or [None] * len(batch), strict=True):
+            if not call.reply.done():
+                call.reply.set_result(outcome)
+
+    async def _await(self, ref: Any) -> list[Outcome | None] | None:
+        """The outcomes of the call `ref`, or None (the call cancelled) when the run stops
+        first."""
         result = asyncio.wrap_future(ref.future())
         stopped = asyncio.ensure_future(self._stop.wait())
         await asyncio.wait((result, stopped), return_when=asyncio.FIRST_COMPLETED)
@@ -457,17 +533,17 @@ class RayEpisodes:
                 return None  # cancelled (the exception retrieved, so it is not logged)
             # it finished before the cancel reached it: its trace may already stand in a
             # shared run directory, so it is kept and counted like any finished episode
-        outcome: Outcome | None = result.result()
-        return outcome
+        outcomes: list[Outcome | None] = result.result()
+        return outcomes
 
-    def _replace(self, index: int, dead: _Worker) -> None:
+    def _replace(self, dead: _Worker) -> None:
         """A fresh worker in place of `dead` (once, however many of its episodes fail),
         its provider slots given back."""
-        if self._workers[index] is not dead:
+        if dead not in self._workers:
             return
         self._ray.kill(dead.actor, no_restart=True)
         self._slots.release_holder.remote(dead.holder)
-        self._workers[index] = self._start()
+        self._workers[self._workers.index(dead)] = self._start()
 
     def _add_usage(self, holder: str, sequence: int, usage: dict[str, ModelUsage]) -> None:
         """Add what a worker spent since its last report (reports may arrive out of
