@@ -152,7 +152,8 @@ def repair_messages(setting: str) -> int:
     our engine's games of the suite's `setting` tasks."""
     return sum(
         1 for task in suite_tasks(setting) for e in trace_of(task, "sdmap")
-        if isinstance(e, MessageDelivered) and "reschedule" in str(e.message.payload["type"])
+        if isinstance(e, MessageDelivered) and e.message.payload is not None
+        and "reschedule" in str(e.message.payload["type"])
     )
 
 
@@ -216,7 +217,7 @@ def peer_sdmap_vps(setting: str) -> float | None:
     our VPS (the mean excess per seat-game); None without the harness."""
     if not peer_available():
         return None
-    from peer_game import play  # type: ignore[import-not-found]
+    from peer_game import play
 
     values: list[float] = []
     for task in suite_tasks(setting):
