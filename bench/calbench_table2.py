@@ -15,8 +15,9 @@ paper's value lies within the range the cell takes on suites drawn from our cano
 suite's spec with other seeds (calbench_table2_vps.py, which also scores the published
 engine's SD-MAP messages on our suite with our VPS; for the uniform SD-MAP cell, the one
 it leaves unexplained, the note also lists what else was measured and ruled out: the
-statistic, the labels, the budget, the published generator's blocked tasks and how likely
-a suite drawn like ours is to reach the paper's value). Each out-of-band cell gets our 95%
+statistic, the labels, the communication condition, the speaker orders, the budget, the
+published generator's blocked tasks and how likely a suite drawn like ours is to reach
+the paper's value). Each out-of-band cell gets our 95%
 bootstrap interval over tasks, its value per suite cell and what was checked (`NOTES`, with figures
 this script computes, so the document is never edited by hand). Then Excess and Fair.
 charged three ways (issue 14 fix 5: tie-independent, our single optimum, the published
@@ -115,7 +116,12 @@ _RULED_OUT = (
     "and {private[0]:.2f}), not the per-game mean over observed pair-rounds ({imap[1]:.2f}, "
     "{private[1]:.2f}) nor over all pair-rounds ({imap[2]:.2f}, {private[2]:.2f}); those "
     "give SD-MAP {sdmap[1]:.2f} and {sdmap[2]:.2f}. The labels: our suite hydrated from our "
-    "label bank gives {labelled:.2f} (typed messages carry none, D.4). The budget: no bump "
+    "label bank gives {labelled:.2f} (typed messages carry none, D.4). The condition: in "
+    "the participant and all-agent groupchats the cell is {conditions[0]:.2f} and "
+    "{conditions[1]:.2f}, and IMAP's is {imap_conditions[0]:.1f} and "
+    "{imap_conditions[1]:.1f}, so the paper's IMAP 12.4 is a dm value. The speaker orders: "
+    "drawn by the published "
+    "generator's balanced assignment instead of ours, the cell is {orders}. The budget: no bump "
     "repair runs ({repairs} repair messages; every meeting has 3 participants, so D.2's "
     "unit-difficulty rule bumps nothing); at 3 / 4 / 5 sweeps SD-MAP's Coord. is "
     "{coord[0]:.1f} / {coord[1]:.1f} / {coord[2]:.1f} (paper {paper_coord:g}) and its VPS "
@@ -212,12 +218,18 @@ def ruled_out(setting: str, method: str, rows: list[dict[str, Any]]) -> dict[str
     heavy = [r for r in rows if "-b6-" in str(r["task_id"])]
     paper = PAPER_TABLE2[(setting, method)]
     blocked = vps.published_blocked_vps(setting)
+    orders = vps.reordered_vps(setting, method)
     size = len(suite.suite_tasks(setting))
     return {
         "imap": vps.vps_means(setting, "imap"),
         "private": vps.vps_means(setting, "dsm-private"),
         "sdmap": vps.vps_means(setting, method),
         "labelled": vps.labelled_vps(setting, method),
+        "conditions": [vps.condition_vps(setting, method, c) for c in vps.CONDITIONS],
+        "imap_conditions": [vps.condition_vps(setting, "imap", c) for c in vps.CONDITIONS],
+        "orders": "n/a" if orders is None else (
+            f"{min(orders):.2f}-{max(orders):.2f} over {len(orders)} draws"
+        ),
         "repairs": vps.repair_messages(setting),
         "coord": [c for c, _ in budgets],
         "budget": [v for _, v in budgets],
@@ -525,10 +537,10 @@ def published_solvers(cells: dict[tuple[str, str], list[dict[str, Any]]]) -> str
         "setting is the harness's own answer, and this one moves the column: five runs of "
         "the default solver on a 2-core machine gave "
         + "; ".join(f"{s} {m} {e} / {f}" for (s, m), (e, f) in UNPINNED.items())
-        + " (recorded before pinning, not recomputed: they vary from run to run). Under "
-        f"the other deterministic settings ({len(SOLVERS)}: one worker with seeds "
-        f"{SOLVERS[0].seed}-{SOLVERS[9].seed}, and the interleaved portfolios of 2, 4, 8 "
-        "and 16 workers, the deterministic form of the parallel search) the published "
+        + " (recorded before pinning, not recomputed: they vary from run to run). Across "
+        f"the pinned setting and {len(SOLVERS)} other deterministic ones (one worker with "
+        f"seeds {SOLVERS[0].seed}-{SOLVERS[9].seed}, and the interleaved portfolios of 2, "
+        "4, 8 and 16 workers, the deterministic form of the parallel search) the published "
         f"share differs on {moved} of these {len(tasks)} tasks and the column spans "
         f"{'; '.join(spans)}; its mean relative gap to the paper's uniform cells spans "
         f"{min(gaps):.0%}-{max(gaps):.0%}."

@@ -35,14 +35,15 @@ from confide.envs.calbench.scenario import ErrandSlot, Scenario
 from confide.envs.calbench.suites import PAPER_MAX_TURNS, load_suite
 
 
-def play_rows(tasks: list[Scenario], method: str) -> list[dict[str, Any]]:
-    """Our engine's per-seat result rows for `method` in every seat of `tasks`."""
+def play_rows(tasks: list[Scenario], method: str, condition: str = "dm") -> list[dict[str, Any]]:
+    """Our engine's per-seat result rows for `method` in every seat of `tasks`, under the
+    communication `condition`."""
     rows: list[dict[str, Any]] = []
     loop = asyncio.new_event_loop()
     for task in tasks:
         ctx = EpisodeContext(
             episode_id=task.task_id, task=task, lineup=parse_lineup(method), seed=0,
-            trace=TraceRecorder(task.task_id), model_factory=_no_models, condition="dm",
+            trace=TraceRecorder(task.task_id), model_factory=_no_models, condition=condition,
         )
         rows += loop.run_until_complete(SPEC.run_episode(ctx)).rows
     loop.close()
