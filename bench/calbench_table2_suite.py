@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 from calbench_peer_parity import fixture_record, peer_costs, shared
 
@@ -33,14 +35,15 @@ from confide.envs.calbench.scenario import ErrandSlot, Scenario
 from confide.envs.calbench.suites import PAPER_MAX_TURNS, load_suite
 
 
-def play_rows(tasks: list[Scenario], method: str) -> list[dict[str, Any]]:
-    """Our engine's per-seat result rows for `method` in every seat of `tasks`."""
+def play_rows(tasks: list[Scenario], method: str, condition: str = "dm") -> list[dict[str, Any]]:
+    """Our engine's per-seat result rows for `method` in every seat of `tasks`, under the
+    communication `condition`."""
     rows: list[dict[str, Any]] = []
     loop = asyncio.new_event_loop()
     for task in tasks:
         ctx = EpisodeContext(
             episode_id=task.task_id, task=task, lineup=parse_lineup(method), seed=0,
-            trace=TraceRecorder(task.task_id), model_factory=_no_models, condition="dm",
+            trace=TraceRecorder(task.task_id), model_factory=_no_models, condition=condition,
         )
         rows += loop.run_until_complete(SPEC.run_episode(ctx)).rows
     loop.close()
@@ -133,25 +136,76 @@ def blocked_share(setting: str) -> float:
     return sum(1 for e in errands if e.blocked) / len(errands)
 
 
-def published_oracle(task: Scenario) -> list[int] | None:
+class CpSat(NamedTuple):
+    """The CP-SAT parameters the published oracle is solved with here (`pinned_solver`).
+    The harness builds a default `CpSolver`: a parallel portfolio with one worker per
+    core that returns the tied optimum whichever worker reaches first, so the optimum it
+    returns, and the per-agent share its replay charges, changed from run to run (on 2
+    cores, the share of 5 of the 90 canonical tasks over six runs)."""
+
+    workers: int = 1
+    seed: int = 1
+    """CP-SAT's own default `random_seed`."""
+    interleave: bool = False
+    """CP-SAT's `interleave_search`: the portfolio of `workers` subsolvers run in a
+    deterministic interleaving instead of in parallel."""
+
+    def describe(self) -> str:
+        if self.interleave:
+            return f"the interleaved portfolio of {self.workers} workers"
+        return f"{self.workers} worker{'s' * (self.workers > 1)}, seed {self.seed}"
+
+
+PINNED = CpSat()
+"""One worker and CP-SAT's default seed: the search is then a function of the model (no
+race between workers, no time limit: the harness sets none), and nothing else departs
+from the harness's defaults. Any deterministic setting is a choice among tied optima;
+calbench_table2.py reports how far the others move the charge."""
+
+
+def published_oracle(task: Scenario, setting: CpSat = PINNED) -> list[int] | None:
     """The per-agent oracle share the published harness charges on `task` (internal
-    scale): its CP-SAT optimum (costs on its fixture scale), replayed meeting by meeting
-    on the initial calendars by its own replay, which puts a displaced errand in the
-    agent's first free slot; when a later meeting of the optimum takes that slot the
-    errand is displaced, and charged, again, so the shares can total more than the
-    optimum. None when the harness is absent."""
+    scale): its CP-SAT optimum (costs on its fixture scale, solved with `setting`),
+    replayed meeting by meeting on the initial calendars by its own replay, which puts a
+    displaced errand in the agent's first free slot; when a later meeting of the optimum
+    takes that slot the errand is displaced, and charged, again, so the shares can total
+    more than the optimum. None when the harness is absent."""
     if not peer_available():
         return None
     import peer_game  # type: ignore[import-not-found]  # noqa: F401  (puts its engine on the path)
-    from calendar_game.solver import (  # type: ignore[import-not-found]
-        cost_by_agent_for_assignments,
-        solve_optimal,
-    )
+    from calendar_game import solver  # type: ignore[import-not-found]
 
     record = fixture_record(task)
-    solved = solve_optimal(record["calendars"], record["meetings"], task.num_slots)
+    with pinned_solver(solver, setting):
+        solved = solver.solve_optimal(record["calendars"], record["meetings"], task.num_slots)
     internal = fixture_record(task, scaled=False)
-    _, per_agent = cost_by_agent_for_assignments(
+    _, per_agent = solver.cost_by_agent_for_assignments(
         internal["calendars"], internal["meetings"], solved["assignments"]
     )
     return [int(c) for c in per_agent]
+
+
+@contextmanager
+def pinned_solver(module: Any, setting: CpSat) -> Iterator[None]:
+    """Inside the block, every `CpSolver` that `module` (the published solver module, left
+    unchanged on disk) builds searches with `setting`; everything else it reads from
+    `cp_model` is as before, and our own oracle's CP-SAT (oracle.py) is not touched."""
+    original = module.cp_model
+
+    class Pinned:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(original, name)
+
+        @staticmethod
+        def CpSolver() -> Any:  # the name the harness calls
+            solver = original.CpSolver()
+            solver.parameters.num_workers = setting.workers
+            solver.parameters.random_seed = setting.seed
+            solver.parameters.interleave_search = setting.interleave
+            return solver
+
+    module.cp_model = Pinned()
+    try:
+        yield
+    finally:
+        module.cp_model = original

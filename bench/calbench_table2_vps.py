@@ -23,6 +23,10 @@ Then what else could raise the uniform SD-MAP cell, each by measurement (`ruled_
   SD-MAP far from 0.12 (`vps_means`);
 - the private labels: the cell with our suite hydrated from our label bank
   (`labelled_vps`);
+- the communication condition: the cell in the participant and all-agent groupchats
+  (`condition_vps`), where a broadcast reaches every observer of the channel;
+- the speaker orders: the cell with the published generator's balanced speaker orders
+  (`reordered_vps`);
 - the cheap-talk budget (D.2's bump repair never runs here, `repair_messages`): SD-MAP's
   coordination and VPS at 3 and 5 sweeps (`budget_cells`); only 4 keeps Coord. within 6
   points of the paper;
@@ -152,7 +156,8 @@ def repair_messages(setting: str) -> int:
     our engine's games of the suite's `setting` tasks."""
     return sum(
         1 for task in suite_tasks(setting) for e in trace_of(task, "sdmap")
-        if isinstance(e, MessageDelivered) and "reschedule" in str(e.message.payload["type"])
+        if isinstance(e, MessageDelivered) and e.message.payload is not None
+        and "reschedule" in str(e.message.payload["type"])
     )
 
 
@@ -169,6 +174,49 @@ def budget_cells(setting: str, turns: int) -> tuple[float, float]:
     return 100.0 * mean_of(rows, "success"), mean_of(rows, "excess_vps")
 
 
+CONDITIONS = ("participant-groupchat", "all-agent-groupchat")
+"""The communication conditions other than Table 2's `dm` (section 3)."""
+
+
+def condition_vps(setting: str, method: str, condition: str) -> float:
+    """The cell (mean excess VPS per seat-game) under another communication condition,
+    where a broadcast reaches more observers than a DM does."""
+    return mean_of(play_rows(suite_tasks(setting), method, condition), "excess_vps")
+
+
+ORDER_SEEDS = tuple(range(6))
+"""Draws of the published generator's speaker orders (`reordered_vps`)."""
+
+
+def reordered_vps(setting: str, method: str) -> list[float] | None:
+    """The cell with every meeting's speaker order drawn by the published generator's
+    `assign_balanced_speaker_orders` (first speakers balanced, the rest shuffled; ours
+    puts the rest by id), one value per draw in `ORDER_SEEDS` (seeded by the task's seed);
+    None without the harness."""
+    if not peer_available():
+        return None
+    import peer_game  # type: ignore[import-not-found]  # noqa: F401  (puts it on the path)
+    from calendar_game.taskgen import (  # type: ignore[import-not-found]
+        assign_balanced_speaker_orders,
+    )
+
+    values = []
+    for draw in ORDER_SEEDS:
+        tasks = []
+        for task in suite_tasks(setting):
+            orders = assign_balanced_speaker_orders(
+                (task.seed or 0) + 1000 * draw,
+                [list(m.participants) for m in task.meetings], task.num_agents,
+            )
+            meetings = tuple(
+                m.model_copy(update={"speaker_order": tuple(order)})
+                for m, order in zip(task.meetings, orders, strict=True)
+            )
+            tasks.append(task.model_copy(update={"meetings": meetings}))
+        values.append(mean_excess_vps(tasks, method))
+    return values
+
+
 @cache
 def published_blocked(setting: str) -> tuple[dict[str, Any], ...] | None:
     """The public fixtures' 5-agent, 3-participant `setting` tasks with blocked errands
@@ -177,7 +225,7 @@ def published_blocked(setting: str) -> tuple[dict[str, Any], ...] | None:
     the harness."""
     if not peer_available():
         return None
-    import peer_game  # type: ignore[import-not-found]  # noqa: F401  (puts it on the path)
+    import peer_game  # noqa: F401  (puts it on the path)
     from calendar_game import taskgen  # type: ignore[import-not-found]
 
     records = []
@@ -216,7 +264,7 @@ def peer_sdmap_vps(setting: str) -> float | None:
     our VPS (the mean excess per seat-game); None without the harness."""
     if not peer_available():
         return None
-    from peer_game import play  # type: ignore[import-not-found]
+    from peer_game import play
 
     values: list[float] = []
     for task in suite_tasks(setting):
