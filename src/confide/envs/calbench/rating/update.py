@@ -9,7 +9,9 @@ update by log(1 + gap / margin) for score gaps above the margin. Margins are not
 tolerances (D.4): any nonzero gap ranks the better seat first; only exactly equal scores
 tie.
 
-Decisions where the paper is silent, as a researcher running the leaderboard would expect:
+Decisions. The first is D.4's; the text (D.4 "Score-margin updates", "Displayed values")
+decides none of the others: it passes "raw per-seat scores" to OpenSkill and rates models,
+and says nothing of a model in several seats, of games with one model, or of update order.
 
 - Reference protocols (`is_reference`) never enter the OpenSkill pool; their seats only feed
   raw totals (D.4 "Non-LLM reference protocols are shown separately").
