@@ -16,7 +16,6 @@ fields, so Python's own argument binding checks names (no per-call set arithmeti
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,10 +29,19 @@ _UNSET: Any = object()
 """Default of an optional parameter: tells "not given" from any given value."""
 
 
-@functools.cache
+_built: dict[type[BaseModel], Callable[..., Any]] = {}
+
+
 def builder(cls: type[M]) -> Callable[..., M]:
     """`cls`'s trusted constructor: keyword arguments only, one per field (module
-    docstring)."""
+    docstring); generated on first use."""
+    made = _built.get(cls)
+    if made is None:
+        made = _built[cls] = _generate(cls)
+    return made
+
+
+def _generate(cls: type[BaseModel]) -> Callable[..., Any]:
     if (
         cls.model_config.get("extra") == "allow"
         or cls.__pydantic_post_init__
@@ -78,7 +86,7 @@ def builder(cls: type[M]) -> Callable[..., M]:
         + "    return _model\n"
     )
     exec(source, scope)  # generated from the class's own field names
-    build: Callable[..., M] = scope["build"]
+    build: Callable[..., Any] = scope["build"]
     build.__qualname__ = f"{cls.__name__}.trusted"
     return build
 
