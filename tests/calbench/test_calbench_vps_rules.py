@@ -227,3 +227,17 @@ def test_beliefs_stay_in_bounds(updates: list[tuple[int, float, float]], prior: 
         assert min(before, evidence) - 1e-12 <= after <= max(before, evidence) + 1e-12
     loss = table.distance_to_prior((0, 1, 0))
     assert 0.0 <= loss <= 4 * max(prior, 1 - prior) + 1e-9
+
+
+def test_message_claims_none_when_no_rule_reads_the_message() -> None:
+    from confide.envs.calbench.privacy.rules import RuleState, message_claims
+
+    state = RuleState(4)
+    for payload in (None, {"protocol": "other", "type": "costs"}):
+        event = _msg(0, 0, [1], payload, text="hi")
+        assert message_claims(event.message, state) is None
+    chosen = _msg(0, 1, [0, 2], {"protocol": "imap", "type": "decision", "slot": 2})
+    found = message_claims(chosen.message, state)
+    assert found is not None
+    claims = [(2, 1.0, 1.0, "imap_decision")]
+    assert (found.sender, found.observers, found.claims) == (1, [0, 2], claims)

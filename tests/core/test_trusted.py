@@ -82,3 +82,13 @@ def test_refuses_models_it_cannot_build() -> None:
     for cls in (Private, Extra):
         with pytest.raises(TypeError, match="cannot build"):
             trusted(cls, x=1)
+
+
+def test_field_names_that_shadow_the_generated_code() -> None:
+    class Shadow(BaseModel):
+        model: int
+        given: str = "g"
+        set: list[int] = Field(default_factory=list)
+
+    _same(Shadow(model=1, set=[2]), trusted(Shadow, model=1, set=[2]))
+    _same(Shadow(model=1), trusted(Shadow, model=1))

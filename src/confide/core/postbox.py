@@ -14,8 +14,10 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from confide.core.message import Channel, Message
-from confide.core.trusted import trusted
+from confide.core.trusted import builder
 from confide.errors import ConfideError
+
+_message = builder(Message)
 
 
 class RoutingError(ConfideError):
@@ -90,8 +92,7 @@ class Postbox:
             raise RoutingError(f"{sender!r} has left and cannot send")
         recipients = self.resolve(sender, channel, to)
         # every field is typed by this signature or resolved here: no validation needed
-        message = trusted(
-            Message,
+        message = _message(
             id=len(self._log),
             sender=sender,
             recipients=recipients,

@@ -49,7 +49,7 @@ from pydantic_core import PydanticSerializationError
 
 from confide.atomic import create_exclusive
 from confide.core.message import Message
-from confide.core.trusted import trusted
+from confide.core.trusted import builder
 from confide.errors import ConfideError
 from confide.redaction import scrub_json_line
 from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
@@ -286,7 +286,7 @@ class TraceRecorder:
 
     def message(self, message: Message) -> None:
         """Postbox hook: record a delivery."""
-        self.emit(trusted(MessageDelivered, message=message))
+        self.emit(builder(MessageDelivered)(message=message))
 
     def finish(self, footer: EpisodeEnd) -> None:
         """Record the footer and seal the trace."""

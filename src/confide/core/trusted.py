@@ -8,11 +8,14 @@ more than the game logic. `trusted(cls, **values)` makes the same instance valid
 would make (same fields, same defaults, same `model_fields_set`, so the same JSON) without
 running the validator. The caller guarantees the types, e.g. a tuple where the field is a
 tuple: nothing is coerced. A missing required field or an unknown one is still an error.
+
+`builder(cls)` is the constructor `trusted` calls, for a hot path that builds one class
+many times: a function generated once per class whose keyword-only parameters are the
+fields, so Python's own argument binding checks names (no per-call set arithmetic).
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -22,31 +25,23 @@ M = TypeVar("M", bound=BaseModel)
 
 _set = object.__setattr__
 _new = object.__new__
+_UNSET: Any = object()
+"""Default of an optional parameter: tells "not given" from any given value."""
 
 
-class _Layout:
-    """A model class's fields in declaration order with their defaults."""
-
-    __slots__ = ("factories", "names", "required", "template")
-
-    def __init__(self, cls: type[BaseModel]) -> None:
-        self.template: dict[str, Any] = {}
-        self.factories: list[tuple[str, Callable[[], Any]]] = []
-        required = []
-        for name, info in cls.model_fields.items():
-            self.template[name] = None
-            if info.default_factory is not None:
-                self.factories.append((name, info.default_factory))  # type: ignore[arg-type]
-            elif info.is_required():
-                required.append(name)
-            else:
-                self.template[name] = info.default
-        self.required = frozenset(required)
-        self.names = frozenset(self.template)
+_built: dict[type[BaseModel], Callable[..., Any]] = {}
 
 
-@functools.cache
-def _layout(cls: type[BaseModel]) -> _Layout:
+def builder(cls: type[M]) -> Callable[..., M]:
+    """`cls`'s trusted constructor: keyword arguments only, one per field (module
+    docstring); generated on first use."""
+    made = _built.get(cls)
+    if made is None:
+        made = _built[cls] = _generate(cls)
+    return made
+
+
+def _generate(cls: type[BaseModel]) -> Callable[..., Any]:
     if (
         cls.model_config.get("extra") == "allow"
         or cls.__pydantic_post_init__
@@ -56,24 +51,57 @@ def _layout(cls: type[BaseModel]) -> _Layout:
             f"trusted() cannot build {cls.__name__} (extra fields, private attributes or "
             "post-init)"
         )
-    return _Layout(cls)
+    # generated names start with "_", which no pydantic field name does
+    scope: dict[str, Any] = {
+        "_cls": cls, "_new": _new, "_set": _set, "_UNSET": _UNSET, "_setof": set
+    }
+    params, entries, defaults = [], [], []
+    required = []
+    for index, (name, info) in enumerate(cls.model_fields.items()):
+        entries.append(f"{name!r}: {name}")
+        if info.default_factory is not None:
+            scope[f"_f{index}"] = info.default_factory
+            params.append(f"{name}=_UNSET")
+            defaults.append(f"    if {name} is _UNSET: {name} = _f{index}()\n"
+                            f"    else: _given.add({name!r})\n")
+        elif info.is_required():
+            params.append(name)
+            required.append(repr(name))
+        else:
+            scope[f"_d{index}"] = info.default
+            params.append(f"{name}=_UNSET")
+            defaults.append(f"    if {name} is _UNSET: {name} = _d{index}\n"
+                            f"    else: _given.add({name!r})\n")
+    given = "{" + ", ".join(required) + "}" if required else "_setof()"
+    source = (
+        f"def build(*, {', '.join(params)}):\n" if params else "def build():\n"
+    ) + (
+        f"    _given = {given}\n"
+        + "".join(defaults)
+        + "    _model = _new(_cls)\n"
+        + f"    _set(_model, '__dict__', {{{', '.join(entries)}}})\n"
+        + "    _set(_model, '__pydantic_fields_set__', _given)\n"
+        + "    _set(_model, '__pydantic_extra__', None)\n"
+        + "    _set(_model, '__pydantic_private__', None)\n"
+        + "    return _model\n"
+    )
+    exec(source, scope)  # generated from the class's own field names
+    build: Callable[..., Any] = scope["build"]
+    build.__qualname__ = f"{cls.__name__}.trusted"
+    return build
 
 
 def trusted(cls: type[M], /, **values: Any) -> M:
     """An instance of `cls` holding `values` (already of the declared types) and the
     defaults of the fields not given, built without validation (module docstring)."""
-    layout = _layout(cls)
-    if not (layout.required.issubset(values) and layout.names.issuperset(values)):
-        missing = sorted(layout.required - values.keys())
-        unknown = sorted(values.keys() - layout.names)
-        raise TypeError(f"{cls.__name__}: missing field(s) {missing}, unknown field(s) {unknown}")
-    data = {**layout.template, **values}
-    for name, factory in layout.factories:
-        if name not in values:
-            data[name] = factory()
-    model = _new(cls)
-    _set(model, "__dict__", data)
-    _set(model, "__pydantic_fields_set__", set(values))
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
+    try:
+        return builder(cls)(**values)
+    except TypeError:
+        names = cls.model_fields
+        missing = sorted(n for n, f in names.items() if f.is_required() and n not in values)
+        unknown = sorted(values.keys() - names.keys())
+        if missing or unknown:
+            raise TypeError(
+                f"{cls.__name__}: missing field(s) {missing}, unknown field(s) {unknown}"
+            ) from None
+        raise

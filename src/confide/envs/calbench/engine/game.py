@@ -63,7 +63,7 @@ from confide.core.benchmark import Turns
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
 from confide.core.trace import TraceRecorder
-from confide.core.trusted import trusted
+from confide.core.trusted import builder
 from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
@@ -205,7 +205,7 @@ class Game:
 
     def _register(self) -> None:
         sc = self.scenario
-        self.trace.emit(trusted(ev.GameStart, data=trusted(ev.GameStartData,
+        self.trace.emit(builder(ev.GameStart)(data=builder(ev.GameStartData)(
             task_id=sc.task_id,
             scenario_seed=sc.seed,
             num_agents=sc.num_agents,
@@ -221,10 +221,10 @@ class Game:
         )))
         for seat in self.seats:
             agent = agent_of(seat)
-            self.trace.emit(trusted(ev.AgentRegistered,
+            self.trace.emit(builder(ev.AgentRegistered)(
                 seat=seat,
                 visible_to=[seat],
-                data=trusted(ev.AgentRegisteredData,
+                data=builder(ev.AgentRegisteredData)(
                     agent=agent,
                     participant=self.players[seat].name,
                     calendar=self.views.calendar(self.calendars[agent]).text,
@@ -252,12 +252,12 @@ class Game:
         self, rnd: int, seat: str, phase: ev.Phase, tool: ToolCall, reason: str
     ) -> None:
         self.refused.setdefault(seat, []).append(RefusedAction(action=tool.type, reason=reason))
-        self.trace.emit(trusted(ev.InvalidToolCall,
+        self.trace.emit(builder(ev.InvalidToolCall)(
             seat=seat,
             round=rnd,
             visible_to=[seat],
-            data=trusted(
-                ev.InvalidToolCallData, phase=phase, tool_call=tool_dict(tool), reason=reason
+            data=builder(ev.InvalidToolCallData)(
+                phase=phase, tool_call=tool_dict(tool), reason=reason
             ),
         ))
 
@@ -265,11 +265,11 @@ class Game:
 
     async def _round(self, index: int, meeting: Meeting) -> None:
         order = [seat_of(a) for a in meeting.speaker_order]
-        self.trace.emit(trusted(ev.RoundStart,
+        self.trace.emit(builder(ev.RoundStart)(
             round=index,
             visible_to=list(order),
-            data=trusted(ev.RoundStartData,
-                meeting=trusted(ev.MeetingInfo,
+            data=builder(ev.RoundStartData)(
+                meeting=builder(ev.MeetingInfo)(
                     meeting_id=meeting.meeting_id,
                     participants=list(meeting.participants),
                     cost=meeting.cost,
@@ -332,20 +332,20 @@ class Game:
             new_messages=new,
         )
         rnd.started.add(seat)
-        self.trace.emit(trusted(ev.TurnStart,
+        self.trace.emit(builder(ev.TurnStart)(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=trusted(
-                ev.TurnStartData, turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]
+            data=builder(ev.TurnStartData)(
+                turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]
             ),
         ))
         envelope = await self._act(seat, observation)
-        self.trace.emit(trusted(ev.TurnEnd,
+        self.trace.emit(builder(ev.TurnEnd)(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=trusted(ev.TurnEndData,
+            data=builder(ev.TurnEndData)(
                 turn=rnd.turn,
                 phase="CHEAP_TALK",
                 tool_calls=[tool_dict(t) for t in envelope.actions],
@@ -420,21 +420,21 @@ class Game:
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
             )
-            self.trace.emit(trusted(ev.DecideStart,
+            self.trace.emit(builder(ev.DecideStart)(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=trusted(ev.DecideStartData,
-                    phase=label, attempt=attempt, calendar=observation.calendar.text
+                data=builder(ev.DecideStartData)(
+                    phase=label, attempt=attempt, calendar=observation.calendar.text,
                 ),
             ))
             envelope = await self._act(seat, observation)
             tools = [tool_dict(t) for t in envelope.actions]
-            self.trace.emit(trusted(ev.DecideEnd,
+            self.trace.emit(builder(ev.DecideEnd)(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=trusted(ev.DecideEndData,
+                data=builder(ev.DecideEndData)(
                     phase=label, attempt=attempt, tool_calls=tools, thinking=envelope.thinking
                 ),
             ))
@@ -459,21 +459,21 @@ class Game:
                 )
             except BatchRejected as exc:
                 conflicts = exc.conflicts
-                self.trace.emit(trusted(ev.BatchRejected,
+                self.trace.emit(builder(ev.BatchRejected)(
                     seat=seat,
                     round=rnd.index,
                     visible_to=[seat],
-                    data=trusted(ev.BatchRejectedData,
+                    data=builder(ev.BatchRejectedData)(
                         phase=label, attempt=attempt, conflicts=list(conflicts), actions=tools
                     ),
                 ))
                 continue
             return result, tools
-        self.trace.emit(trusted(ev.BatchFailed,
+        self.trace.emit(builder(ev.BatchFailed)(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=trusted(ev.BatchFailedData, phase=label, attempts=attempts),
+            data=builder(ev.BatchFailedData)( phase=label, attempts=attempts),
         ))
         return None
 
@@ -484,15 +484,15 @@ class Game:
         self.calendars[agent] = result.calendar
         shown = sum(self.scenario.display_cost(item.cost) for item, _, _ in result.moves)
         self.penalty[agent] += shown
-        self.trace.emit(trusted(ev.BatchApplied,
+        self.trace.emit(builder(ev.BatchApplied)(
             seat=seat,
             round=index,
             visible_to=[seat],
-            data=trusted(ev.BatchAppliedData,
+            data=builder(ev.BatchAppliedData)(
                 phase=_PHASES[phase],
                 actions=tools,
                 moves=[
-                    trusted(ev.Move,
+                    builder(ev.Move)(
                         kind="errand" if isinstance(item, Errand) else "meeting",
                         item_id=item.item_id,
                         from_slot=src,
@@ -540,18 +540,18 @@ class Game:
         self.resolved[mid] = resolved
         for other in violations:
             participants = self.known.get(other, rnd.meeting.participants)
-            self.trace.emit(trusted(ev.ConsistencyViolation,
+            self.trace.emit(builder(ev.ConsistencyViolation)(
                 round=rnd.index,
-                data=trusted(ev.ConsistencyViolationData,
+                data=builder(ev.ConsistencyViolationData)(
                     meeting_id=other,
                     slots={
                         str(a): self.calendars[a].slot_of_meeting(other) for a in participants
                     },
                 ),
             ))
-        self.trace.emit(trusted(ev.Resolution,
+        self.trace.emit(builder(ev.Resolution)(
             round=rnd.index,
-            data=trusted(ev.ResolutionData,
+            data=builder(ev.ResolutionData)(
                 meeting_id=mid,
                 resolved=resolved,
                 slots={str(agent_of(s)): slot for s, slot in slots.items()},

@@ -5,17 +5,20 @@ Views are immutable; a calendar view is rebuilt only when the seat's calendar ob
 changes (calendars are immutable domain values, so identity is enough), and a rebuild
 reuses the slot view and A.1 text line of every slot whose item object is unchanged (a
 batch touches a few slots), which keeps the reference-protocol hot path free of repeated
-pydantic work. The engine's own values have the declared types, so views are built
-`trusted` (core/trusted.py: no validation, same instances).
+pydantic work. What depends on the task alone (the view and line of an item at a slot,
+the meeting views, the views of the starting calendars) is kept per task and shared by
+its games (`_TaskViews`): a run plays every task under several lineups and conditions.
+The engine's own values have the declared types, so views are built `trusted`
+(core/trusted.py: no validation, same instances).
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Sequence
-from typing import Any
 
 from confide.core.message import Message
-from confide.core.trusted import trusted
+from confide.core.trusted import builder, trusted
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarView,
@@ -30,6 +33,39 @@ from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_
 
 _Part = tuple[SlotView, str]
 """A slot's view and its line of the A.1 text."""
+_Built = tuple[Calendar, CalendarView, list[_Part]]
+"""A calendar, its view and the parts the view was made of."""
+_CheapTalk = builder(CheapTalkObservation)
+_Batch = builder(BatchObservation)
+_TASKS_KEPT = 256
+"""Tasks whose views are kept (a bound, so a long run's memory stays flat)."""
+
+
+class _TaskViews:
+    """The views that depend on the task alone (module docstring)."""
+
+    __slots__ = ("initial", "meetings", "scenario", "slots")
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario  # held: the cache is keyed by its id
+        self.slots: dict[tuple[int, Slot], _Part] = {}
+        self.meetings: dict[tuple[int, bool], MeetingView] = {}
+        self.initial: dict[int, _Built] = {}
+
+
+_tasks: OrderedDict[int, _TaskViews] = OrderedDict()
+
+
+def _task_views(scenario: Scenario) -> _TaskViews:
+    """The shared views of `scenario` (scenarios are frozen: same object, same views)."""
+    shared = _tasks.get(id(scenario))
+    if shared is not None and shared.scenario is scenario:
+        _tasks.move_to_end(id(scenario))
+        return shared
+    shared = _tasks[id(scenario)] = _TaskViews(scenario)
+    if len(_tasks) > _TASKS_KEPT:
+        _tasks.popitem(last=False)
+    return shared
 
 
 class ViewBuilder:
@@ -41,16 +77,19 @@ class ViewBuilder:
         self.all_agents = tuple(range(scenario.num_agents))
         self.num_rounds = len(scenario.meetings)
         self._labels = scenario.private_texts()
-        self._calendars: dict[int, tuple[Calendar, CalendarView, list[_Part]]] = {}
-        self._meetings: dict[tuple[int, bool], MeetingView] = {}
-        self._slots: dict[tuple[int, Slot], _Part] = {}
+        self._initial = scenario.to_calendars()
+        shared = _task_views(scenario)
+        self._shared_initial = shared.initial
+        self._calendars: dict[int, _Built] = dict(shared.initial)
+        self._meetings = shared.meetings
+        self._slots = shared.slots
 
     def calendar(self, calendar: Calendar) -> CalendarView:
         """The owner's view of `calendar` (display costs, own labels, A.1 text)."""
-        cached = self._calendars.get(calendar.owner)
+        owner = calendar.owner
+        cached = self._calendars.get(owner)
         if cached is not None and cached[0] is calendar:
             return cached[1]
-        owner = calendar.owner
         previous, kept = (cached[0].slots, cached[2]) if cached is not None else ((), [])
         parts = [
             kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
@@ -62,7 +101,9 @@ class ViewBuilder:
             slots=tuple(view for view, _ in parts),
             text="\n".join(line for _, line in parts),
         )
-        self._calendars[calendar.owner] = (calendar, view, parts)
+        self._calendars[owner] = (calendar, view, parts)
+        if calendar is self._initial[owner]:
+            self._shared_initial[owner] = (calendar, view, parts)
         return view
 
     def _slot(self, index: int, item: Slot, owner: int) -> _Part:
@@ -136,8 +177,7 @@ class ViewBuilder:
         new_messages: Sequence[Message],
     ) -> CheapTalkObservation:
         """A CHEAP_TALK observation."""
-        return trusted(
-            CheapTalkObservation,
+        return _CheapTalk(
             **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
             turn=turn,
             max_turns=max_turns,
@@ -159,8 +199,7 @@ class ViewBuilder:
     ) -> BatchObservation:
         """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty); it
         carries no inbox (A.3: meeting metadata and a calendar snapshot)."""
-        return trusted(
-            BatchObservation,
+        return _Batch(
             **self._common(agent, calendar, meeting, round_index, penalty, ()),
             phase=phase,
             attempt=attempt,
@@ -176,7 +215,7 @@ class ViewBuilder:
         round_index: int,
         penalty: int,
         new_messages: Sequence[Message],
-    ) -> dict[str, Any]:
+    ) -> dict[str, object]:
         """The fields every phase's observation has (`_Observation`)."""
         return {
             "seat": seat_of(agent),

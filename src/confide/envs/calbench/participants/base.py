@@ -21,7 +21,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
-from confide.core.trusted import trusted
+from confide.core.trusted import builder
 from confide.envs.calbench.actions import (
     AllAgentGroupchatCall,
     BatchObservation,
@@ -59,7 +59,7 @@ class ProtocolParticipant(ABC):
             actions = self.cheap_talk(observation, self._incoming(observation))
         else:
             actions = self.batch(observation)
-        return trusted(Envelope, actions=actions) if actions else _NOTHING
+        return builder(Envelope)(actions=actions) if actions else _NOTHING
 
     @abstractmethod
     def cheap_talk(self, obs: CheapTalkObservation, incoming: Incoming) -> list[ToolCall]:
@@ -92,8 +92,7 @@ class ProtocolParticipant(ABC):
             return []
         if "dm" in obs.channels:
             return [
-                trusted(
-                    DmCall,
+                builder(DmCall)(
                     to=a,
                     content=None,
                     payload={"protocol": self.protocol, **body, "to": [a]},
@@ -106,9 +105,9 @@ class ProtocolParticipant(ABC):
             and obs.is_participant
             and set(targets) <= set(obs.meeting.participants)
         ):
-            return [trusted(ParticipantGroupchatCall, content=None, payload=payload)]
+            return [builder(ParticipantGroupchatCall)(content=None, payload=payload)]
         if "all_agent_groupchat" in obs.channels:
-            return [trusted(AllAgentGroupchatCall, content=None, payload=payload)]
+            return [builder(AllAgentGroupchatCall)(content=None, payload=payload)]
         return []
 
 
@@ -160,14 +159,13 @@ def plan_batch(
         return None
     slots = view.slots
     actions: list[ToolCall] = [
-        trusted(
-            RescheduleCall,
+        builder(RescheduleCall)(
             item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why,
         )
         for src, dst, why in relocations
     ]
     if schedule is not None:
-        actions.append(trusted(ScheduleCall, meeting_id=schedule[0], slot=schedule[1]))
+        actions.append(builder(ScheduleCall)(meeting_id=schedule[0], slot=schedule[1]))
     return actions
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from confide.core.message import Message
 from confide.envs.calbench.actions import agent_of
@@ -82,29 +82,41 @@ Handler = Callable[[dict[str, Any], "RuleState", int, int, list[int]], list[Clai
 """(payload, state, round, sender, observers) -> claims about the sender."""
 
 
+class Claims(NamedTuple):
+    """What one delivered message says about its sender, before the fan-out."""
+
+    sender: int
+    observers: list[int]
+    claims: list[Claim]
+
+
 def message_updates(message: Message, state: RuleState) -> list[Update]:
     """The Table 10 updates one delivered message causes (module docstring)."""
-    sender, observers, claims = message_claims(message, state)
+    found = message_claims(message, state)
+    if found is None:
+        return []
     return [
-        Update(sender, observer, slot, evidence, strength, source)
-        for observer in observers
-        for slot, evidence, strength, source in claims
+        Update(found.sender, observer, slot, evidence, strength, source)
+        for observer in found.observers
+        for slot, evidence, strength, source in found.claims
     ]
 
 
-def message_claims(message: Message, state: RuleState) -> tuple[int, list[int], list[Claim]]:
-    """(sender, observers, claims about the sender) of one delivered message: the
+def message_claims(message: Message, state: RuleState) -> Claims | None:
+    """The sender, observers and claims about the sender of one delivered message: the
     updates of `message_updates` before their fan-out, each claim once for every
-    observer (the VPS of a game reads them without building an `Update` per pair)."""
+    observer (the VPS of a game reads them without building an `Update` per pair).
+    None for a message no rule reads (no payload, no recipient, or a payload of no
+    known protocol and type)."""
     payload = message.payload
     if not isinstance(payload, dict) or not message.recipients:
-        return -1, [], []
+        return None
     sender = agent_of(message.sender)
     observers = [agent_of(r) for r in message.recipients]
     handler = _HANDLERS.get((payload.get("protocol"), payload.get("type")))
     if handler is None:
-        return -1, [], []
-    return sender, observers, handler(payload, state, message.round, sender, observers)
+        return None
+    return Claims(sender, observers, handler(payload, state, message.round, sender, observers))
 
 
 def _addressees(payload: dict[str, Any], observers: list[int]) -> list[int]:

@@ -211,11 +211,12 @@ def _beliefs(
                 f"scenario's {rounds} rounds ({scenario.task_id})"
             )
         try:
-            target, observers, claims = message_claims(message, state)
+            found = message_claims(message, state)
         except ValueError as exc:
             raise VpsError(f"{where}: event {index}: {exc}") from None
-        if not claims:
+        if found is None or not found.claims:
             continue
+        target, observers, claims = found
         for observer in observers:
             if not (0 <= target < n and 0 <= observer < n):
                 raise VpsError(
