@@ -148,12 +148,15 @@ def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
     game's tables come back equal, field for field, and in (game id, path) order."""
     from dataclasses import replace
 
+    from confide.envs.calbench.audits.common import game_record
     from confide.envs.calbench.outputs.audits import GameSpool, game_tables
+    from confide.envs.calbench.privacy.vps import vps_rows
 
     scenario = task()
     trace = as_trace(play(scenario, _hook(_models()), finish=True))
-    games = [replace(game_tables(trace, {scenario.task_id: scenario}), trace_path=p)
-             for p in ("b", "a")]
+    game = game_record(trace, {scenario.task_id: scenario})
+    tables = game_tables(game, vps_rows(scenario, game.events, trace_path=trace.path))
+    games = [replace(tables, trace_path=p) for p in ("b", "a")]
     spool = GameSpool(tmp_path, {scenario.task_id: scenario})
     try:
         for game in games:
