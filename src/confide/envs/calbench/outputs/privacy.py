@@ -101,9 +101,9 @@ class PrivacyTables:
 
     def add_lines(self, key: GameKey, lines: Sequence[bytes]) -> None:
         """Add one game's rows as `game_lines` formatted them (in the worker that scored
-        it: outputs/scored.py)."""
-        for table, game_lines_ in zip(self._tables, lines, strict=True):
-            table.add_lines(key, game_lines_)
+        it: `outputs.audits.ScoredGame`)."""
+        for table, chunk in zip(self._tables, lines, strict=True):
+            table.add_lines(key, chunk)
 
     def __enter__(self) -> PrivacyTables:
         return self
