@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import gzip
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +20,10 @@ from typer.testing import CliRunner
 import confide.envs.calbench.env as calbench_env
 from confide.cli.main import app
 from confide.core.benchmark import SeatSpec, expand_lineup, parse_lineup
-from confide.core.trace import Trace
+from confide.core.trace import Trace, TraceFiles, trace_files
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits import leaderboard_columns
-from confide.envs.calbench.outputs.audits import write_audit_outputs
+from confide.envs.calbench.outputs.audits import write_audit_outputs, write_calbench_outputs
 from confide.envs.calbench.participants import ImapParticipant, make_reference
 from confide.envs.calbench.privacy.judge_vps import judge_game
 from confide.llm import MockModel, register_mock
@@ -141,6 +143,23 @@ def test_tiny_run_feeds_the_leaderboard(tmp_path: Path, monkeypatch: pytest.Monk
     for name in ("ratings.json", "leaderboard.csv", "references.csv"):
         assert (tmp_path / "lb1" / name).read_bytes() == (tmp_path / "lb2" / name).read_bytes()
     assert again.output == first.output
+    _carried_tables_match_traces(run_dir, tmp_path / "from_traces")
+
+
+def _carried_tables_match_traces(run_dir: Path, again: Path) -> None:
+    """The run wrote its tables from the rows each game's scorer computed (carried in the
+    footer, `write_calbench_tables`); `write_calbench_outputs` rebuilds them from the
+    traces read back: the same bytes, model tables (reflection, judge) included. The
+    trace files carry no tables."""
+    again.mkdir()
+    shutil.copy(run_dir / "experiment.yaml", again / "experiment.yaml")
+    paths = trace_files(run_dir / "traces")
+    assert all('"tables"' not in gzip.open(p, "rt").read().splitlines()[-1] for p in paths)
+    write_calbench_outputs(again, TraceFiles(paths))
+    written = sorted(p.name for p in again.iterdir() if p.name != "experiment.yaml")
+    assert set(written) >= {*ALWAYS, *REFLECTION, *JUDGE, "belief_evidence.csv.gz"}
+    for name in written:
+        assert (again / name).read_bytes() == (run_dir / name).read_bytes(), name
 
 
 def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
