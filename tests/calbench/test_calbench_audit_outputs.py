@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import gzip
 import shutil
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from typer.testing import CliRunner
 import confide.envs.calbench.env as calbench_env
 from confide.cli.main import app
 from confide.core.benchmark import SeatSpec, expand_lineup, parse_lineup
-from confide.core.trace import Trace, TraceFiles, trace_files
+from confide.core.trace import Trace, TraceFiles, trace_files, trace_text
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits import leaderboard_columns
 from confide.envs.calbench.outputs.audits import write_audit_outputs, write_calbench_outputs
@@ -154,7 +153,7 @@ def _carried_tables_match_traces(run_dir: Path, again: Path) -> None:
     again.mkdir()
     shutil.copy(run_dir / "experiment.yaml", again / "experiment.yaml")
     paths = trace_files(run_dir / "traces")
-    assert all('"tables"' not in gzip.open(p, "rt").read().splitlines()[-1] for p in paths)
+    assert all('"tables"' not in trace_text(p).splitlines()[-1] for p in paths)
     write_calbench_outputs(again, TraceFiles(paths))
     written = sorted(p.name for p in again.iterdir() if p.name != "experiment.yaml")
     assert set(written) >= {*ALWAYS, *REFLECTION, *JUDGE, "belief_evidence.csv.gz"}

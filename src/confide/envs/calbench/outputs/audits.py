@@ -241,7 +241,9 @@ def collect(
         spool.close()
 
 
-def _scored(traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]) -> Iterator[ScoredGame]:
+def _scored(
+    traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]
+) -> Iterator[ScoredGame]:
     """`scored_game` of each trace (errors name the trace)."""
     for trace in traces:
         yield scored_game(trace, trace_scenario(trace, scenarios_by_id, AuditError))
