@@ -16,12 +16,14 @@ metric_comparison.csv, judge_precision_summary.csv, judge_vs_reflection_precisio
 judge_more_precise_than_reflection.csv, judge_reflection_cell_agreement.csv and
 judge_reflection_agreement.csv (Table 17).
 
-`write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
-outputs/privacy.py plus everything above, with scenarios found through experiment.yaml.
-It reads each trace once and keeps only what the game contributes to the tables
-(`GameTables`), spooled to disk (`GameSpool`) and read back a game at a time for each
-table, whose summaries keep counts and compact arrays rather than rows: memory stays flat
-however many games a run has (issue 12 item 11).
+`write_calbench_tables` (the `write_tables` hook) writes the protocol-semantic F.5 tables
+of outputs/privacy.py plus everything above, with scenarios found through experiment.yaml,
+from what each game contributes to the tables (`ScoredGame`): computed once, while the
+game is scored (`audits.measured`, from the events in memory), or from its trace read
+back (`tables_of`, `write_calbench_outputs`), by the same function (`scored_game`), so
+both give the same bytes. The games' `GameTables` are spooled to disk (`GameSpool`) and
+read back a game at a time for each table, whose summaries keep counts and compact arrays
+rather than rows: memory stays flat however many games a run has (issue 12 item 11).
 """
 
 from __future__ import annotations
