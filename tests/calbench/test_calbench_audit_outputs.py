@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,10 @@ from typer.testing import CliRunner
 import confide.envs.calbench.env as calbench_env
 from confide.cli.main import app
 from confide.core.benchmark import SeatSpec, expand_lineup, parse_lineup
-from confide.core.trace import Trace
+from confide.core.trace import Trace, TraceFiles, trace_files, trace_text
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits import leaderboard_columns
-from confide.envs.calbench.outputs.audits import write_audit_outputs
+from confide.envs.calbench.outputs.audits import write_audit_outputs, write_calbench_outputs
 from confide.envs.calbench.participants import ImapParticipant, make_reference
 from confide.envs.calbench.privacy.judge_vps import judge_game
 from confide.llm import MockModel, register_mock
@@ -141,6 +142,23 @@ def test_tiny_run_feeds_the_leaderboard(tmp_path: Path, monkeypatch: pytest.Monk
     for name in ("ratings.json", "leaderboard.csv", "references.csv"):
         assert (tmp_path / "lb1" / name).read_bytes() == (tmp_path / "lb2" / name).read_bytes()
     assert again.output == first.output
+    _carried_tables_match_traces(run_dir, tmp_path / "from_traces")
+
+
+def _carried_tables_match_traces(run_dir: Path, again: Path) -> None:
+    """The run wrote its tables from the rows each game's scorer computed (carried in the
+    footer, `write_calbench_tables`); `write_calbench_outputs` rebuilds them from the
+    traces read back: the same bytes, model tables (reflection, judge) included. The
+    trace files carry no tables."""
+    again.mkdir()
+    shutil.copy(run_dir / "experiment.yaml", again / "experiment.yaml")
+    paths = trace_files(run_dir / "traces")
+    assert all('"tables"' not in trace_text(p).splitlines()[-1] for p in paths)
+    write_calbench_outputs(again, TraceFiles(paths))
+    written = sorted(p.name for p in again.iterdir() if p.name != "experiment.yaml")
+    assert set(written) >= {*ALWAYS, *REFLECTION, *JUDGE, "belief_evidence.csv.gz"}
+    for name in written:
+        assert (again / name).read_bytes() == (run_dir / name).read_bytes(), name
 
 
 def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
@@ -148,12 +166,15 @@ def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
     game's tables come back equal, field for field, and in (game id, path) order."""
     from dataclasses import replace
 
+    from confide.envs.calbench.audits.common import game_record
     from confide.envs.calbench.outputs.audits import GameSpool, game_tables
+    from confide.envs.calbench.privacy.vps import vps_rows
 
     scenario = task()
     trace = as_trace(play(scenario, _hook(_models()), finish=True))
-    games = [replace(game_tables(trace, {scenario.task_id: scenario}), trace_path=p)
-             for p in ("b", "a")]
+    game = game_record(trace, {scenario.task_id: scenario})
+    tables = game_tables(game, vps_rows(scenario, game.events, trace_path=trace.path))
+    games = [replace(tables, trace_path=p) for p in ("b", "a")]
     spool = GameSpool(tmp_path, {scenario.task_id: scenario})
     try:
         for game in games:

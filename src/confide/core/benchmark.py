@@ -157,6 +157,10 @@ class EpisodeContext:
     """The task's seats, which the `seats` sampling entry applies to."""
     turns: Turns = field(default_factory=Turns)
     """How observations reach participants (`ask`); the conformance checker sets its hooks."""
+    trace_path: str = ""
+    """Where the run keeps this episode's finished trace (the runner sets it; empty
+    outside a run), which a score function names in the table rows it computes
+    (`EpisodeResult.tables`): a worker may write the trace elsewhere first."""
 
     async def ask(
         self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
@@ -192,6 +196,11 @@ class EpisodeResult:
     rows: list[dict[str, Any]]
     metrics: dict[str, Any] = field(default_factory=dict)
     final_state: dict[str, Any] = field(default_factory=dict)
+    tables: Any = None
+    """What the episode adds to the benchmark's run tables (`BenchmarkSpec.write_tables`),
+    computed while it is scored, where its events are in memory: it travels in the slim
+    footer and the result spool, never into the trace file, so a run builds its tables
+    without reading its traces back. Picklable; None: nothing computed."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +283,15 @@ class BenchmarkSpec(Generic[TaskT]):
     write_outputs: Callable[[Path, Sequence[Trace]], object] | None = None
     """(run dir, successful traces) -> extra benchmark files (e.g. CalBench's privacy
     CSVs, Incognita's tables and figures); the return value is ignored."""
+    tables_of: Callable[[Any, Trace], Any] | None = None
+    """(task, finished trace) -> the `EpisodeResult.tables` its score function would
+    return, for an episode whose footer did not carry them (reused from an earlier run,
+    or finished by a worker whose reply was lost)."""
+    write_tables: Callable[[Path, Mapping[str, Any]], object] | None = None
+    """(run dir, episode id -> `EpisodeResult.tables` of each successful episode, read
+    from disk when looked up, in plan order) -> the benchmark's own files, built from what
+    scoring computed (CalBench's privacy and audit tables); used instead of
+    `write_outputs` when set."""
     score_episode: Callable[[EpisodeContext], Coroutine[Any, Any, EpisodeResult]] | None = None
     """Scores an episode from its played trace alone; `run_episode` is play, then this
     (`confide.core.scoring`), and `confide rescore` calls it on stored traces. None: the

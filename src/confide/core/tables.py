@@ -83,7 +83,7 @@ _NATIVE = frozenset({str, int, float, bool, type(None)})
 its repr, the others by str): rows holding only these skip the per-cell formatting."""
 
 
-def _csv_lines(names: Sequence[str], rows: Sequence[Any]) -> bytes:
+def csv_lines(names: Sequence[str], rows: Sequence[Any]) -> bytes:
     """The rows' CSV lines, UTF-8 (a lone surrogate, say from an exception's text, is
     written as U+FFFD rather than failing the table)."""
     text = io.StringIO()
@@ -140,7 +140,7 @@ def write_table(
     with _open_table(target) as out:
         out.write(_header(names))
         while chunk := list(itertools.islice(remaining, CHUNK_ROWS)):
-            out.write(_csv_lines(names, chunk))
+            out.write(csv_lines(names, chunk))
     return target
 
 
@@ -159,7 +159,11 @@ class SpooledTable:
 
     def add(self, key: Any, rows: Sequence[Any]) -> None:
         """Spool one group's rows; groups are written sorted by `key`."""
-        self._spool.write(_csv_lines(self.columns, rows))
+        self.add_lines(key, csv_lines(self.columns, rows))
+
+    def add_lines(self, key: Any, lines: bytes) -> None:
+        """Spool one group's rows formatted already (`csv_lines` with these columns)."""
+        self._spool.write(lines)
         self._keys.append(key)
         self._ends.append(self._spool.tell())
 

@@ -195,6 +195,9 @@ class EpisodeEnd(_Event):
     final_state: dict[str, Any] = Field(default_factory=dict)
     metrics: dict[str, Any] = Field(default_factory=dict)
     rows: list[dict[str, Any]] = Field(default_factory=list)
+    tables: Any = Field(default=None, exclude=True)
+    """The episode's `EpisodeResult.tables`, carried from the scorer to the run's output
+    phase; never written to the trace (None when read back)."""
 
 
 TraceEvent = Annotated[

@@ -18,6 +18,7 @@ from confide.core.trace import (
     TraceRecorder,
     TraceWriter,
     read_trace,
+    trace_file,
 )
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
@@ -117,6 +118,7 @@ def episode_context(
         options=dict(experiment.options),
         sampling=dict(experiment.sampling),
         seat_names=frozenset(spec.seats(plan.task)),
+        trace_path=str(trace_file(Path(experiment.output_dir) / "traces", plan.episode_id)),
     )
 
 
@@ -128,7 +130,9 @@ async def ended(work: Awaitable[EpisodeResult]) -> EpisodeEnd:
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return EpisodeEnd(status="error", error=detail)
-    return EpisodeEnd(rows=done.rows, metrics=done.metrics, final_state=done.final_state)
+    return EpisodeEnd(
+        rows=done.rows, metrics=done.metrics, final_state=done.final_state, tables=done.tables
+    )
 
 
 def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:
@@ -136,9 +140,11 @@ def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:
 
 
 def slim(footer: EpisodeEnd) -> EpisodeEnd:
-    """The part of a footer the run keeps in memory: status, error and result rows (the
-    final state and metrics stay in the trace file)."""
-    return EpisodeEnd.model_construct(status=footer.status, error=footer.error, rows=footer.rows)
+    """The part of a footer the run keeps until it is spooled: status, error, result rows
+    and the episode's tables (the final state and metrics stay in the trace file)."""
+    return EpisodeEnd.model_construct(
+        status=footer.status, error=footer.error, rows=footer.rows, tables=footer.tables
+    )
 
 
 def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:

@@ -1,15 +1,19 @@
 """The derived outputs of a run directory, rebuilt from its finished episodes: results.csv,
 the summary table, the benchmark's own files and the report. A run and a rescore
-(`confide.runner.rescore`) both end here, so their outputs are built the same way."""
+(`confide.runner.rescore`) both end here, so their outputs are built the same way.
+
+A benchmark with `write_tables` gets the table rows its scorer computed for each episode,
+spooled with the result rows (`EpisodeTables`): its traces are read back only for an
+episode whose footer did not carry them (one reused from an earlier run)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.core.trace import TraceFiles, find_trace
+from confide.core.trace import TraceFiles, find_trace, read_trace
 from confide.report import build_report
 from confide.runner.expand import EpisodePlan
 from confide.runner.results import CsvRows, ResultSpool, write_csv
@@ -32,8 +36,11 @@ def write_run_outputs(
     table = spec.summarize(rows) if spec.summarize is not None else []
     if table:
         write_csv(run_dir / "summary.csv", table)
-    if spec.write_outputs is not None:
-        trace_dir = run_dir / "traces"
+    trace_dir = run_dir / "traces"
+    if spec.write_tables is not None:
+        ok_plans = [p for p in finished if results.status[p.episode_id] == "ok"]
+        spec.write_tables(run_dir, EpisodeTables(spec, trace_dir, ok_plans, results))
+    elif spec.write_outputs is not None:
         ok = [p.episode_id for p in finished if results.status[p.episode_id] == "ok"]
         spec.write_outputs(run_dir, TraceFiles(TracePaths(trace_dir, ok)))
     if before_report is not None:
@@ -60,3 +67,33 @@ class TracePaths(Sequence[Path]):
         if isinstance(index, slice):
             return TracePaths(self.trace_dir, self.episode_ids[index])
         return find_trace(self.trace_dir, self.episode_ids[index])
+
+
+class EpisodeTables(Mapping[str, Any]):
+    """Episode id -> the `EpisodeResult.tables` of each of `plans` (in their order), read
+    from `results` when looked up, else computed from the episode's trace by
+    `spec.tables_of`; one episode's tables in memory at a time."""
+
+    def __init__(
+        self,
+        spec: BenchmarkSpec,
+        trace_dir: Path,
+        plans: Sequence[EpisodePlan],
+        results: ResultSpool,
+    ) -> None:
+        self._spec, self._trace_dir, self._results = spec, trace_dir, results
+        self._plans = {plan.episode_id: plan for plan in plans}
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plans)
+
+    def __getitem__(self, episode_id: str) -> Any:
+        plan = self._plans[episode_id]
+        tables = self._results.episode_tables(episode_id)
+        if tables is None and self._spec.tables_of is not None:
+            trace = read_trace(find_trace(self._trace_dir, episode_id))
+            tables = self._spec.tables_of(plan.task, trace)
+        return tables

@@ -1,9 +1,10 @@
 """Result rows: one per episode and seat, rebuilt from complete traces.
 
 A run keeps them on disk, not in memory (issue 12 item 11: memory flat in the episode
-count): `ResultSpool` pickles each finished episode's rows to an anonymous file in the run
-directory as the episode ends (or, on resume, as its trace is read back) and keeps only
-the episode's status and byte range; results.csv and the summary table are built by
+count): `ResultSpool` pickles each finished episode's rows, and the table rows its scorer
+computed (`EpisodeResult.tables`), to an anonymous file in the run directory as the
+episode ends (or, on resume, as its trace is read back) and keeps only the episode's
+status and byte ranges; results.csv and the summary table are built by
 reading the spool back in plan order, and `RunSummary.rows` reads results.csv lazily
 (`CsvRows`).
 """
@@ -56,16 +57,21 @@ class ResultSpool:
 
     def __init__(self, directory: Path) -> None:
         self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by __exit__)
-        self._ranges: dict[str, tuple[int, int]] = {}
+        self._ranges: dict[str, tuple[int, int, int]] = {}
+        """Episode id -> where its rows start, where its tables start and where they end."""
         self.status: dict[str, str] = {}
         """Episode id -> its footer's status, for every episode added."""
 
     def add(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
-        """Spool the rows of a finished episode (its footer can then be dropped)."""
+        """Spool the rows and tables (`EpisodeResult.tables`) of a finished episode (its
+        footer can then be dropped)."""
         self._file.seek(0, 2)
         start = self._file.tell()
         pickle.dump(result_rows([plan], [footer]), self._file, pickle.HIGHEST_PROTOCOL)
-        self._ranges[plan.episode_id] = (start, self._file.tell())
+        middle = self._file.tell()
+        if footer.tables is not None:
+            pickle.dump(footer.tables, self._file, pickle.HIGHEST_PROTOCOL)
+        self._ranges[plan.episode_id] = (start, middle, self._file.tell())
         self.status[plan.episode_id] = footer.status
 
     def __contains__(self, episode_id: object) -> bool:
@@ -76,10 +82,18 @@ class ResultSpool:
         return SpooledRows(self, plans)
 
     def episode_rows(self, episode_id: str) -> list[dict[str, Any]]:
-        start, end = self._ranges[episode_id]
+        start, end, _ = self._ranges[episode_id]
         self._file.seek(start)
         rows: list[dict[str, Any]] = pickle.loads(self._file.read(end - start))
         return rows
+
+    def episode_tables(self, episode_id: str) -> Any:
+        """The tables its footer carried when the episode was added; None without any."""
+        _, start, end = self._ranges[episode_id]
+        if start == end:
+            return None
+        self._file.seek(start)
+        return pickle.loads(self._file.read(end - start))
 
     def __enter__(self) -> ResultSpool:
         return self

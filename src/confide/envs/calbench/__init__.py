@@ -19,7 +19,11 @@ from confide.envs.calbench.calls import call_bounds
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import CalbenchOptions
-from confide.envs.calbench.outputs.audits import write_calbench_outputs
+from confide.envs.calbench.outputs.audits import (
+    tables_of,
+    write_calbench_outputs,
+    write_calbench_tables,
+)
 from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.prompts import load_variant
@@ -42,6 +46,8 @@ SPEC = BenchmarkSpec(
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_calbench_outputs,
+    tables_of=tables_of,
+    write_tables=write_calbench_tables,
     score_episode=measured(score_game),
     options=CalbenchOptions,
     roles=(

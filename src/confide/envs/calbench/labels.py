@@ -28,6 +28,7 @@ Which label goes to which slot is decided by `generator.hydrate_labels`.
 
 from __future__ import annotations
 
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
@@ -87,7 +88,16 @@ class LabelBank(BaseModel):
 
     def pool(self, kind: LabelKind, tier: Tier) -> tuple[BankItem, ...]:
         """Items of one kind and tier, in file order."""
-        return tuple(it for it in self.items if it.kind == kind and it.tier == tier)
+        return self._pools.get((kind, tier), ())
+
+    @cached_property
+    def _pools(self) -> dict[tuple[str, str], tuple[BankItem, ...]]:
+        """The pools, sorted once: hydrating the canonical suite asks for one per label
+        (tens of thousands of scans of the whole bank when loading a run's tasks)."""
+        pools: dict[tuple[str, str], list[BankItem]] = {}
+        for item in self.items:
+            pools.setdefault((item.kind, item.tier), []).append(item)
+        return {key: tuple(items) for key, items in pools.items()}
 
 
 def load_label_bank(path: str | Path) -> LabelBank:

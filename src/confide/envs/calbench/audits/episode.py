@@ -6,7 +6,11 @@ scores with `measured(score_game)` (live and in `confide rescore`): the judge re
 played trace (its cases are recorded before the runner writes the footer), then every
 result row gets
 `game_id`, `is_reference`, `coordination`, `excess_cost` and `excess_vps`
-(leaderboard.py), which is what `confide leaderboard` reads from results.csv.
+(leaderboard.py), which is what `confide leaderboard` reads from results.csv. The game's
+protocol VPS is computed here once, with its F.5 rows, and with every other table row of
+the game rides on the result (`EpisodeResult.tables`, outputs/audits.py `ScoredGame`), so
+the run's output phase never reads the trace back. (Outside a run, with no trace path or
+no header, there are no tables: the runner computes them from the trace if it has one.)
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
+from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
+from confide.envs.calbench.outputs.audits import scored_game
 from confide.envs.calbench.privacy.judge_vps import judge_episode
+from confide.envs.calbench.privacy.vps import vps_rows
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
 
@@ -35,10 +42,20 @@ def measured(score: EpisodeFn) -> EpisodeFn:
         await judge_episode(ctx, scenario)
         binding = expand_lineup(ctx.lineup, [seat_of(a) for a in range(scenario.num_agents)])
         success = {int(r["agent"]): r.get("success") for r in result.rows}
+        events = ctx.trace.events
+        header = events[0] if events and isinstance(events[0], EpisodeStart) else None
+        body = events[1:] if header is not None else events  # as the trace file reads
+        vps = vps_rows(scenario, body, trace_path=ctx.trace_path, game_id=ctx.episode_id)
         columns = leaderboard_columns(
-            scenario, ctx.trace.events, success, binding, ctx.episode_id
+            scenario, body, success, binding, ctx.episode_id, vps.excess_by_seat()
         )
         result.rows = [{**row, **columns[int(row["agent"])]} for row in result.rows]
+        if header is not None and ctx.trace_path:
+            trace = Trace.model_construct(
+                path=ctx.trace_path, header=header, events=body,
+                footer=EpisodeEnd.model_construct(status="ok", rows=result.rows),
+            )
+            result.tables = scored_game(trace, scenario, vps)
         return result
 
     return run

@@ -55,10 +55,14 @@ def leaderboard_columns(
     success: Mapping[int, float | None],
     binding: Mapping[str, SeatSpec],
     game_id: str,
+    protocol: Mapping[str, float] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """Agent -> the leaderboard columns (module docstring); `success` is S per agent."""
+    """Agent -> the leaderboard columns (module docstring); `success` is S per agent;
+    `protocol`: each seat's protocol-semantic excess VPS, when its scorer has the game's
+    VPS rows already (`GameVps.excess_by_seat`)."""
     excess = display_excess(scenario, events)
-    protocol = excess_vps_by_seat(scenario, events, game_id=game_id)
+    if protocol is None:
+        protocol = excess_vps_by_seat(scenario, events, game_id=game_id)
     reflected = (
         reflection_vps(scenario, events, game_id=game_id).excess_by_seat()
         if has_reflections(events) else {}

@@ -16,12 +16,14 @@ metric_comparison.csv, judge_precision_summary.csv, judge_vs_reflection_precisio
 judge_more_precise_than_reflection.csv, judge_reflection_cell_agreement.csv and
 judge_reflection_agreement.csv (Table 17).
 
-`write_calbench_outputs` is the whole hook: the protocol-semantic F.5 tables of
-outputs/privacy.py plus everything above, with scenarios found through experiment.yaml.
-It reads each trace once and keeps only what the game contributes to the tables
-(`GameTables`), spooled to disk (`GameSpool`) and read back a game at a time for each
-table, whose summaries keep counts and compact arrays rather than rows: memory stays flat
-however many games a run has (issue 12 item 11).
+`write_calbench_tables` (the `write_tables` hook) writes the protocol-semantic F.5 tables
+of outputs/privacy.py plus everything above, with scenarios found through experiment.yaml,
+from what each game contributes to the tables (`ScoredGame`): computed once, while the
+game is scored (`audits.measured`, from the events in memory), or from its trace read
+back (`tables_of`, `write_calbench_outputs`), by the same function (`scored_game`), so
+both give the same bytes. The games' `GameTables` are spooled to disk (`GameSpool`) and
+read back a game at a time for each table, whose summaries keep counts and compact arrays
+rather than rows: memory stays flat however many games a run has (issue 12 item 11).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import io
 import json
 import pickle
 import tempfile
+import zlib
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -41,8 +44,19 @@ from typing import IO, Any
 from confide import atomic
 from confide.core.trace import Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
-from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record, run_scenarios
-from confide.envs.calbench.outputs.privacy import PrivacyTables, write_table
+from confide.envs.calbench.audits.common import (
+    AuditError,
+    GameRecord,
+    GameTally,
+    game_record,
+    run_scenarios,
+)
+from confide.envs.calbench.outputs.privacy import (
+    PrivacyTables,
+    game_lines,
+    trace_scenario,
+    write_table,
+)
 from confide.envs.calbench.privacy import agreement, judge_vps, reflection
 from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
 from confide.envs.calbench.privacy.vps import GameVps, vps_rows
@@ -79,18 +93,52 @@ def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
     ]
 
 
-def game_tables(
-    trace: Trace, scenarios_by_id: Mapping[str, Scenario], privacy: PrivacyTables | None = None
-) -> GameTables:
-    """Every table row of one game (errors name the trace); its F.5 rows go to `privacy`."""
-    game = game_record(trace, scenarios_by_id)
+@dataclass(frozen=True, slots=True)
+class ScoredGame:
+    """What one game adds to the run's tables, computed once, while it is scored (in the
+    worker that played it: `audits.measured`), and carried to the output phase in its
+    footer and the runner's result spool (`BenchmarkSpec.write_tables`): its F.5 CSV
+    lines, formatted, and its `GameTables` pickled as the `GameSpool` stores them (the
+    scenario by task id), so neither the wire nor the spools carry its scenario."""
+
+    key: tuple[str, str]
+    privacy: tuple[bytes, ...]
+    """Its lines of each F.5 table (`outputs.privacy.game_lines`), each zlib-compressed
+    at level 1: a game's are about 75 KB, and would cross the wire from a Ray worker and
+    sit in the result spool for the whole run; compressed, the whole record is about 5
+    KB, for about a quarter of a second per 1,080 games."""
+    tables: bytes
+
+    def privacy_lines(self) -> list[bytes]:
+        """`privacy`, decompressed."""
+        return [zlib.decompress(lines) for lines in self.privacy]
+
+
+def scored_game(trace: Trace, scenario: Scenario, vps: GameVps | None = None) -> ScoredGame:
+    """Every table row of the game in `trace` (its events, header and footer rows, as read
+    back or as the scorer holds them); `vps`: its protocol VPS rows, when computed already
+    (with evidence, named by the trace path)."""
+    game = game_record(trace, {scenario.task_id: scenario})
+    if vps is None:
+        vps = vps_rows(scenario, game.events, trace_path=trace.path, game_id=game.game_id)
+    tables = game_tables(game, vps)
+    data = io.BytesIO()
+    _ScenarioPickler(data).dump(tables)
+    privacy = tuple(zlib.compress(lines, 1) for lines in game_lines(vps))
+    return ScoredGame(tables.key, privacy, data.getvalue())
+
+
+def tables_of(scenario: Scenario, trace: Trace) -> ScoredGame:
+    """The CalBench `tables_of` hook: `scored_game` of a finished trace read back."""
+    return scored_game(trace, scenario)
+
+
+def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
+    """Every table row of one game but its F.5 rows (`vps`, which the judge is compared
+    with)."""
     events = game.events
-    path, gid = trace.path, game.game_id
+    path, gid = game.trace.path, game.game_id
     judged = answered(events, judge_vps.EVENT)
-    vps = vps_rows(game.scenario, events, trace_path=path, game_id=gid,
-                   keep_evidence=privacy is not None)
-    if privacy is not None:
-        privacy.add(vps)
     return GameTables(
         tally=game.tally(),
         trace_path=path,
@@ -122,9 +170,15 @@ class GameSpool:
         """Game i spans bytes _ends[i] to _ends[i + 1] of the file."""
 
     def add(self, game: GameTables) -> None:
+        data = io.BytesIO()
+        _ScenarioPickler(data).dump(game)
+        self.add_pickled(game.key, data.getvalue())
+
+    def add_pickled(self, key: tuple[str, str], data: bytes) -> None:
+        """Add a game pickled already (`ScoredGame.tables`)."""
         self._file.seek(0, 2)
-        _ScenarioPickler(self._file).dump(game)
-        self._keys.append(game.key)
+        self._file.write(data)
+        self._keys.append(key)
         self._ends.append(self._file.tell())
 
     def __iter__(self) -> Iterator[GameTables]:
@@ -181,18 +235,29 @@ class _ScenarioUnpickler(pickle.Unpickler):
 @contextmanager
 def collect(
     root: Path,
-    traces: Iterable[Trace],
+    games: Iterable[ScoredGame],
     scenarios_by_id: Mapping[str, Scenario],
     privacy: PrivacyTables | None = None,
 ) -> Iterator[GameSpool]:
-    """The tables of every game, one trace at a time (`GameSpool`)."""
-    games = GameSpool(root, scenarios_by_id)
+    """The tables of every game, one at a time (`GameSpool`); their F.5 lines go to
+    `privacy`."""
+    spool = GameSpool(root, scenarios_by_id)
     try:
-        for trace in traces:
-            games.add(game_tables(trace, scenarios_by_id, privacy))
-        yield games
+        for game in games:
+            if privacy is not None:
+                privacy.add_lines(game.key, game.privacy_lines())
+            spool.add_pickled(game.key, game.tables)
+        yield spool
     finally:
-        games.close()
+        spool.close()
+
+
+def _scored(
+    traces: Iterable[Trace], scenarios_by_id: Mapping[str, Scenario]
+) -> Iterator[ScoredGame]:
+    """`scored_game` of each trace (errors name the trace)."""
+    for trace in traces:
+        yield scored_game(trace, trace_scenario(trace, scenarios_by_id, AuditError))
 
 
 def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list[Path]:
@@ -289,17 +354,27 @@ def write_audit_outputs(
     """Write the audit and model-VPS tables (module docstring); returns the files."""
     root = Path(run_dir)
     scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
-    with collect(root, traces, scenarios) as games:
+    with collect(root, _scored(traces, scenarios), scenarios) as games:
         return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
 
 
 def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None:
-    """The CalBench `write_outputs` hook: protocol-semantic VPS tables (F.5) and the
-    tables of `write_audit_outputs`, from one pass over the traces."""
+    """Every CalBench table from the traces alone (`scored_game` of each, then as
+    `write_calbench_tables`): for a run directory whose tables were not carried."""
     root = Path(run_dir)
+    _write_tables(root, _scored(traces, run_scenarios(root)))
+
+
+def write_calbench_tables(run_dir: Path, games: Mapping[str, ScoredGame]) -> None:
+    """The CalBench `write_tables` hook: protocol-semantic VPS tables (F.5) and the
+    tables of `write_audit_outputs`, from what each game's scorer computed."""
+    _write_tables(run_dir, (games[episode_id] for episode_id in games))
+
+
+def _write_tables(root: Path, games: Iterable[ScoredGame]) -> None:
     scenarios = run_scenarios(root)
     with ExitStack() as stack:
         with PrivacyTables(root) as privacy:  # the F.5 tables are written as it exits
-            games = stack.enter_context(collect(root, traces, scenarios, privacy))
-        _audit_outputs(root, games)
-        _vps_outputs(root, games)
+            spool = stack.enter_context(collect(root, games, scenarios, privacy))
+        _audit_outputs(root, spool)
+        _vps_outputs(root, spool)

@@ -92,15 +92,18 @@ class PrivacyTables:
     def __init__(self, run_dir: Path) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         self._tables = [
-            SpooledTable(run_dir / name, _field_names(row_type))
-            for name, row_type in TABLES.items()
+            SpooledTable(run_dir / name, columns)
+            for name, columns in zip(TABLES, _COLUMNS, strict=True)
         ]
 
     def add(self, vps: GameVps) -> None:
-        key = game_key(vps)
-        rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
-        for table, game_rows in zip(self._tables, rows, strict=True):
-            table.add(key, game_rows)
+        self.add_lines(game_key(vps), game_lines(vps))
+
+    def add_lines(self, key: GameKey, lines: Sequence[bytes]) -> None:
+        """Add one game's rows as `game_lines` formatted them (in the worker that scored
+        it: `outputs.audits.ScoredGame`)."""
+        for table, chunk in zip(self._tables, lines, strict=True):
+            table.add_lines(key, chunk)
 
     def __enter__(self) -> PrivacyTables:
         return self
@@ -108,6 +111,15 @@ class PrivacyTables:
     def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
         for table in self._tables:
             table.close(write=kind is None)
+
+
+def game_lines(vps: GameVps) -> tuple[bytes, ...]:
+    """One game's CSV lines of each of the four tables (in `TABLES` order)."""
+    rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
+    return tuple(
+        tables.csv_lines(columns, game_rows)
+        for columns, game_rows in zip(_COLUMNS, rows, strict=True)
+    )
 
 
 def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
@@ -120,3 +132,7 @@ def _field_names(row_type: type[Any]) -> list[str]:
     if not is_dataclass(row_type):
         raise TypeError(f"write_table: {row_type!r} is not a dataclass")
     return [f.name for f in fields(row_type)]
+
+
+_COLUMNS = tuple(_field_names(row_type) for row_type in TABLES.values())
+"""Each table's columns, in `TABLES` order."""
