@@ -104,15 +104,19 @@ def main_job(tmp: Path, limit: int | None) -> float:
     return games
 
 
-def overhead(tmp: Path, episodes: int, latency: float, concurrency: int) -> None:
+def overhead(
+    tmp: Path, episodes: int, latency: float, concurrency: int, workers: int
+) -> None:
     turns = 3 * 2
     ideal = episodes * turns * latency / concurrency
     print(f"mock latency: {turns} calls per episode, L={latency}s, C={concurrency}; the "
           f"second {episodes} episodes (ideal {ideal:.2f}s):")
     marginal = {}
     for backend in ("local", "ray"):
+        # on Ray `concurrency` is per worker: the same C episodes in flight in all
+        at_once = concurrency if backend == "local" else max(1, concurrency // workers)
         walls = [
-            timed_run({**demo_config(tmp, n, latency, concurrency), "backend": backend},
+            timed_run({**demo_config(tmp, n, latency, at_once), "backend": backend},
                       tmp / f"mock-{backend}-{n}")[0]
             for n in (episodes, 2 * episodes)
         ]
@@ -138,7 +142,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             games = main_job(Path(tmp), args.limit)
-            overhead(Path(tmp), args.episodes, args.latency, args.concurrency)
+            overhead(Path(tmp), args.episodes, args.latency, args.concurrency, args.workers)
         print(f"speed-up of playing the games with {args.workers} Ray workers: {games:.2f}x")
     finally:
         ray.shutdown()
