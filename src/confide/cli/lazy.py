@@ -5,9 +5,10 @@ Building every typer command means importing its module and reading its signatur
 costs more than the whole of `confide --help`. So the group is given a static table: each
 command's name, where it lives (`module:attribute`, a function or a `typer.Typer`) and
 the first paragraph of its help, which is all a group's help listing shows. The listing
-is rendered from placeholders carrying that text; resolving a command to run it (or to
-print its own `--help`) imports the module and builds the real command exactly as
-`app.command(name)(function)` or `app.add_typer(sub_app, name=name)` would. A test
+is rendered from listing-only commands carrying that text (`_Listed`); resolving a
+command to run it (or to print its own `--help`) imports the module and builds the real
+command exactly as `app.command(name)(function)` or `app.add_typer(sub_app, name=name)`
+would. A test
 compares the table with the real commands so the two cannot drift.
 
 typer 0.29 coerces an option's value through a pydantic TypeAdapter unless it is already a
@@ -54,7 +55,8 @@ class Lazy:
 
 
 class _Listed(TyperCommand):
-    """A placeholder that only lists a `Lazy` command; it is never run."""
+    """A `Lazy` command as the group's listing shows it, before its module is imported;
+    resolving the name replaces it with the real command, so it is never run."""
 
     def __init__(self, entry: Lazy) -> None:
         super().__init__(entry.name, help=entry.help)

@@ -368,7 +368,7 @@ def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None
 def write_calbench_tables(run_dir: Path, games: Mapping[str, ScoredGame]) -> None:
     """The CalBench `write_tables` hook: protocol-semantic VPS tables (F.5) and the
     tables of `write_audit_outputs`, from what each game's scorer computed."""
-    _write_tables(run_dir, (games[episode_id] for episode_id in games))
+    _write_tables(run_dir, games.values())
 
 
 def _write_tables(root: Path, games: Iterable[ScoredGame]) -> None:
