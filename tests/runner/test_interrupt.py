@@ -50,6 +50,7 @@ def _check_stopped_cleanly(done: subprocess.CompletedProcess[str], run_dir: Path
     assert (run_dir / "report.html").stat().st_size > 0
     text = " ".join((done.stdout + done.stderr).split())
     assert f"{len(finals)} of {total} episodes finished" in text
+    assert f"{len(finals)} of {total} episodes (" in text  # the count line says how many, too
     assert "To resume, run the same command again: confide run" in text
     return len(finals)
 

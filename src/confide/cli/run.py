@@ -157,9 +157,10 @@ def run(
     term = console()
     if summary.table:
         print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
+    done = f"{summary.finished} of " if summary.interrupted else ""
     term.print(
-        f"{summary.episodes} episodes ({summary.skipped} resumed, {len(summary.failed)} failed); "
-        f"results in {summary.run_dir}/results.csv"
+        f"{done}{summary.episodes} episodes ({summary.skipped} resumed, "
+        f"{len(summary.failed)} failed); results in {summary.run_dir}/results.csv"
     )
     for episode in summary.failed:
         trace = f"{summary.run_dir}/traces/{episode}{TRACE_SUFFIX}"
