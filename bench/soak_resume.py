@@ -10,7 +10,8 @@ The kill moments are random: all but the last two are drawn as random numbers of
 episodes (uniform over the run, sorted), each kill landing a random 0-1 s after that many
 episodes are done, so in-flight episodes are cut; the last two land at a random moment
 after every episode is complete, in the final phase that reads the traces back and writes
-the outputs (uniformly within `--final-phase-s` of the start). At the end:
+the outputs (uniformly within `--final-phase-s`, by default the uninterrupted run's own
+final phase: a resumed run's is at least as long, so the kill lands in it). At the end:
 every planned episode has exactly one complete trace and no other trace exists;
 results.csv, summary.csv and every benchmark table are byte-identical to the
 uninterrupted run; every trace's footer (rows, metrics, final state) equals the
@@ -60,6 +61,18 @@ def count(run_dir: Path) -> int:
     return len(traces(run_dir)) if (run_dir / "traces").is_dir() else 0
 
 
+def final_phase(proc: subprocess.Popen[bytes], run_dir: Path) -> float:
+    """Wait for `proc` to exit; the seconds it ran after its last trace was complete (the
+    final phase, where it writes the derived outputs)."""
+    seen, last = -1, time.monotonic()
+    while proc.poll() is None:
+        now = count(run_dir)
+        if now != seen:
+            seen, last = now, time.monotonic()
+        time.sleep(0.05)
+    return time.monotonic() - last
+
+
 def outputs(run_dir: Path) -> dict[str, bytes]:
     """Every derived table (top-level CSV files, gzipped ones inflated), with the run
     directory's own path (some tables name trace files) replaced by a placeholder."""
@@ -92,12 +105,16 @@ def main() -> int:
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None)
-    parser.add_argument("--final-phase-s", type=float, default=120.0,
-                        help="final-phase kills land uniformly within this many seconds")
+    parser.add_argument("--final-phase-s", type=float, default=None,
+                        help="final-phase kills land uniformly within this many seconds "
+                        "(default: the uninterrupted run's own final phase, which a resumed "
+                        "run's, rebuilding rows from traces, is at least as long as)")
     parser.add_argument("--baseline", type=Path, default=None,
                         help="an uninterrupted run directory of the same job to compare with")
     parser.add_argument("run_args", nargs="*", help="confide run arguments (default: calbench)")
     args = parser.parse_args()
+    if args.baseline is not None and args.final_phase_s is None:
+        parser.error("--baseline needs --final-phase-s (no uninterrupted run is timed here)")
     run_args = args.run_args or MAIN_JOB
     rng = random.Random(args.seed)
     work = args.workdir or Path(tempfile.mkdtemp(prefix="confide-soak-"))
@@ -108,9 +125,11 @@ def main() -> int:
     if args.baseline is None:
         started = time.monotonic()
         baseline = confide(run_args, baseline_dir)
-        _, err = baseline.communicate()
-        assert baseline.returncode == 0, err.decode()[-2000:]
-        say(f"uninterrupted run: {time.monotonic() - started:.1f} s")
+        phase = final_phase(baseline, baseline_dir)
+        assert baseline.stderr is not None
+        assert baseline.returncode == 0, baseline.stderr.read().decode()[-2000:]
+        say(f"uninterrupted run: {time.monotonic() - started:.1f} s, final phase {phase:.1f} s")
+        args.final_phase_s = args.final_phase_s or phase
     want = traces(baseline_dir)
     total = len(want)
     assert not leftovers(baseline_dir), leftovers(baseline_dir)
