@@ -13,7 +13,10 @@ first empty (cold: the run solves every oracle problem itself, as on a first run
 again with what the first run stored (warm: a user's rerun of the same tasks). Printed per
 protocol: each side's seconds per game, wall clock and CPU (for `confide run`: the child's
 user + system time), and the ratio published / confide of each. The last line is the CPU
-ratio per protocol, cold and warm (the wall ratio swings with the neighbours' load). Skips
+ratio per protocol, cold and warm (the wall ratio swings with the neighbours' load). The
+`confide` processes run with compiled bytecode, as an installed package does (a private
+`PYTHONPYCACHEPREFIX` filled by one untimed warm-up run, even where the environment sets
+PYTHONDONTWRITEBYTECODE), so they do not pay for compiling confide's sources. Skips
 cleanly when ../shared is absent.
 
     PYTHONPATH=src python bench/calbench_run_vs_peer.py [--limit N]
@@ -54,17 +57,20 @@ def children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def confide_run(tasks: Path, protocol: str, out: Path, cache: Path) -> tuple[float, float]:
+def confide_run(tasks: Path, protocol: str, out: Path, cache: Path,
+                *extra: str) -> tuple[float, float]:
     """Wall and CPU seconds of one `confide run` process (module docstring) with the oracle
-    disk cache in `cache`."""
+    disk cache in `cache` and bytecode kept in `out`'s parent."""
     shutil.rmtree(out, ignore_errors=True)
     command = [
         sys.executable, "-m", "confide", "run", "calbench", "--tasks", str(tasks),
-        "--lineup", protocol, "--condition", "dm", "--out", str(out), "--no-progress",
+        "--lineup", protocol, "--condition", "dm", "--out", str(out), "--no-progress", *extra,
     ]
+    env = {**os.environ, "CONFIDE_ORACLE_CACHE": str(cache),
+           "PYTHONPYCACHEPREFIX": str(out.parent / "pycache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     cpu, start = children_cpu(), time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False,
-                          env={**os.environ, "CONFIDE_ORACLE_CACHE": str(cache)})
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"confide run failed ({done.returncode}):\n{done.stderr[-2000:]}")
@@ -91,6 +97,8 @@ def main() -> int:
             for t in load_tasks(None, str(tasks))
         ]
         games = len(raw)
+        warm_up = Path(tmp) / "warm-up"
+        confide_run(tasks, "imap", warm_up, warm_up / "oracle", "--limit", "1")  # bytecode
         print(f"{games} fixture tasks, DM condition, one `confide run` process per protocol")
         print(f"{'protocol':<12} {'cache':<5} {'published wall/cpu':>19} "
               f"{'confide run wall/cpu':>21} {'wall ratio':>10} {'cpu ratio':>9}")
