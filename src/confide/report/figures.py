@@ -129,7 +129,7 @@ def _sotopia_bars(rows: Rows) -> bytes | None:
     width, height = 768.0, 326.0
     key = legend_width(entries)
     step = 0.8 / len(points)
-    panel = Panel(left=64, top=8, width=width - 64 - key - 26, height=height - 8 - 48,
+    panel = Panel(left=64, top=8, width=width - 64 - key - 26, height=height - 8 - 34,
                   xlim=(-step / 2 - 0.1, len(metrics) - 0.1 - step / 2), ylim=(0.0, 1.05))
     for i, (_, values) in enumerate(points):
         for k, value in enumerate(values):

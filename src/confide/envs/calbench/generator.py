@@ -48,7 +48,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from confide.core.seeding import derive_seed, py_rng
-from confide.envs.calbench.difficulty import feasible_fraction, tertile_buckets
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.labels import (
     TIERS,
@@ -339,6 +338,10 @@ def score_scenario(
     with_difficulty: bool = True,
 ) -> Scenario:
     """Attach the oracle, greedy baseline and (optionally) d with its cell and bucket."""
+    # the exact counter is imported where d is computed: a run loads tasks through this
+    # module (hydrate_labels) but never scores difficulty
+    from confide.envs.calbench.difficulty import feasible_fraction
+
     cals, meetings = scenario.to_calendars(), scenario.to_meetings()
     oracle = solve_oracle(cals, meetings)
     difficulty = (
@@ -494,6 +497,8 @@ class GeneratedSuite:
 
 def generate_suite(spec: SuiteSpec) -> GeneratedSuite:
     """Generate, score and bucket every cell of `spec`."""
+    from confide.envs.calbench.difficulty import feasible_fraction, tertile_buckets
+
     chosen: list[Scenario] = []
     reports: list[CellReport] = []
     for cell in spec.cells:
