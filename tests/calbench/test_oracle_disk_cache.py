@@ -154,3 +154,6 @@ def test_default_location_is_the_user_cache_dir(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     if sys.platform.startswith("linux"):
         assert cache_root() == tmp_path / "confide" / "oracle"
+        monkeypatch.setenv("XDG_CACHE_HOME", "relative")  # not a valid XDG value
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        assert cache_root() == tmp_path / "home" / ".cache" / "confide" / "oracle"

@@ -24,7 +24,9 @@ Safe with concurrent runs: an entry is written to a file of its own (pid and ran
 suffix) in the same folder and renamed into place, so a reader sees no file or a whole
 one, and two writers of one key leave the same bytes. An entry that cannot be read, does
 not parse, or names another key is a miss and is solved and written again; a cache that
-cannot be written (read-only, full) is left alone and the run goes on without it.
+cannot be written (read-only, full) is left alone and the run goes on without it. Entries
+are small (100-500 bytes; the README main job writes 238) and never pruned; deleting the
+folder at any time only costs the next run its solves.
 """
 
 from __future__ import annotations
@@ -46,17 +48,21 @@ T = TypeVar("T")
 
 
 def cache_root() -> Path | None:
-    """Where entries live (module docstring), None when the cache is off."""
+    """Where entries live (module docstring), None when the cache is off or there is no
+    home directory to put it in."""
     chosen = os.environ.get(CACHE_ENV)
     if chosen is not None:
         return None if chosen.strip().lower() in ("", "off", "0", "false") else Path(chosen)
+    home = Path(os.path.expanduser("~"))
+    if not home.is_absolute():  # no HOME and no passwd entry: never a cwd-relative "~"
+        return None
     if sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData/Local")
+        base = Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local")
         return base / "confide" / "cache" / "oracle"
     if sys.platform == "darwin":
-        return Path.home() / "Library" / "Caches" / "confide" / "oracle"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / "confide" / "oracle"
+        return home / "Library" / "Caches" / "confide" / "oracle"
+    xdg = Path(os.environ.get("XDG_CACHE_HOME") or home / ".cache")
+    return (xdg if xdg.is_absolute() else home / ".cache") / "confide" / "oracle"
 
 
 def problem_text(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> str:
