@@ -6,7 +6,8 @@ the CPU time of playing those 1,080 games alone. Both are measured here, in this
 process: first every game of the job's plan is played with the engine alone (the same
 players, limits and condition the run gives it; trace in memory, no metrics, no files),
 then the whole job runs into a fresh temporary directory with the tasks and oracle caches
-emptied, so it pays its own task loading and oracle solves as a user's process does.
+emptied (the oracle's disk cache too: an empty `CONFIDE_ORACLE_CACHE`), so it pays its own
+task loading and oracle solves as a user's first run does.
 Prints both CPU times, the run directory's size (target <= 50 MB) and, last, the ratio.
 
     PYTHONPATH=src python bench/calbench_main_job.py [--limit N]
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import sys
 import tempfile
 import time
@@ -30,6 +32,7 @@ from confide.envs.calbench.env import _load_tasks, game_limits, seats
 from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.oracle import _solve_cached
 from confide.envs.calbench.participants import make_participant
+from confide.envs.calbench.solvecache import CACHE_ENV
 from confide.runner import build_experiment, run_experiment
 from confide.runner.expand import EpisodePlan, expand
 
@@ -58,6 +61,7 @@ def main() -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N tasks only")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        os.environ[CACHE_ENV] = str(Path(tmp) / "oracle")
         out = Path(tmp) / "calbench"
         data = {"benchmark": "calbench", "output_dir": str(out)}
         if args.limit is not None:

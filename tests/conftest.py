@@ -8,6 +8,9 @@ tree, where two modules named `conftest` would clash).
 - Tests marked `ray` run episodes on one local Ray (2 CPUs, no dashboard) shared by the
   whole session (`ray_session`), and are skipped, with the reason, without the ray extra.
 - `brute_force`: an independent brute-force sign-flip reference for the stats tests.
+- The CalBench oracle's disk cache is off (`CONFIDE_ORACLE_CACHE=off`, inherited by the
+  `confide` processes tests start): a test solves what it checks and writes nothing to the
+  user's cache directory; tests/calbench/test_oracle_disk_cache.py turns it on in tmp_path.
 - Hypothesis runs without its per-example deadline: a test's verdict must not depend on how
   loaded the machine is (an example passed its 200 ms deadline once while a bench ran).
 """
@@ -25,6 +28,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+os.environ["CONFIDE_ORACLE_CACHE"] = "off"
 settings.register_profile("confide", deadline=None)
 settings.load_profile("confide")
 

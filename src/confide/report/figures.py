@@ -7,18 +7,25 @@
   strategy.
 Incognita draws its own figures into figures/ (envs/incognita/outputs/figures.py).
 
-Built on `matplotlib.figure.Figure` (never pyplot) so rendering changes no global state.
+Drawn by `report.svgchart` as SVG text (no matplotlib: issue 15), the same marks,
+colors and axes as before.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable, Sequence
 
-import matplotlib
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
-
+from confide.report.svgchart import (
+    MARKERS,
+    Entry,
+    Panel,
+    color,
+    data_range,
+    legend,
+    legend_row,
+    legend_width,
+    svg,
+)
 from confide.view.episodes import number
 
 Rows = Sequence[dict[str, str]]
@@ -27,7 +34,7 @@ Rows = Sequence[dict[str, str]]
 def headline_figures(benchmark: str, rows: Rows) -> list[tuple[str, bytes]]:
     """(title, SVG bytes) of the benchmark's headline figures; none when the summary
     lacks the columns they need."""
-    drawers: dict[str, list[tuple[str, Callable[[Rows], Figure | None]]]] = {
+    drawers: dict[str, list[tuple[str, Callable[[Rows], bytes | None]]]] = {
         "calbench": [("Coordination-privacy frontier", _frontier),
                      ("Coordination and VPS per condition", _condition_bars)],
         "sotopia-tom": [("Sotopia-ToM metrics per model and strategy", _sotopia_bars)],
@@ -36,16 +43,8 @@ def headline_figures(benchmark: str, rows: Rows) -> list[tuple[str, bytes]]:
     for title, draw in drawers.get(benchmark, []):
         figure = draw(rows)
         if figure is not None:
-            out.append((title, _svg(figure)))
+            out.append((title, figure))
     return out
-
-
-def _svg(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    FigureCanvasSVG(figure)
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "confide"}):
-        figure.savefig(buffer, format="svg", metadata={"Date": None})
-    return buffer.getvalue()
 
 
 def _values(rows: Rows, *columns: str) -> list[tuple[dict[str, str], list[float]]]:
@@ -58,69 +57,84 @@ def _values(rows: Rows, *columns: str) -> list[tuple[dict[str, str], list[float]
     return out
 
 
-def _frontier(rows: Rows) -> Figure | None:
+def _frontier(rows: Rows) -> bytes | None:
+    """Coordination against excess VPS: color per method, marker per condition."""
     points = _values(rows, "VPS", "Coord.")
     if not points:
         return None
-    figure = Figure(figsize=(8, 4.2), layout="constrained")
-    axes = figure.subplots()
     methods = list(dict.fromkeys(r["Method"] for r, _ in points))
     conditions = list(dict.fromkeys(r.get("Condition", "") for r, _ in points))
-    markers = "osD^v<>"
+    entries = []
+    marks: list[tuple[float, float, str, str]] = []
     for i, method in enumerate(methods):
         for j, condition in enumerate(conditions):
             mine = [v for r, v in points
                     if r["Method"] == method and r.get("Condition", "") == condition]
             if mine:
-                axes.scatter([v[0] for v in mine], [v[1] for v in mine], color=f"C{i}",
-                             marker=markers[j % len(markers)], s=45,
-                             label=f"{method} · {condition}")
-    axes.set_xlabel("excess VPS (lower leaks less)")
-    axes.set_ylabel("coordination (% meetings scheduled)")
-    axes.set_ylim(-5, 105)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize="x-small", loc="center left", bbox_to_anchor=(1.02, 0.5))
-    return figure
+                shape = MARKERS[j % len(MARKERS)]
+                entries.append(Entry(f"{method} · {condition}", color(i), shape))
+                marks.extend((v[0], v[1], shape, color(i)) for v in mine)
+    width, height = 768.0, 404.0
+    key = legend_width(entries)
+    panel = Panel(left=76, top=8, width=width - 76 - key - 26, height=height - 8 - 56,
+                  xlim=data_range([v[0] for _, v in points]), ylim=(-5.0, 105.0))
+    for x, y, shape, fill in marks:
+        panel.point(x, y, shape, fill)
+    body = panel.axes(xlabel="excess VPS (lower leaks less)",
+                      ylabel="coordination (% meetings scheduled)", grid=True)
+    body += legend(entries, width - key - 8, panel.top + panel.height / 2)
+    return svg(width, height, body)
 
 
-def _condition_bars(rows: Rows) -> Figure | None:
+def _condition_bars(rows: Rows) -> bytes | None:
+    """Per condition, one bar per method: coordination (left) and excess VPS (right)."""
     points = _values(rows, "Coord.", "VPS")
     if not points:
         return None
     methods = list(dict.fromkeys(r["Method"] for r, _ in points))
     conditions = list(dict.fromkeys(r.get("Condition", "") for r, _ in points))
-    figure = Figure(figsize=(8, 3.4), layout="constrained")
-    left, right = figure.subplots(1, 2)
-    width = 0.8 / len(methods)
-    for index, (axes, label) in enumerate(((left, "coordination (%)"), (right, "excess VPS"))):
+    entries = [Entry(method, color(i)) for i, method in enumerate(methods)]
+    width, height, top = 768.0, 340.0, 34.0
+    step = 0.8 / len(methods)
+    labels = [(k + 0.4 - step / 2, c.replace("-", "-\n", 1)) for k, c in enumerate(conditions)]
+    body = legend_row(entries, width / 2, 4)
+    span = (width - 2 * 70 - 24) / 2
+    for index, label in enumerate(("coordination (%)", "excess VPS")):
+        heights = {
+            method: [next((v[index] for r, v in points
+                           if r["Method"] == method and r.get("Condition", "") == c), 0.0)
+                     for c in conditions]
+            for method in methods
+        }
+        every = [h for hs in heights.values() for h in hs]
+        panel = Panel(left=70 + index * (span + 70 + 14), top=top, width=span,
+                      height=height - top - 40,
+                      xlim=(-step / 2 - 0.1, len(conditions) - 0.1 - step / 2),
+                      ylim=data_range(every, from_zero=True))
         for i, method in enumerate(methods):
-            heights = [
-                next((v[index] for r, v in points
-                      if r["Method"] == method and r.get("Condition", "") == c), 0.0)
-                for c in conditions
-            ]
-            axes.bar([k + i * width for k in range(len(conditions))], heights, width,
-                     color=f"C{i}", label=method)
-        axes.set_xticks([k + 0.4 - width / 2 for k in range(len(conditions))],
-                        [c.replace("-", "-\n", 1) for c in conditions], fontsize="x-small")
-        axes.set_ylabel(label)
-    left.legend(fontsize="x-small")
-    return figure
+            for k, h in enumerate(heights[method]):
+                panel.bar(k + i * step - step / 2, step, h, color(i))
+        body += panel.axes(ylabel=label, xticks=labels, xtick_size=9.5)
+    return svg(width, height, body)
 
 
-def _sotopia_bars(rows: Rows) -> Figure | None:
+def _sotopia_bars(rows: Rows) -> bytes | None:
+    """DA, IA, EFF, CPV and InfoMgmt, one bar per (model, strategy) row."""
     metrics = ("DA", "IA", "EFF", "CPV", "InfoMgmt")
     points = _values(rows, *metrics)
     if not points:
         return None
-    figure = Figure(figsize=(8, 3.4), layout="constrained")
-    axes = figure.subplots()
-    width = 0.8 / len(points)
-    for i, (row, values) in enumerate(points):
-        axes.bar([k + i * width for k in range(len(metrics))], values, width, color=f"C{i}",
-                 label=f"{row.get('model', '')} · {row.get('strategy', '')}")
-    axes.set_xticks([k + 0.4 - width / 2 for k in range(len(metrics))], list(metrics))
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("score (CPV: lower is better)")
-    axes.legend(fontsize="x-small")
-    return figure
+    entries = [Entry(f"{row.get('model', '')} · {row.get('strategy', '')}", color(i))
+               for i, (row, _) in enumerate(points)]
+    width, height = 768.0, 326.0
+    key = legend_width(entries)
+    step = 0.8 / len(points)
+    panel = Panel(left=64, top=8, width=width - 64 - key - 26, height=height - 8 - 34,
+                  xlim=(-step / 2 - 0.1, len(metrics) - 0.1 - step / 2), ylim=(0.0, 1.05))
+    for i, (_, values) in enumerate(points):
+        for k, value in enumerate(values):
+            panel.bar(k + i * step - step / 2, step, value, color(i))
+    body = panel.axes(ylabel="score (CPV: lower is better)",
+                      xticks=[(k + 0.4 - step / 2, m) for k, m in enumerate(metrics)])
+    body += legend(entries, width - key - 8, panel.top + panel.height / 2)
+    return svg(width, height, body)

@@ -24,15 +24,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError
 
 from confide.envs.calbench.errors import CalendarDataError, describe_validation_error
-from confide.envs.calbench.scenario import (
-    ErrandSlot,
-    MeetingSlot,
-    MeetingSpec,
-    PublishedReference,
-    Scenario,
-    WitnessRecord,
-    read_jsonl,
-)
+from confide.envs.calbench.scenario import Scenario, read_jsonl
 
 
 class _Loose(BaseModel):
@@ -113,61 +105,56 @@ def _convert(task: FixtureTask, where: str) -> Scenario:
         for slot in row:
             if isinstance(slot, _PriorMeeting):
                 holders.setdefault(slot.meeting_id, []).append(agent)
-    calendars = []
+    calendars: list[list[dict[str, Any] | None]] = []
     for row in task.calendars:
-        out: list[ErrandSlot | MeetingSlot | None] = []
+        out: list[dict[str, Any] | None] = []
         for slot in row:
             if isinstance(slot, _Errand):
-                out.append(
-                    ErrandSlot(errand_id=slot.errand_id, cost=slot.cost, blocked=slot.blocked)
-                )
+                out.append({"kind": "errand", "errand_id": slot.errand_id, "cost": slot.cost,
+                            "blocked": slot.blocked})
             elif isinstance(slot, _PriorMeeting):
-                out.append(
-                    MeetingSlot(
-                        meeting_id=slot.meeting_id,
-                        cost=slot.cost,
-                        participants=tuple(holders[slot.meeting_id]),
-                    )
-                )
+                out.append({"kind": "meeting", "meeting_id": slot.meeting_id,
+                            "cost": slot.cost,
+                            "participants": tuple(holders[slot.meeting_id])})
             else:
                 out.append(None)
-        calendars.append(tuple(out))
-    errand_costs = {s.cost for row in calendars for s in row if isinstance(s, ErrandSlot)}
+        calendars.append(out)
+    errand_costs = {s["cost"] for row in calendars for s in row
+                    if s is not None and s["kind"] == "errand"}
     all_costs = errand_costs | {m.cost for m in task.meetings}
     witness = task.witness_solution
-    published = PublishedReference(
-        source=where,
-        optimal_cost=task.optimal.cost if task.optimal else None,
-        optimal_assignments=task.optimal.assignments if task.optimal else {},
-        greedy_cost=task.greedy.cost if task.greedy else None,
-        difficulty=task.difficulty,
-        difficulty_score=task.difficulty_score,
-        difficulty_scorer=task.difficulty_scorer,
-    )
-    return Scenario(
-        task_id=task.task_id,
-        seed=task.seed,
-        num_agents=task.params.total_agents,
-        num_slots=task.params.num_slots,
-        cost_setting="uniform" if errand_costs <= {1} else "varied",
-        cost_display={c: c for c in sorted(all_costs)},
-        calendars=tuple(calendars),
-        meetings=tuple(
-            MeetingSpec(
-                meeting_id=m.id,
-                participants=m.participants,
-                speaker_order=m.speaker_order if m.speaker_order is not None else m.participants,
-                cost=m.cost,
-            )
+    published = {
+        "source": where,
+        "optimal_cost": task.optimal.cost if task.optimal else None,
+        "optimal_assignments": task.optimal.assignments if task.optimal else {},
+        "greedy_cost": task.greedy.cost if task.greedy else None,
+        "difficulty": task.difficulty,
+        "difficulty_score": task.difficulty_score,
+        "difficulty_scorer": task.difficulty_scorer,
+    }
+    # one validation of the whole task (in pydantic's core) instead of one per slot
+    return Scenario.model_validate({
+        "task_id": task.task_id,
+        "seed": task.seed,
+        "num_agents": task.params.total_agents,
+        "num_slots": task.params.num_slots,
+        "cost_setting": "uniform" if errand_costs <= {1} else "varied",
+        "cost_display": {c: c for c in sorted(all_costs)},
+        "calendars": calendars,
+        "meetings": [
+            {"meeting_id": m.id, "participants": m.participants,
+             "speaker_order": m.speaker_order if m.speaker_order is not None
+             else m.participants,
+             "cost": m.cost}
             for m in task.meetings
-        ),
-        witness=(
-            WitnessRecord(assignments=witness.assignments, cost=witness.cost)
+        ],
+        "witness": (
+            {"assignments": witness.assignments, "cost": witness.cost}
             if witness is not None and witness.cost is not None and witness.assignments
             else None
         ),
-        published=published,
-    )
+        "published": published,
+    })
 
 
 def parse_fixture_record(raw: Any, where: str) -> Scenario:

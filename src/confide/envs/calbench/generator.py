@@ -48,7 +48,6 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from confide.core.seeding import derive_seed, py_rng
-from confide.envs.calbench.difficulty import feasible_fraction, tertile_buckets
 from confide.envs.calbench.errors import CalendarDataError
 from confide.envs.calbench.labels import (
     TIERS,
@@ -339,6 +338,10 @@ def score_scenario(
     with_difficulty: bool = True,
 ) -> Scenario:
     """Attach the oracle, greedy baseline and (optionally) d with its cell and bucket."""
+    # the exact counter is imported where d is computed: a run loads tasks through this
+    # module (hydrate_labels) but never scores difficulty
+    from confide.envs.calbench.difficulty import feasible_fraction
+
     cals, meetings = scenario.to_calendars(), scenario.to_meetings()
     oracle = solve_oracle(cals, meetings)
     difficulty = (
@@ -371,19 +374,28 @@ def hydrate_labels(
     uses: dict[str, int] = {}
     table: dict[str, Label] = {}
 
-    def draw(kind: LabelKind) -> str:
+    tiers_of: dict[LabelKind, tuple[list[Tier], list[float]]] = {}
+    kinds: tuple[LabelKind, ...] = ("errand", "meeting")
+    for kind in kinds:
         tiers = [t for t in TIERS if weights.get(t, 0.0) > 0 and bank.pool(kind, t)]
+        tiers_of[kind] = (tiers, [weights[t] for t in tiers])
+
+    def draw(kind: LabelKind) -> str:
+        tiers, tier_weights = tiers_of[kind]
         if not tiers:
             raise CalendarDataError(
                 f"label bank {bank.bank_id!r}: no {kind} labels in a tier with positive weight "
                 f"(weights {weights})"
             )
-        tier = rng.choices(tiers, weights=[weights[t] for t in tiers])[0]
+        tier = rng.choices(tiers, weights=tier_weights)[0]
         pool = bank.pool(kind, tier)
-        least = min(uses.get(it.label_id, 0) for it in pool)
-        item: BankItem = rng.choice([it for it in pool if uses.get(it.label_id, 0) == least])
+        counts = [uses.get(it.label_id, 0) for it in pool]
+        least = min(counts)
+        item: BankItem = rng.choice(
+            [it for it, n in zip(pool, counts, strict=True) if n == least]
+        )
         uses[item.label_id] = uses.get(item.label_id, 0) + 1
-        table[item.label_id] = item.to_label()
+        table[item.label_id] = bank.label(item.label_id)
         return item.label_id
 
     meetings = tuple(m.model_copy(update={"label_id": draw("meeting")}) for m in scenario.meetings)
@@ -485,6 +497,8 @@ class GeneratedSuite:
 
 def generate_suite(spec: SuiteSpec) -> GeneratedSuite:
     """Generate, score and bucket every cell of `spec`."""
+    from confide.envs.calbench.difficulty import feasible_fraction, tertile_buckets
+
     chosen: list[Scenario] = []
     reports: list[CellReport] = []
     for cell in spec.cells:

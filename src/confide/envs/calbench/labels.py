@@ -86,6 +86,15 @@ class LabelBank(BaseModel):
             seen[item.label_id] = i
         return self
 
+    def label(self, label_id: str) -> Label:
+        """The label of item `label_id`, built once per bank (hydrating a suite draws
+        thousands of labels from a bank of about a hundred)."""
+        return self._labels[label_id]
+
+    @cached_property
+    def _labels(self) -> dict[str, Label]:
+        return {item.label_id: item.to_label() for item in self.items}
+
     def pool(self, kind: LabelKind, tier: Tier) -> tuple[BankItem, ...]:
         """Items of one kind and tier, in file order."""
         return self._pools.get((kind, tier), ())

@@ -33,7 +33,10 @@ fixture task.
 Solving is memoized per process (`solve_oracle` keeps the last `SOLVE_CACHE_SIZE` problems):
 the same problem recurs within a run (a game's metrics, its audits, every lineup and
 condition of the same task), so a run solves each distinct (calendars, meetings) problem
-once. Solutions are shared between callers and must not be mutated.
+once. Solutions are shared between callers and must not be mutated. Across processes they
+are kept on disk (`solvecache`: keyed by the problem and this module's `SOLVER_VERSION` and
+source, in the user's cache directory or `$CONFIDE_ORACLE_CACHE`), so a later run of the
+same tasks reads them instead of searching.
 
 Per-agent attribution (for c^oracle_{g,i}, §4.2): an agent pays for its own displaced
 errands plus the cost of every prior meeting it attends that is moved.
@@ -49,9 +52,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from confide.envs.calbench.scenario import GreedyRecord, SolutionRecord
+from confide.envs.calbench.solvecache import DiskCache, problem_text
 from confide.envs.calbench.world import (
     Calendar,
     Errand,
@@ -67,6 +71,9 @@ if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
 SOLVER_SEED = 20260
+SOLVER_VERSION = "1"
+"""Bump when the oracle's answer to a problem changes (with the source hash, it names the
+disk cache's folder: `solvecache`)."""
 SOLVE_CACHE_SIZE = 4096
 _LEX_BITS = 50
 SEARCH_NODES = 50_000
@@ -243,6 +250,16 @@ def _solve_cached(
     calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...], canonical: bool
 ) -> Solution | None:
     n_slots = check_calendars(calendars)
+    problem = f"{problem_text(calendars, meetings)}\ncanonical={canonical}"
+    return _DISK.get_or_compute(
+        problem, lambda: _solve(calendars, meetings, n_slots, canonical)
+    )
+
+
+def _solve(
+    calendars: tuple[Calendar, ...], meetings: tuple[Meeting, ...], n_slots: int,
+    canonical: bool,
+) -> Solution | None:
     groups = placement_groups(calendars, meetings)
     if groups is None:
         return None
@@ -447,6 +464,24 @@ def _solution(
             for p, move_cost in zip(g.participants, g.move_costs, strict=True):
                 per_agent[p] += move_cost
     return Solution(sum(per_agent), assignments, tuple(per_agent), prior_moves)
+
+
+def _dump(solution: Solution | None) -> object:
+    if solution is None:
+        return None
+    return [solution.cost, list(solution.assignments.items()), list(solution.per_agent_cost),
+            list(solution.prior_moves.items())]
+
+
+def _load(data: Any) -> Solution | None:
+    if data is None:
+        return None
+    cost, assignments, per_agent, moves = data
+    return Solution(int(cost), {int(m): int(s) for m, s in assignments},
+                    tuple(int(c) for c in per_agent), {int(m): int(s) for m, s in moves})
+
+
+_DISK: DiskCache[Solution | None] = DiskCache("solution", SOLVER_VERSION, __file__, _dump, _load)
 
 
 def solve_greedy(calendars: Sequence[Calendar], meetings: Sequence[Meeting]) -> GreedySolution:
