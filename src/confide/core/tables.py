@@ -83,18 +83,47 @@ _NATIVE = frozenset({str, int, float, bool, type(None)})
 its repr, the others by str): rows holding only these skip the per-cell formatting."""
 
 
-def csv_lines(names: Sequence[str], rows: Sequence[Any]) -> bytes:
+def csv_lines(names: Sequence[str], rows: Sequence[Any], lead: int = 0) -> bytes:
     """The rows' CSV lines, UTF-8 (a lone surrogate, say from an exception's text, is
-    written as U+FFFD rather than failing the table)."""
-    text = io.StringIO()
-    if rows:
-        values = _getter(names, rows[0])
-        cells: Iterable[Sequence[Any]] = list(map(values, rows))
-        # one C-level pass over the types instead of a Python call per cell
-        if not set(map(type, itertools.chain.from_iterable(cells))) <= _NATIVE:
-            cells = [[format_cell(v) for v in row] for row in cells]
-        csv.writer(text).writerows(cells)
-    return _utf8(text.getvalue())
+    written as U+FFFD rather than failing the table). `lead`: the first `lead` columns
+    hold the same values in every row (a game's trace path and id in each of its rows):
+    they are formatted once, from the first row, and start every line. The csv module
+    copies a cell character by character, so long repeated cells cost more than the rest
+    of a row; its quoting is per cell, so the lines are the same bytes either way."""
+    if not rows:
+        return b""
+    if not 0 < lead < len(names) - 1:  # a one-cell row of "" is written `""`, so not as a tail
+        return _utf8("".join(_lines(names, rows)))
+    # the lead cells and an empty one: "a,b,\r\n" (two or more cells, so never `""`)
+    head = _lines(names[:lead], rows[:1], blank=True)[0]
+    prefix = head[: -len(_TERMINATOR)]
+    return _utf8(prefix + prefix.join(_lines(names[lead:], rows)))
+
+
+_TERMINATOR = "\r\n"
+"""The csv module's default line terminator (every table's)."""
+
+
+class _Collected(list[str]):
+    """A csv writer's target that keeps each row's text apart (the writer makes one
+    `write` call per row)."""
+
+    write = list.append
+
+
+def _lines(names: Sequence[str], rows: Sequence[Any], *, blank: bool = False) -> list[str]:
+    """One text line per row (CRLF-terminated) with the columns `names`; `blank` adds an
+    empty last cell."""
+    values = _getter(names, rows[0])
+    cells: Iterable[Sequence[Any]] = list(map(values, rows))
+    # one C-level pass over the types instead of a Python call per cell
+    if not set(map(type, itertools.chain.from_iterable(cells))) <= _NATIVE:
+        cells = [[format_cell(v) for v in row] for row in cells]
+    if blank:
+        cells = [[*row, ""] for row in cells]
+    out = _Collected()
+    csv.writer(out).writerows(cells)
+    return out
 
 
 def _utf8(text: str) -> bytes:

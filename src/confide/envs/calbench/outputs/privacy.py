@@ -114,10 +114,11 @@ class PrivacyTables:
 
 
 def game_lines(vps: GameVps) -> tuple[bytes, ...]:
-    """One game's CSV lines of each of the four tables (in `TABLES` order)."""
+    """One game's CSV lines of each of the four tables (in `TABLES` order); every row of
+    a game starts with its trace path and game id (`GAME_COLUMNS`), formatted once."""
     rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
     return tuple(
-        tables.csv_lines(columns, game_rows)
+        tables.csv_lines(columns, game_rows, lead=len(GAME_COLUMNS))
         for columns, game_rows in zip(_COLUMNS, rows, strict=True)
     )
 
@@ -136,3 +137,6 @@ def _field_names(row_type: type[Any]) -> list[str]:
 
 _COLUMNS = tuple(_field_names(row_type) for row_type in TABLES.values())
 """Each table's columns, in `TABLES` order."""
+GAME_COLUMNS = ("trace_path", "game_id")
+"""The leading columns of every F.5 table: the same in all of one game's rows."""
+assert all(tuple(columns[: len(GAME_COLUMNS)]) == GAME_COLUMNS for columns in _COLUMNS)
