@@ -124,15 +124,17 @@ def game_lines(vps: GameVps) -> tuple[bytes, ...]:
 
 
 def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
-    """Write dataclass rows of `row_type` (header = its field names; gzipped when the
-    name ends in `.gz`); returns the path."""
+    """Write rows of `row_type`, a dataclass or named tuple (header = its field names;
+    gzipped when the name ends in `.gz`); returns the path."""
     return tables.write_table(path, rows, _field_names(row_type))
 
 
 def _field_names(row_type: type[Any]) -> list[str]:
-    if not is_dataclass(row_type):
-        raise TypeError(f"write_table: {row_type!r} is not a dataclass")
-    return [f.name for f in fields(row_type)]
+    if is_dataclass(row_type):
+        return [f.name for f in fields(row_type)]
+    if issubclass(row_type, tuple) and hasattr(row_type, "_fields"):
+        return list(row_type._fields)
+    raise TypeError(f"write_table: {row_type!r} is neither a dataclass nor a named tuple")
 
 
 _COLUMNS = tuple(_field_names(row_type) for row_type in TABLES.values())
