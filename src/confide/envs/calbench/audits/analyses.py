@@ -49,6 +49,7 @@ from confide.envs.calbench.audits.common import (
     Pool,
 )
 from confide.envs.calbench.events import BatchApplied, Resolution
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
@@ -125,7 +126,7 @@ class SpeakerUnit:
 
 def scheduled_ids(events: Sequence[object]) -> set[int]:
     """Meetings resolved in their round and not inconsistent after the last round."""
-    resolutions = [e.data for e in events if isinstance(e, Resolution)]
+    resolutions = [e.data for e in of_kind(events, Resolution)]
     if not resolutions:
         return set()
     broken = set(resolutions[-1].consistency_violations)
@@ -175,11 +176,8 @@ def decision_costs(game: GameRecord) -> dict[tuple[int, int], int]:
     """(agent, round) -> cost paid in committed DECISION batches, on the metric scale."""
     scale = metric_scale(game.scenario) or {}
     paid: dict[tuple[int, int], int] = {}
-    for e in game.events:
-        if (
-            isinstance(e, BatchApplied) and e.seat
-            and e.round is not None and e.data.phase == "DECISION"
-        ):
+    for e in of_kind(game.trace.events, BatchApplied):
+        if e.seat and e.round is not None and e.data.phase == "DECISION":
             key = (agent_of(e.seat), e.round)
             cost = sum(scale.get(m.cost, m.cost) for m in e.data.moves)
             paid[key] = paid.get(key, 0) + cost

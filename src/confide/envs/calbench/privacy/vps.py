@@ -36,10 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from confide.core.trace import EpisodeStart, MessageDelivered
 from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.kinds import kinds_of
 from confide.envs.calbench.privacy.beliefs import PRIOR, BeliefTable
 from confide.envs.calbench.privacy.rules import RuleState, message_claims
 from confide.envs.calbench.scenario import Scenario
@@ -211,10 +212,11 @@ def _beliefs(
     n, rounds = scenario.num_agents, len(scenario.meetings)
     beliefs = BeliefTable(scenario.num_slots, prior)
     state = RuleState(scenario.num_slots)
+    delivered = kinds_of(trace_events, MessageDelivered)
     for index, event in enumerate(trace_events):
-        if not isinstance(event, MessageDelivered):
+        if type(event) not in delivered:
             continue
-        message = event.message
+        message = cast(MessageDelivered, event).message
         if not 0 <= message.round < rounds:
             raise VpsError(
                 f"{where}: event {index}: message round {message.round} is outside the "
