@@ -37,7 +37,7 @@ import math
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -108,9 +108,11 @@ def completion_regret(games: Iterable[GameTally]) -> list[RegretRow]:
 # -- G.2 units -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SpeakerUnit:
-    """One participating agent-meeting (g2_first_speaker_units.csv)."""
+class SpeakerUnit(NamedTuple):
+    """One participating agent-meeting (g2_first_speaker_units.csv). A named tuple, not a
+    frozen dataclass: a game has one per participant-meeting, and the run's tables read
+    each game's back from their spool ten times (a frozen dataclass is rebuilt with a
+    call per field each time)."""
 
     game_id: str
     round: int
