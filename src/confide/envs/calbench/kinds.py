@@ -12,7 +12,7 @@ type lookup.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 E = TypeVar("E")
 
@@ -27,4 +27,4 @@ def of_kind(events: Sequence[object], kind: type[E]) -> list[E]:
     types = kinds_of(events, kind)
     if not types:
         return []
-    return [e for e in events if type(e) in types]  # type: ignore[misc]
+    return cast(list[E], [e for e in events if type(e) in types])  # each is a `kind`
