@@ -99,3 +99,32 @@ def test_a_copied_scenario_builds_its_own_domain_views() -> None:
     assert all(slot is None for cal in emptied.to_calendars() for slot in cal.slots)
     assert [m.meeting_id for m in emptied.to_meetings()] == [task.meetings[0].meeting_id]
     assert task.to_calendars() != emptied.to_calendars()
+
+
+def test_events_of_a_kind_are_what_isinstance_picks() -> None:
+    """kinds.py picks events by their distinct types: subclasses included, other types
+    left out, trace order kept (the scans of a game's scoring rely on all three)."""
+    from pydantic import BaseModel
+
+    from confide.core.trace import EpisodeStart, MessageDelivered
+    from confide.envs.calbench.kinds import kinds_of, of_kind
+
+    class Special(MessageDelivered):
+        pass
+
+    recorder, scenario = TraceRecorder(), TINY[0]
+    players = {
+        seat_of(a): make_participant(seat_of(a), SeatSpec("imap"), {})
+        for a in range(scenario.num_agents)
+    }
+    asyncio.run(Game(scenario, players, recorder, GameConfig()).play())
+    events: list[object] = list(recorder.events)
+    delivered = [e for e in events if isinstance(e, MessageDelivered)]
+    assert delivered  # the game sent messages
+    special = Special.model_construct(**dict(delivered[0]))
+    events.insert(1, special)
+    picked = [e for e in events if isinstance(e, MessageDelivered)]
+    assert of_kind(events, MessageDelivered) == picked
+    assert of_kind(events, MessageDelivered)[0] is special
+    assert of_kind(events, EpisodeStart) == []
+    assert kinds_of(events, BaseModel) == {type(e) for e in events}  # every event is one

@@ -146,3 +146,16 @@ def test_leak_counts_from_the_summary_are_the_evidence_rows(tmp_path: Path) -> N
     assert BeliefLeaks(tmp_path).counts == evidence
     (tmp_path / "game_summary.csv").unlink()  # a run without it: counted from the evidence
     assert BeliefLeaks(tmp_path).counts == evidence
+
+
+def test_every_pair_table_starts_with_the_pair_key_columns() -> None:
+    """PairRoundRow is a named tuple (cheap to build), so it repeats PairKey's fields
+    rather than extending it: the protocol and model pair tables must still line up."""
+    from dataclasses import fields
+
+    from confide.envs.calbench.privacy.deltas import PairRow
+    from confide.envs.calbench.privacy.vps import PairKey, PairRoundRow
+
+    key = tuple(f.name for f in fields(PairKey))
+    assert PairRoundRow._fields[: len(key)] == key
+    assert tuple(f.name for f in fields(PairRow))[: len(key)] == key

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from confide.core.tables import (
     SpooledTable,
     columns_of,
+    csv_lines,
     format_cell,
     group_by,
     mean,
@@ -44,6 +45,29 @@ def test_cells_have_one_format() -> None:
 @given(st.floats(allow_nan=False))
 def test_a_float_cell_reads_back_as_the_same_float(value: float) -> None:
     assert float(format_cell(value)) == value
+
+
+_CELLS = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(),
+    st.text(alphabet=st.sampled_from('ab ,"\r\n\u00e9')), st.just(""),
+)
+
+
+@given(
+    st.lists(_CELLS, min_size=1, max_size=4),
+    st.lists(st.lists(_CELLS, min_size=4, max_size=4), min_size=1, max_size=5),
+    st.integers(min_value=0, max_value=8),
+)
+def test_lead_columns_give_the_lines_the_csv_writer_gives(
+    lead: list[object], tails: list[list[object]], width: int
+) -> None:
+    """Formatting the shared leading cells once gives the same bytes as formatting each
+    row whole, quoting, empty cells and one- or two-cell rows included."""
+    names = [f"c{i}" for i in range(len(lead) + width)]
+    rows = [dict(zip(names, [*lead, *tail[:width]], strict=False)) for tail in tails]
+    text = io.StringIO()
+    csv.writer(text).writerows([[format_cell(r.get(n)) for n in names] for r in rows])
+    assert csv_lines(names, rows, lead=len(lead)) == text.getvalue().encode()
 
 
 def test_mappings_union_their_columns_in_first_seen_order(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import fields, is_dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -58,20 +58,32 @@ def format_cell(value: object) -> str:
 
 
 def columns_of(rows: Iterable[Any]) -> list[str]:
-    """Column names: a dataclass row type's fields, else the union of the mappings' keys
-    in first-seen order."""
+    """Column names: a dataclass or named tuple row type's fields, else the union of the
+    mappings' keys in first-seen order."""
     names: dict[str, None] = {}
     for row in rows:
         if is_dataclass(row):
             return [f.name for f in fields(row)]
+        if (named := _fields_of(row)) is not None:
+            return list(named)
         names.update(dict.fromkeys(row))
     return list(names)
 
 
+def _fields_of(row: object) -> tuple[str, ...] | None:
+    """A named tuple's field names (None for any other row)."""
+    return getattr(row, "_fields", None) if isinstance(row, tuple) else None
+
+
 def _getter(names: Sequence[str], sample: object) -> Callable[[Any], Sequence[Any]]:
     """A row's values in column order. attrgetter for dataclasses, not astuple: astuple
-    deep-copies every value (6 s of a 1,080-game CalBench run) and rows hold scalars."""
-    if not is_dataclass(sample):
+    deep-copies every value (6 s of a 1,080-game CalBench run) and rows hold scalars; a
+    slice for a named tuple whose fields include the columns in order."""
+    if (known := _fields_of(sample)) is not None:
+        start = known.index(names[0]) if names and names[0] in known else -1
+        if start >= 0 and known[start : start + len(names)] == tuple(names):
+            return itemgetter(slice(start, start + len(names)))
+    elif not is_dataclass(sample):
         return lambda row: [row.get(name) for name in names]
     if len(names) == 1:
         return lambda row: (getattr(row, names[0]),)
@@ -83,18 +95,47 @@ _NATIVE = frozenset({str, int, float, bool, type(None)})
 its repr, the others by str): rows holding only these skip the per-cell formatting."""
 
 
-def csv_lines(names: Sequence[str], rows: Sequence[Any]) -> bytes:
+def csv_lines(names: Sequence[str], rows: Sequence[Any], lead: int = 0) -> bytes:
     """The rows' CSV lines, UTF-8 (a lone surrogate, say from an exception's text, is
-    written as U+FFFD rather than failing the table)."""
-    text = io.StringIO()
-    if rows:
-        values = _getter(names, rows[0])
-        cells: Iterable[Sequence[Any]] = list(map(values, rows))
-        # one C-level pass over the types instead of a Python call per cell
-        if not set(map(type, itertools.chain.from_iterable(cells))) <= _NATIVE:
-            cells = [[format_cell(v) for v in row] for row in cells]
-        csv.writer(text).writerows(cells)
-    return _utf8(text.getvalue())
+    written as U+FFFD rather than failing the table). `lead`: the first `lead` columns
+    hold the same values in every row (a game's trace path and id in each of its rows):
+    they are formatted once, from the first row, and start every line. The csv module
+    copies a cell character by character, so long repeated cells cost more than the rest
+    of a row; its quoting is per cell, so the lines are the same bytes either way."""
+    if not rows:
+        return b""
+    if not 0 < lead < len(names) - 1:  # a one-cell row of "" is written `""`, so not as a tail
+        return _utf8("".join(_lines(names, rows)))
+    # the lead cells and an empty one: "a,b,\r\n" (two or more cells, so never `""`)
+    head = _lines(names[:lead], rows[:1], blank=True)[0]
+    prefix = head[: -len(_TERMINATOR)]
+    return _utf8(prefix + prefix.join(_lines(names[lead:], rows)))
+
+
+_TERMINATOR = "\r\n"
+"""The csv module's default line terminator (every table's)."""
+
+
+class _Collected(list[str]):
+    """A csv writer's target that keeps each row's text apart (the writer makes one
+    `write` call per row)."""
+
+    write = list.append
+
+
+def _lines(names: Sequence[str], rows: Sequence[Any], *, blank: bool = False) -> list[str]:
+    """One text line per row (CRLF-terminated) with the columns `names`; `blank` adds an
+    empty last cell."""
+    values = _getter(names, rows[0])
+    cells: Iterable[Sequence[Any]] = list(map(values, rows))
+    # one C-level pass over the types instead of a Python call per cell
+    if not set(map(type, itertools.chain.from_iterable(cells))) <= _NATIVE:
+        cells = [[format_cell(v) for v in row] for row in cells]
+    if blank:
+        cells = [[*row, ""] for row in cells]
+    out = _Collected()
+    csv.writer(out).writerows(cells)
+    return out
 
 
 def _utf8(text: str) -> bytes:
@@ -129,7 +170,8 @@ CHUNK_ROWS = 4096
 def write_table(
     path: Path | str, rows: Iterable[Any], columns: Sequence[str] | None = None
 ) -> Path:
-    """Write rows -- mappings (a missing key is an empty cell) or dataclass instances --
+    """Write rows -- mappings (a missing key is an empty cell), dataclass instances or named
+    tuples --
     as one CSV file, atomically; `columns` defaults to `columns_of(rows)` (the rows are
     then read into a list first). Returns the path."""
     target = Path(path)

@@ -160,47 +160,55 @@ def _search(
     """Every distinct vector of an optimal placement by depth-first search (module
     docstring), empty when no placement exists, and the optimum; when the search
     passes SEARCH_NODES nodes, None and the cheapest total it had found (None if
-    none)."""
+    none). A node's used cells are one integer (bit p * width + slot), and an option
+    adds only its nonzero costs: the fixtures' uniform ties visit thousands of nodes."""
     order = sorted(range(len(groups)), key=lambda i: (len(options[i]), i))
     rest = [0] * (len(order) + 1)
     for depth in range(len(order) - 1, -1, -1):
         rest[depth] = rest[depth + 1] + options[order[depth]][0][0]
-    used: set[tuple[int, int]] = set()
+    width = 1 + max(slot for opts in options for _, slot, _ in opts)
+    levels = [
+        [
+            (cost, sum(1 << (p * width + slot) for p in groups[i].participants),
+             [(p, c) for p, c in zip(groups[i].participants, costs, strict=True) if c])
+            for cost, slot, costs in options[i]
+        ]
+        for i in order
+    ]
+    last = len(levels)
     paid = [0] * n
-    best = [float("inf")]
+    best: float = float("inf")
     found: set[Attribution] = set()
-    nodes = [0]
+    nodes = 0
 
-    def visit(depth: int, total: int) -> bool:
-        nodes[0] += 1
-        if nodes[0] > SEARCH_NODES:
+    def visit(depth: int, total: int, used: int) -> bool:
+        nonlocal best, nodes
+        nodes += 1
+        if nodes > SEARCH_NODES:
             return False
-        if depth == len(order):
-            if total < best[0]:
-                best[0] = total
+        if depth == last:
+            if total < best:
+                best = total
                 found.clear()
             found.add(tuple(paid))
             return True
-        g = groups[order[depth]]
-        for cost, slot, costs in options[order[depth]]:
-            if total + cost + rest[depth + 1] > best[0]:
+        after = rest[depth + 1]
+        for cost, cells, charged in levels[depth]:
+            if total + cost + after > best:
                 break  # options are cheapest first: the rest cost more still
-            cells = [(p, slot) for p in g.participants]
-            if any(c in used for c in cells):
+            if used & cells:
                 continue
-            used.update(cells)
-            for p, c in zip(g.participants, costs, strict=True):
+            for p, c in charged:
                 paid[p] += c
-            complete = visit(depth + 1, total + cost)
-            for p, c in zip(g.participants, costs, strict=True):
+            complete = visit(depth + 1, total + cost, used | cells)
+            for p, c in charged:
                 paid[p] -= c
-            used.difference_update(cells)
             if not complete:
                 return False
         return True
 
-    complete = visit(0, 0)
-    cheapest = int(best[0]) if found else None
+    complete = visit(0, 0, 0)
+    cheapest = int(best) if found else None
     return (found if complete else None), cheapest
 
 

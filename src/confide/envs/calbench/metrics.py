@@ -57,6 +57,7 @@ from confide.envs.calbench.attribution import (
 )
 from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
 from confide.envs.calbench.events import BatchApplied, ConsistencyViolation
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.oracle import solve_greedy
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot
@@ -125,8 +126,8 @@ def paid_costs(
 ) -> list[int]:
     """c^real per agent from the committed batches in the trace."""
     paid = [0] * num_agents
-    for event in events:
-        if isinstance(event, BatchApplied) and event.seat:
+    for event in of_kind(list(events), BatchApplied):
+        if event.seat:
             agent = agent_of(event.seat)
             for move in event.data.moves:
                 cost = move.cost
@@ -137,9 +138,8 @@ def paid_costs(
 def messages_sent(events: Iterable[Any], num_agents: int) -> list[int]:
     """N^msg per agent: messages delivered by the postbox, by sender."""
     sent = [0] * num_agents
-    for event in events:
-        if isinstance(event, MessageDelivered):
-            sent[agent_of(event.message.sender)] += 1
+    for event in of_kind(list(events), MessageDelivered):
+        sent[agent_of(event.message.sender)] += 1
     return sent
 
 
@@ -243,7 +243,7 @@ def _game_summary(
     real = sum(r["cost_real"] for r in rows)
     optimal = full.optimum if full is not None else None
     adj = [r["adj_cost"] for r in rows if r["adj_cost"] is not None]
-    violations = sum(1 for e in events if isinstance(e, ConsistencyViolation))
+    violations = len(of_kind(events, ConsistencyViolation))
     return {
         "meetings_total": len(scenario.meetings),
         "meetings_scheduled": len(done),
@@ -269,8 +269,7 @@ def _prior_moves(events: Sequence[Any]) -> int:
     """Distinct (seat, meeting) copies of already scheduled meetings moved (G.4)."""
     moved = {
         (e.seat, m.item_id)
-        for e in events
-        if isinstance(e, BatchApplied)
+        for e in of_kind(events, BatchApplied)
         for m in e.data.moves
         if m.kind == "meeting"
     }

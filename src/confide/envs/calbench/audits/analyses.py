@@ -37,7 +37,7 @@ import math
 from array import array
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -49,6 +49,7 @@ from confide.envs.calbench.audits.common import (
     Pool,
 )
 from confide.envs.calbench.events import BatchApplied, Resolution
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.metrics import metric_scale, scaled_calendars
 from confide.envs.calbench.oracle import solve_oracle
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
@@ -107,9 +108,11 @@ def completion_regret(games: Iterable[GameTally]) -> list[RegretRow]:
 # -- G.2 units -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class SpeakerUnit:
-    """One participating agent-meeting (g2_first_speaker_units.csv)."""
+class SpeakerUnit(NamedTuple):
+    """One participating agent-meeting (g2_first_speaker_units.csv). A named tuple, not a
+    frozen dataclass: a game has one per participant-meeting, and the run's tables read
+    each game's back from their spool ten times (a frozen dataclass is rebuilt with a
+    call per field each time)."""
 
     game_id: str
     round: int
@@ -125,7 +128,7 @@ class SpeakerUnit:
 
 def scheduled_ids(events: Sequence[object]) -> set[int]:
     """Meetings resolved in their round and not inconsistent after the last round."""
-    resolutions = [e.data for e in events if isinstance(e, Resolution)]
+    resolutions = [e.data for e in of_kind(events, Resolution)]
     if not resolutions:
         return set()
     broken = set(resolutions[-1].consistency_violations)
@@ -175,11 +178,8 @@ def decision_costs(game: GameRecord) -> dict[tuple[int, int], int]:
     """(agent, round) -> cost paid in committed DECISION batches, on the metric scale."""
     scale = metric_scale(game.scenario) or {}
     paid: dict[tuple[int, int], int] = {}
-    for e in game.events:
-        if (
-            isinstance(e, BatchApplied) and e.seat
-            and e.round is not None and e.data.phase == "DECISION"
-        ):
+    for e in of_kind(game.trace.events, BatchApplied):
+        if e.seat and e.round is not None and e.data.phase == "DECISION":
             key = (agent_of(e.seat), e.round)
             cost = sum(scale.get(m.cost, m.cost) for m in e.data.moves)
             paid[key] = paid.get(key, 0) + cost

@@ -24,6 +24,7 @@ from confide.core.benchmark import SeatSpec, expand_lineup
 from confide.core.trace import MessageDelivered, Trace
 from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.events import BatchApplied
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.outputs.privacy import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
@@ -110,8 +111,8 @@ class GameRecord:
     def tally(self) -> GameTally:
         """This game without its events (module docstring)."""
         text = [0] * self.scenario.num_agents
-        for e in self.trace.events:
-            if isinstance(e, MessageDelivered) and e.message.text:
+        for e in of_kind(self.trace.events, MessageDelivered):
+            if e.message.text:
                 text[agent_of(e.message.sender)] += 1
         return GameTally(
             self.game_id, self.scenario, self.participants, self.footer_rows(), tuple(text),
@@ -122,18 +123,17 @@ class GameRecord:
 def sent_by_round(game: GameRecord) -> dict[tuple[int, int], int]:
     """(agent, round) -> messages the agent sent in that round."""
     sent: dict[tuple[int, int], int] = {}
-    for e in game.trace.events:
-        if isinstance(e, MessageDelivered):
-            key = (agent_of(e.message.sender), e.message.round)
-            sent[key] = sent.get(key, 0) + 1
+    for e in of_kind(game.trace.events, MessageDelivered):
+        key = (agent_of(e.message.sender), e.message.round)
+        sent[key] = sent.get(key, 0) + 1
     return sent
 
 
 def prior_meetings_moved(game: GameRecord) -> dict[int, int]:
     """Agent -> distinct already scheduled meetings it moved in committed batches."""
     moved: dict[int, set[int]] = {a: set() for a in range(game.scenario.num_agents)}
-    for e in game.trace.events:
-        if isinstance(e, BatchApplied) and e.seat:
+    for e in of_kind(game.trace.events, BatchApplied):
+        if e.seat:
             moved[agent_of(e.seat)].update(
                 m.item_id for m in e.data.moves if m.kind == "meeting"
             )

@@ -20,6 +20,7 @@ from typing import Any
 
 from confide.core.benchmark import EpisodeContext, EpisodeResult, expand_lineup
 from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
+from confide.core.trusted import builder
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
 from confide.envs.calbench.outputs.audits import scored_game
@@ -53,7 +54,7 @@ def measured(score: EpisodeFn) -> EpisodeFn:
         if header is not None and ctx.trace_path:
             trace = Trace.model_construct(
                 path=ctx.trace_path, header=header, events=body,
-                footer=EpisodeEnd.model_construct(status="ok", rows=result.rows),
+                footer=builder(EpisodeEnd)(status="ok", rows=result.rows),
             )
             result.tables = scored_game(trace, scenario, vps)
         return result

@@ -25,6 +25,7 @@ from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.attribution import excess_shares, optimal_divisions
 from confide.envs.calbench.audits.analyses import scheduled_ids
 from confide.envs.calbench.events import BatchApplied
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.metrics import scaled_calendars
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.privacy.reflection import has_reflections, reflection_vps
@@ -37,8 +38,8 @@ COLUMNS = ("game_id", "is_reference", "coordination", "excess_cost", "excess_vps
 def display_excess(scenario: Scenario, events: Sequence[object]) -> list[float]:
     """Per agent: max(0, displayed cost paid - displayed scheduled-only oracle share)."""
     paid = [0] * scenario.num_agents
-    for e in events:
-        if isinstance(e, BatchApplied) and e.seat:
+    for e in of_kind(events, BatchApplied):
+        if e.seat:
             paid[agent_of(e.seat)] += e.data.display_cost
     done = scheduled_ids(events)
     meetings = tuple(m for m in scenario.to_meetings() if m.meeting_id in done)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.audits.common import ALL, GameRecord, GameTally
+from confide.envs.calbench.kinds import of_kind
 
 LABELS = ("own_slot_proposal", "own_slot_availability", "own_cost_constraint", "numeric_cost")
 
@@ -109,9 +110,7 @@ class DisclosureRow:
 def game_disclosures(game: GameRecord) -> list[DisclosureRow]:
     """Labels of every text message of one game, in delivery order."""
     rows = []
-    for event in game.events:
-        if not isinstance(event, MessageDelivered):
-            continue
+    for event in of_kind(game.trace.events, MessageDelivered):
         m, sender = event.message, agent_of(event.message.sender)
         if not m.text:
             continue

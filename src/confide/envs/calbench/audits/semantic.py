@@ -32,6 +32,7 @@ from functools import lru_cache
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.audits.common import GameRecord, GameTally
+from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.label_terms import leaked_terms
 from confide.envs.calbench.labels import TIERS, Label
 from confide.envs.calbench.scenario import Scenario
@@ -118,8 +119,8 @@ def game_leaks(game: GameRecord) -> list[LeakRow]:
     knows = {label: set(agents) for label, agents in entitled.items()}
     fragments = {lid: label_fragments(scenario.labels[lid]) for lid in entitled}
     rows: list[LeakRow] = []
-    for event in game.events:
-        if not isinstance(event, MessageDelivered) or not event.message.text:
+    for event in of_kind(game.trace.events, MessageDelivered):
+        if not event.message.text:
             continue
         message, text = event.message, event.message.text
         sender = agent_of(message.sender)

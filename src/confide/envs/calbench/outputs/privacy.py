@@ -114,25 +114,31 @@ class PrivacyTables:
 
 
 def game_lines(vps: GameVps) -> tuple[bytes, ...]:
-    """One game's CSV lines of each of the four tables (in `TABLES` order)."""
+    """One game's CSV lines of each of the four tables (in `TABLES` order); every row of
+    a game starts with its trace path and game id (`GAME_COLUMNS`), formatted once."""
     rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
     return tuple(
-        tables.csv_lines(columns, game_rows)
+        tables.csv_lines(columns, game_rows, lead=len(GAME_COLUMNS))
         for columns, game_rows in zip(_COLUMNS, rows, strict=True)
     )
 
 
 def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
-    """Write dataclass rows of `row_type` (header = its field names; gzipped when the
-    name ends in `.gz`); returns the path."""
+    """Write rows of `row_type`, a dataclass or named tuple (header = its field names;
+    gzipped when the name ends in `.gz`); returns the path."""
     return tables.write_table(path, rows, _field_names(row_type))
 
 
 def _field_names(row_type: type[Any]) -> list[str]:
-    if not is_dataclass(row_type):
-        raise TypeError(f"write_table: {row_type!r} is not a dataclass")
-    return [f.name for f in fields(row_type)]
+    if is_dataclass(row_type):
+        return [f.name for f in fields(row_type)]
+    if issubclass(row_type, tuple) and hasattr(row_type, "_fields"):
+        return list(row_type._fields)
+    raise TypeError(f"write_table: {row_type!r} is neither a dataclass nor a named tuple")
 
 
 _COLUMNS = tuple(_field_names(row_type) for row_type in TABLES.values())
 """Each table's columns, in `TABLES` order."""
+GAME_COLUMNS = ("trace_path", "game_id")
+"""The leading columns of every F.5 table (tests/calbench/test_calbench_vps_outputs.py):
+the same in all of one game's rows."""

@@ -13,7 +13,10 @@ slot weighs the same (slot-equivalent units, F.4).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import sub
 
 PRIOR = 0.5
 
@@ -60,6 +63,25 @@ class BeliefTable:
         self._observations[key] = self._observations.get(key, 0) + 1
         return before, vector[slot]
 
+    def apply(
+        self, key: BeliefKey, claims: Sequence[tuple[int, float, float, str]]
+    ) -> list[tuple[float, float]]:
+        """`update` with each (slot, evidence, strength, source) of `claims` in turn, the
+        vector looked up once (a game's VPS applies every message's claims to each of its
+        observers); returns each (belief before, after)."""
+        vector = self._beliefs.get(key)
+        if vector is None:
+            vector = self._beliefs[key] = [self.prior] * self.num_slots
+        moved = []
+        for slot, evidence, strength, _ in claims:
+            if not 0 <= slot < self.num_slots:
+                raise ValueError(f"BeliefTable: slot {slot} is outside [0, {self.num_slots})")
+            before = vector[slot]
+            vector[slot] = after = nudge(before, evidence, strength)
+            moved.append((before, after))
+        self._observations[key] = self._observations.get(key, 0) + len(claims)
+        return moved
+
     def posterior(self, key: BeliefKey) -> list[float]:
         """The belief vector at the end of the round (the prior when nothing was seen)."""
         return list(self._beliefs.get(key, [self.prior] * self.num_slots))
@@ -77,4 +99,5 @@ class BeliefTable:
         vector = self._beliefs.get(key)
         if vector is None:
             return 0.0
-        return sum(abs(b - self.prior) for b in vector)
+        total: float = sum(map(abs, map(sub, vector, repeat(self.prior))))  # slot order
+        return total

@@ -44,6 +44,7 @@ from confide.core.trace import EnvEvent
 from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.events import Answer
+from confide.envs.calbench.kinds import kinds_of
 from confide.envs.calbench.privacy.vps import VPS_FLOOR, PairKey, VpsError
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.world import (
@@ -135,8 +136,9 @@ def answer_event(
 
 
 def answered(events: Iterable[object], kind: type[Answer]) -> bool:
-    """Whether `events` hold any `kind` answer (the measurement ran in that game)."""
-    return any(isinstance(e, kind) for e in events)
+    """Whether `events` hold any `kind` answer (the measurement ran in that game), asked
+    of their distinct types (kinds.py)."""
+    return bool(kinds_of(events, kind))
 
 
 def read_answers(events: Iterable[object], kind: type[Answer], where: str) -> list[DeltaAnswer]:

@@ -36,9 +36,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple, cast
 
 from confide.core.trace import EpisodeStart, MessageDelivered
 from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.kinds import kinds_of
 from confide.envs.calbench.privacy.beliefs import PRIOR, BeliefTable
 from confide.envs.calbench.privacy.rules import RuleState, message_claims
 from confide.envs.calbench.scenario import Scenario
@@ -52,9 +54,11 @@ class VpsError(ConfideError):
     """A trace does not fit its scenario (unknown agent, round out of range, no scenario)."""
 
 
-@dataclass(frozen=True, slots=True)
-class EvidenceRow:
-    """One belief update (belief_evidence.csv)."""
+class EvidenceRow(NamedTuple):
+    """One belief update (belief_evidence.csv). This and `PairRoundRow` are named tuples,
+    not frozen dataclasses: a game has hundreds of them, and a frozen dataclass costs
+    several times more to build (a call per field); tuples are also what the CSV writer
+    takes as they are."""
 
     trace_path: str
     game_id: str
@@ -84,10 +88,17 @@ class PairKey:
     observer_is_participant: bool
 
 
-@dataclass(frozen=True, slots=True)
-class PairRoundRow(PairKey):
-    """VPS of one (round, target, observer) (pair_round_vps.csv)."""
+class PairRoundRow(NamedTuple):
+    """VPS of one (round, target, observer) (pair_round_vps.csv); its leading columns are
+    `PairKey`'s (a named tuple cannot extend a dataclass: see `EvidenceRow`)."""
 
+    trace_path: str
+    game_id: str
+    round: int
+    target_agent: int
+    observer_agent: int
+    target_is_participant: bool
+    observer_is_participant: bool
     num_agents: int
     num_slots: int
     observations: int
@@ -201,10 +212,11 @@ def _beliefs(
     n, rounds = scenario.num_agents, len(scenario.meetings)
     beliefs = BeliefTable(scenario.num_slots, prior)
     state = RuleState(scenario.num_slots)
+    delivered = kinds_of(trace_events, MessageDelivered)
     for index, event in enumerate(trace_events):
-        if not isinstance(event, MessageDelivered):
+        if type(event) not in delivered:
             continue
-        message = event.message
+        message = cast(MessageDelivered, event).message
         if not 0 <= message.round < rounds:
             raise VpsError(
                 f"{where}: event {index}: message round {message.round} is outside the "
@@ -223,10 +235,11 @@ def _beliefs(
                     f"{where}: event {index}: agent {max(target, observer)} is outside "
                     f"the scenario's {n} agents ({scenario.task_id})"
                 )
-            key = (message.round, observer, target)
-            for slot, evidence, strength, source in claims:
-                before, after = beliefs.update(key, slot, evidence, strength)
-                if keep is not None:
+            moved = beliefs.apply((message.round, observer, target), claims)
+            if keep is not None:
+                for (slot, evidence, strength, source), (before, after) in zip(
+                    claims, moved, strict=True
+                ):
                     keep(EvidenceRow(
                         trace_path, game_id, index, message.round, target,
                         observer, slot, source, evidence, strength, before, after,
