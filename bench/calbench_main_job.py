@@ -7,7 +7,8 @@ process: first every game of the job's plan is played with the engine alone (the
 players, limits and condition the run gives it; trace in memory, no metrics, no files),
 then the whole job runs into a fresh temporary directory with the tasks and oracle caches
 emptied (the oracle's disk cache too: an empty `CONFIDE_ORACLE_CACHE`), so it pays its own
-task loading and oracle solves as a user's first run does.
+task loading and oracle solves as a user's first run does (and, as `confide run` does,
+moves what it loaded out of the cyclic collector's sight).
 Prints both CPU times, the run directory's size (target <= 50 MB) and, last, the ratio.
 
     PYTHONPATH=src python bench/calbench_main_job.py [--limit N]
@@ -83,7 +84,7 @@ def main() -> int:
         _load_tasks.cache_clear()
         _solve_cached.cache_clear()
         start = time.process_time()
-        summary = run_experiment(experiment, show_progress=False)
+        summary = run_experiment(experiment, show_progress=False, freeze_gc=True)  # as the CLI
         run_cpu = time.process_time() - start
         size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
     print(f"{len(plans)} games ({summary.episodes} episodes in the run, "

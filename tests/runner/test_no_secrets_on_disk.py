@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from confide import redaction
 from confide.core.trace import trace_text
 from confide.llm import ChatMessage, GenerateConfig, get_model
-from confide.redaction import MASK, register_secret, scrub_json_line
+from confide.redaction import MASK, register_secret, scrub_json_line, scrub_json_lines
 from confide.runner import build_experiment, run_experiment
 
 PASSWORD = "hunter2-password"
@@ -108,4 +108,20 @@ def test_scrubbed_json_stays_valid_and_clean(secret: str, parts: list[str]) -> N
         assert secret not in json.dumps(scrubbed, ensure_ascii=False)
         assert scrubbed["b"][1] == 1
     finally:  # the registry is process-wide: a random "secret" must not mask later tests
+        redaction.forget_secret(secret)
+
+
+def test_a_batch_of_lines_is_scrubbed_line_by_line_only_when_it_holds_a_secret() -> None:
+    clean = [json.dumps({"text": "a://b c@d"}), json.dumps({"n": 1})]
+    batch = ("\n".join(clean) + "\n").encode()
+    assert scrub_json_lines(batch) is batch  # nothing to remove: the same bytes object
+    secret = "batch-secret-0123"
+    register_secret(secret)
+    try:
+        lines = [json.dumps({"x": f"key {secret}"}), json.dumps({"u": URL}), *clean, ""]
+        scrubbed = scrub_json_lines("\n".join(lines).encode()).decode().split("\n")
+        assert scrubbed == [scrub_json_line(line) for line in lines]
+        assert scrubbed[2:] == lines[2:] and secret not in scrubbed[0]
+        assert PASSWORD not in scrubbed[1] and json.loads(scrubbed[1])["u"].startswith("http")
+    finally:
         redaction.forget_secret(secret)

@@ -51,7 +51,7 @@ from confide.atomic import create_exclusive
 from confide.core.message import Message
 from confide.core.trusted import builder
 from confide.errors import ConfideError
-from confide.redaction import scrub_json_line
+from confide.redaction import scrub_json_lines
 from confide.untrusted import MAX_BYTES, InputError, decode, parse_json, read_bytes
 from confide.untrusted import scrub as without_surrogates
 
@@ -280,12 +280,13 @@ class TraceRecorder:
         from another trace) and moves this trace's clock so later events come after it."""
         if self.finished:
             raise TraceError(f"trace {self.episode_id} is already finished")
+        now = time.monotonic()
         if not stamp:
-            self._t0 = min(self._t0, time.monotonic() - event.ts)
+            self._t0 = min(self._t0, now - event.ts)
         else:  # in place (events are ours), bypassing pydantic's validated __setattr__
-            object.__setattr__(event, "ts", round(time.monotonic() - self._t0, 6))
+            object.__setattr__(event, "ts", round(now - self._t0, 6))
         self.events.append(event)
-        self._write(event)
+        self._write(event, now)
 
     def message(self, message: Message) -> None:
         """Postbox hook: record a delivery."""
@@ -307,21 +308,24 @@ class TraceRecorder:
             path=self.episode_id, header=self.events[0], events=body, footer=footer
         )
 
-    def _write(self, event: TraceEvent) -> None:
-        """Persist one event (nothing to do in memory)."""
+    def _write(self, event: TraceEvent, now: float) -> None:
+        """Persist one event, emitted at monotonic time `now` (nothing to do in memory)."""
 
     def _seal(self) -> None:
         """Make the trace final (nothing to do in memory)."""
 
 
-def _json_line(event: TraceEvent) -> str:
-    """The event as one JSON line; pydantic refuses to serialize a lone surrogate (in,
-    say, the text of an exception raised by a user's participant), the json module
-    keeps it for `_utf8` to replace."""
+def _json_line(event: BaseModel) -> bytes:
+    """The event as one line of UTF-8 JSON, straight from pydantic's serializer (the bytes
+    `model_dump_json` would decode). Pydantic refuses to serialize a lone surrogate (in,
+    say, the text of an exception raised by a user's participant); the json module keeps
+    it for `_utf8` to replace."""
     try:
-        return event.model_dump_json()
+        return event.__pydantic_serializer__.to_json(event)
     except PydanticSerializationError:
-        return json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        return _utf8(
+            json.dumps(event.model_dump(mode="json"), ensure_ascii=False, separators=(",", ":"))
+        )
 
 
 def _utf8(line: str) -> bytes:
@@ -350,7 +354,6 @@ class TraceWriter(TraceRecorder):
             filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
         )
         self._pending: list[bytes] = []
-        self._lines = 0
         self._prompts: dict[tuple[str | None, str], tuple[int, list[dict[str, Any]]]] = {}
         self._flushed = time.monotonic()
 
@@ -359,23 +362,25 @@ class TraceWriter(TraceRecorder):
         trace.path = str(self.final_path if self.finished else self.partial_path)
         return trace
 
-    def _write(self, event: TraceEvent) -> None:
-        # lines are compressed in batches: one deflate call per event costs more than the
-        # compression itself; each line is scrubbed of secrets before it is kept
-        self._lines += 1
-        line = self._model_call_line(event) if isinstance(event, ModelCall) else None
-        self._pending.append(_utf8(scrub_json_line(line or _json_line(event))))
-        if time.monotonic() - self._flushed >= FLUSH_INTERVAL_S:
+    def _write(self, event: TraceEvent, now: float) -> None:
+        # each event is serialized as it comes (the trace holds it as it was when emitted),
+        # the lines are scrubbed and compressed in batches: one call per line costs more
+        # than the work itself
+        if isinstance(event, ModelCall):
+            self._pending.append(self._model_call_line(event))
+        else:
+            self._pending.append(_json_line(event))
+        if now - self._flushed >= FLUSH_INTERVAL_S:
             self.flush()
 
-    def _model_call_line(self, call: ModelCall) -> str | None:
-        """The call's line with its prompt prefix by reference (module docstring), or None
-        when it shares no prefix with the seat's previous call for the same purpose."""
+    def _model_call_line(self, call: ModelCall) -> bytes:
+        """The call's line with its prompt prefix by reference (module docstring) when it
+        shares one with the seat's previous call for the same purpose."""
         key = (call.seat, call.purpose)
         previous = self._prompts.get(key)
-        self._prompts[key] = (self._lines, call.messages)
+        self._prompts[key] = (len(self.events), call.messages)  # its line number
         if previous is None:
-            return None
+            return _json_line(call)
         line, before = previous
         count = 0
         for old, new in zip(before, call.messages, strict=False):
@@ -383,16 +388,16 @@ class TraceWriter(TraceRecorder):
                 break
             count += 1
         if count == 0:
-            return None
+            return _json_line(call)
         data = call.model_dump(mode="json")
         data["messages"] = data["messages"][count:]
         data[PROMPT_PREFIX] = [line, count]
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        return _utf8(json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
     def _drain(self) -> None:
         if self._pending:
             self._pending.append(b"")
-            self._file.write(b"\n".join(self._pending))
+            self._file.write(scrub_json_lines(b"\n".join(self._pending)))
             self._pending.clear()
 
     def flush(self) -> None:
