@@ -85,7 +85,8 @@ def _generate(cls: type[BaseModel]) -> Callable[..., Any]:
         + "    _set(_model, '__pydantic_private__', None)\n"
         + "    return _model\n"
     )
-    exec(source, scope)  # generated from the class's own field names
+    # generated from the class's own field names; a file name per class keeps profiles apart
+    exec(compile(source, f"<trusted {cls.__module__}.{cls.__qualname__}>", "exec"), scope)
     build: Callable[..., Any] = scope["build"]
     build.__qualname__ = f"{cls.__name__}.trusted"
     return build

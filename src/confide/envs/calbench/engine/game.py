@@ -100,6 +100,35 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_DECISION_RETRIES = 3
 _DM = Channel.dm()
 _BROADCAST = Channel.broadcast()
+# the trusted builders of every event this engine records, looked up once
+_AgentRegistered = builder(ev.AgentRegistered)
+_AgentRegisteredData = builder(ev.AgentRegisteredData)
+_BatchApplied = builder(ev.BatchApplied)
+_BatchAppliedData = builder(ev.BatchAppliedData)
+_BatchFailed = builder(ev.BatchFailed)
+_BatchFailedData = builder(ev.BatchFailedData)
+_BatchRejected = builder(ev.BatchRejected)
+_BatchRejectedData = builder(ev.BatchRejectedData)
+_ConsistencyViolation = builder(ev.ConsistencyViolation)
+_ConsistencyViolationData = builder(ev.ConsistencyViolationData)
+_DecideEnd = builder(ev.DecideEnd)
+_DecideEndData = builder(ev.DecideEndData)
+_DecideStart = builder(ev.DecideStart)
+_DecideStartData = builder(ev.DecideStartData)
+_GameStart = builder(ev.GameStart)
+_GameStartData = builder(ev.GameStartData)
+_InvalidToolCall = builder(ev.InvalidToolCall)
+_InvalidToolCallData = builder(ev.InvalidToolCallData)
+_MeetingInfo = builder(ev.MeetingInfo)
+_Move = builder(ev.Move)
+_Resolution = builder(ev.Resolution)
+_ResolutionData = builder(ev.ResolutionData)
+_RoundStart = builder(ev.RoundStart)
+_RoundStartData = builder(ev.RoundStartData)
+_TurnEnd = builder(ev.TurnEnd)
+_TurnEndData = builder(ev.TurnEndData)
+_TurnStart = builder(ev.TurnStart)
+_TurnStartData = builder(ev.TurnStartData)
 
 
 class CalendarParticipant(Protocol):
@@ -205,7 +234,7 @@ class Game:
 
     def _register(self) -> None:
         sc = self.scenario
-        self.trace.emit(builder(ev.GameStart)(data=builder(ev.GameStartData)(
+        self.trace.emit(_GameStart(data=_GameStartData(
             task_id=sc.task_id,
             scenario_seed=sc.seed,
             num_agents=sc.num_agents,
@@ -221,10 +250,10 @@ class Game:
         )))
         for seat in self.seats:
             agent = agent_of(seat)
-            self.trace.emit(builder(ev.AgentRegistered)(
+            self.trace.emit(_AgentRegistered(
                 seat=seat,
                 visible_to=[seat],
-                data=builder(ev.AgentRegisteredData)(
+                data=_AgentRegisteredData(
                     agent=agent,
                     participant=self.players[seat].name,
                     calendar=self.views.calendar(self.calendars[agent]).text,
@@ -237,10 +266,14 @@ class Game:
         self.cursor[seat] += len(seen)
         return [m for m in seen if m.sender != seat]
 
-    async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
+    def _ask(self, seat: str, observation: CalendarObservation) -> Awaitable[Envelope]:
+        """`seat`'s answer to `observation` (which also carries the calls refused since its
+        last turn), through `ctx.ask`; await it and pass the result to `_checked`."""
         if refused := self.refused.pop(seat, None):
             observation = observation.model_copy(update={"refused": tuple(refused)})
-        envelope = await self.turns.ask(seat, observation, self.players[seat])
+        return self.turns.ask(seat, observation, self.players[seat])
+
+    def _checked(self, seat: str, envelope: Envelope) -> Envelope:
         if not isinstance(envelope, Envelope):
             raise TypeError(
                 f"participant {self.players[seat].name!r} at {seat} returned "
@@ -252,11 +285,11 @@ class Game:
         self, rnd: int, seat: str, phase: ev.Phase, tool: ToolCall, reason: str
     ) -> None:
         self.refused.setdefault(seat, []).append(RefusedAction(action=tool.type, reason=reason))
-        self.trace.emit(builder(ev.InvalidToolCall)(
+        self.trace.emit(_InvalidToolCall(
             seat=seat,
             round=rnd,
             visible_to=[seat],
-            data=builder(ev.InvalidToolCallData)(
+            data=_InvalidToolCallData(
                 phase=phase, tool_call=tool_dict(tool), reason=reason
             ),
         ))
@@ -265,11 +298,11 @@ class Game:
 
     async def _round(self, index: int, meeting: Meeting) -> None:
         order = [seat_of(a) for a in meeting.speaker_order]
-        self.trace.emit(builder(ev.RoundStart)(
+        self.trace.emit(_RoundStart(
             round=index,
             visible_to=list(order),
-            data=builder(ev.RoundStartData)(
-                meeting=builder(ev.MeetingInfo)(
+            data=_RoundStartData(
+                meeting=_MeetingInfo(
                     meeting_id=meeting.meeting_id,
                     participants=list(meeting.participants),
                     cost=meeting.cost,
@@ -332,20 +365,20 @@ class Game:
             new_messages=new,
         )
         rnd.started.add(seat)
-        self.trace.emit(builder(ev.TurnStart)(
+        self.trace.emit(_TurnStart(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.TurnStartData)(
+            data=_TurnStartData(
                 turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]
             ),
         ))
-        envelope = await self._act(seat, observation)
-        self.trace.emit(builder(ev.TurnEnd)(
+        envelope = self._checked(seat, await self._ask(seat, observation))
+        self.trace.emit(_TurnEnd(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.TurnEndData)(
+            data=_TurnEndData(
                 turn=rnd.turn,
                 phase="CHEAP_TALK",
                 tool_calls=[tool_dict(t) for t in envelope.actions],
@@ -420,21 +453,21 @@ class Game:
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
             )
-            self.trace.emit(builder(ev.DecideStart)(
+            self.trace.emit(_DecideStart(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=builder(ev.DecideStartData)(
+                data=_DecideStartData(
                     phase=label, attempt=attempt, calendar=observation.calendar.text,
                 ),
             ))
-            envelope = await self._act(seat, observation)
+            envelope = self._checked(seat, await self._ask(seat, observation))
             tools = [tool_dict(t) for t in envelope.actions]
-            self.trace.emit(builder(ev.DecideEnd)(
+            self.trace.emit(_DecideEnd(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=builder(ev.DecideEndData)(
+                data=_DecideEndData(
                     phase=label, attempt=attempt, tool_calls=tools, thinking=envelope.thinking
                 ),
             ))
@@ -459,21 +492,21 @@ class Game:
                 )
             except BatchRejected as exc:
                 conflicts = exc.conflicts
-                self.trace.emit(builder(ev.BatchRejected)(
+                self.trace.emit(_BatchRejected(
                     seat=seat,
                     round=rnd.index,
                     visible_to=[seat],
-                    data=builder(ev.BatchRejectedData)(
+                    data=_BatchRejectedData(
                         phase=label, attempt=attempt, conflicts=list(conflicts), actions=tools
                     ),
                 ))
                 continue
             return result, tools
-        self.trace.emit(builder(ev.BatchFailed)(
+        self.trace.emit(_BatchFailed(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.BatchFailedData)( phase=label, attempts=attempts),
+            data=_BatchFailedData( phase=label, attempts=attempts),
         ))
         return None
 
@@ -484,15 +517,15 @@ class Game:
         self.calendars[agent] = result.calendar
         shown = sum(self.scenario.display_cost(item.cost) for item, _, _ in result.moves)
         self.penalty[agent] += shown
-        self.trace.emit(builder(ev.BatchApplied)(
+        self.trace.emit(_BatchApplied(
             seat=seat,
             round=index,
             visible_to=[seat],
-            data=builder(ev.BatchAppliedData)(
+            data=_BatchAppliedData(
                 phase=_PHASES[phase],
                 actions=tools,
                 moves=[
-                    builder(ev.Move)(
+                    _Move(
                         kind="errand" if isinstance(item, Errand) else "meeting",
                         item_id=item.item_id,
                         from_slot=src,
@@ -540,18 +573,18 @@ class Game:
         self.resolved[mid] = resolved
         for other in violations:
             participants = self.known.get(other, rnd.meeting.participants)
-            self.trace.emit(builder(ev.ConsistencyViolation)(
+            self.trace.emit(_ConsistencyViolation(
                 round=rnd.index,
-                data=builder(ev.ConsistencyViolationData)(
+                data=_ConsistencyViolationData(
                     meeting_id=other,
                     slots={
                         str(a): self.calendars[a].slot_of_meeting(other) for a in participants
                     },
                 ),
             ))
-        self.trace.emit(builder(ev.Resolution)(
+        self.trace.emit(_Resolution(
             round=rnd.index,
-            data=builder(ev.ResolutionData)(
+            data=_ResolutionData(
                 meeting_id=mid,
                 resolved=resolved,
                 slots={str(agent_of(s)): slot for s, slot in slots.items()},

@@ -75,6 +75,8 @@ class ViewBuilder:
         self.scenario = scenario
         self.channels = channels
         self.all_agents = tuple(range(scenario.num_agents))
+        self.num_slots = scenario.num_slots
+        self._seats = tuple(seat_of(a) for a in self.all_agents)
         self.num_rounds = len(scenario.meetings)
         self._labels = scenario.private_texts()
         self._initial = scenario.to_calendars()
@@ -178,7 +180,18 @@ class ViewBuilder:
     ) -> CheapTalkObservation:
         """A CHEAP_TALK observation."""
         return _CheapTalk(
-            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
+            seat=self._seats[agent],
+            agent=agent,
+            all_agents=self.all_agents,
+            num_slots=self.num_slots,
+            round=round_index,
+            num_rounds=self.num_rounds,
+            meeting=self.meeting(meeting, agent),
+            is_participant=agent in meeting.participants,
+            calendar=self.calendar(calendar),
+            penalty=penalty,
+            channels=self.channels,
+            new_messages=tuple(new_messages),
             turn=turn,
             max_turns=max_turns,
             round_start=round_start,
@@ -200,34 +213,20 @@ class ViewBuilder:
         """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty); it
         carries no inbox (A.3: meeting metadata and a calendar snapshot)."""
         return _Batch(
-            **self._common(agent, calendar, meeting, round_index, penalty, ()),
+            seat=self._seats[agent],
+            agent=agent,
+            all_agents=self.all_agents,
+            num_slots=self.num_slots,
+            round=round_index,
+            num_rounds=self.num_rounds,
+            meeting=self.meeting(meeting, agent),
+            is_participant=agent in meeting.participants,
+            calendar=self.calendar(calendar),
+            penalty=penalty,
+            channels=self.channels,
+            new_messages=(),
             phase=phase,
             attempt=attempt,
             max_attempts=max_attempts,
             conflicts=conflicts,
         )
-
-    def _common(
-        self,
-        agent: int,
-        calendar: Calendar,
-        meeting: Meeting,
-        round_index: int,
-        penalty: int,
-        new_messages: Sequence[Message],
-    ) -> dict[str, object]:
-        """The fields every phase's observation has (`_Observation`)."""
-        return {
-            "seat": seat_of(agent),
-            "agent": agent,
-            "all_agents": self.all_agents,
-            "num_slots": self.scenario.num_slots,
-            "round": round_index,
-            "num_rounds": self.num_rounds,
-            "meeting": self.meeting(meeting, agent),
-            "is_participant": agent in meeting.participants,
-            "calendar": self.calendar(calendar),
-            "penalty": penalty,
-            "channels": self.channels,
-            "new_messages": tuple(new_messages),
-        }

@@ -41,6 +41,7 @@ from confide.envs.calbench.actions import (
 Incoming = list[tuple[int, dict[str, Any]]]
 _NOTHING = Envelope()
 """The answer of a turn with nothing to say (shared: the engine never mutates envelopes)."""
+_envelope = builder(Envelope)
 
 
 class ProtocolParticipant(ABC):
@@ -55,11 +56,15 @@ class ProtocolParticipant(ABC):
         self.agent = agent_of(seat)
 
     async def act(self, observation: CalendarObservation) -> Envelope:
+        return self.respond(observation)
+
+    def respond(self, observation: CalendarObservation) -> Envelope:
+        """`act` without the coroutine (a subclass adds to the envelope here)."""
         if isinstance(observation, CheapTalkObservation):
             actions = self.cheap_talk(observation, self._incoming(observation))
         else:
             actions = self.batch(observation)
-        return builder(Envelope)(actions=actions) if actions else _NOTHING
+        return _envelope(actions=actions) if actions else _NOTHING
 
     @abstractmethod
     def cheap_talk(self, obs: CheapTalkObservation, incoming: Incoming) -> list[ToolCall]:
@@ -196,14 +201,15 @@ def plan_relocations(
         if schedule is not None and dst == schedule[1]:
             why = f"make room for meeting M{schedule[0]}"
         evict.append((dst, why))
-    vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
-    landing = sorted((set(view.free_slots) | vacated) - destinations)
     relocations: list[Relocation] = []
-    for src, why in evict:
-        land = next((s for s in landing if s != src), None)
-        if land is None:
-            return None
-        landing.remove(land)
-        relocations.append((src, land, why))
+    if evict:  # most batches evict nothing: no landing slots to work out
+        vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
+        landing = sorted((set(view.free_slots) | vacated) - destinations)
+        for src, why in evict:
+            land = next((s for s in landing if s != src), None)
+            if land is None:
+                return None
+            landing.remove(land)
+            relocations.append((src, land, why))
     relocations.extend(move for move in moves if move[0] != move[1])
     return relocations

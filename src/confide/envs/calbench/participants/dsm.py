@@ -79,6 +79,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from confide.core.trusted import builder
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarObservation,
@@ -110,11 +111,12 @@ from confide.envs.calbench.participants.dsm_scoring import (
     joint_acceptance,
     offer_size,
     reward,
-    scoring_cost,
+    SCORING_COSTS,
 )
 from confide.errors import ConfideError
 
 INITIAL_POINTS = 100
+_envelope = builder(Envelope)
 
 
 @dataclass(frozen=True)
@@ -210,12 +212,12 @@ class DsmParticipant(ProtocolParticipant):
         self._m = _Meeting(meeting_id=-1)
         self._notes: list[str] = []
 
-    async def act(self, observation: CalendarObservation) -> Envelope:
-        envelope = await super().act(observation)
+    def respond(self, observation: CalendarObservation) -> Envelope:
+        envelope = super().respond(observation)
         if not self._notes:
             return envelope
         thinking, self._notes = "; ".join(self._notes), []
-        return Envelope.model_construct(thinking=thinking, actions=list(envelope.actions))
+        return _envelope(thinking=thinking, actions=list(envelope.actions))
 
     def _meeting(self, meeting_id: int) -> _Meeting:
         if self._m.meeting_id != meeting_id:
@@ -274,7 +276,7 @@ class DsmParticipant(ProtocolParticipant):
             levels.append(level)
         if not ids:
             return []
-        state.charge += sum(scoring_cost(s) for s in levels)
+        state.charge += sum(SCORING_COSTS[s] for s in levels)
         body = {
             "type": "scores",
             "meeting_id": state.meeting_id,
@@ -495,6 +497,6 @@ def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:
         if plan_id in asked and type(level) is int and 0 <= level < D_LEVELS:
             vector[plan_id] = level
     lead.scores[sender] = vector
-    paid = sum(scoring_cost(s) for s in vector.values())
+    paid = sum(SCORING_COSTS[s] for s in vector.values())
     lead.charges[sender] = lead.charges.get(sender, 0) + paid
     lead.waiting.discard(sender)

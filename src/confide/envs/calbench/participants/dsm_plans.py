@@ -197,6 +197,26 @@ def _chains(
     return out
 
 
+def _direct_chains(
+    view: CalendarView, src: int, depth: int, current: int, wanted: int
+) -> list[Chain] | None:
+    """The first `wanted` chains of `_chains(view, src, ...)` in rank order when single
+    moves to free slots are enough, else None. Shown costs are never negative, so a chain
+    of two moves costs at least the single move of the same meeting and ranks after every
+    single move (cost, then length); single moves rank by landing slot. The single moves
+    share their scorers (the moved meeting's participants), so when they are unreachable
+    so is every longer chain, which only adds participants: ranking stops at the first
+    `wanted` either way."""
+    item = view.slots[src]
+    if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
+        return []
+    free = view.free_slots
+    if len(free) < wanted:
+        return None
+    cost = (item.cost or 0,)
+    return [((Move(item.item_id, src, dst),), cost) for dst in free[:wanted]]
+
+
 def candidate_plans(
     view: CalendarView,
     meeting_id: int,
@@ -220,13 +240,12 @@ def candidate_plans(
             if own > 0:
                 plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
             continue
-        ranked = [
-            (sum(costs), len(chain), [m.to_slot for m in chain], chain, costs)
-            for chain, costs in _chains(view, slot, cascade_depth, frozenset(), meeting_id)
-        ]
-        ranked.sort(key=lambda r: (r[0], r[1], r[2]))
+        ranked = _direct_chains(view, slot, cascade_depth, meeting_id, displacement_targets)
+        if ranked is None:
+            ranked = _chains(view, slot, cascade_depth, frozenset(), meeting_id)
+            ranked.sort(key=lambda c: (sum(c[1]), len(c[0]), [m.to_slot for m in c[0]]))
         kept = 0
-        for _, _, _, chain, costs in ranked:
+        for chain, costs in ranked:
             if kept == displacement_targets:
                 break
             extra = {a for m in chain for a in participants_of(view, m.meeting_id)}
