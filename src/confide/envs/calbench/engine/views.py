@@ -15,7 +15,9 @@ The engine's own values have the declared types, so views are built `trusted`
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import compress, count
+from operator import is_not
 
 from confide.core.message import Message
 from confide.core.trusted import builder, trusted
@@ -33,8 +35,9 @@ from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_
 
 _Part = tuple[SlotView, str]
 """A slot's view and its line of the A.1 text."""
-_Built = tuple[Calendar, CalendarView, list[_Part]]
-"""A calendar, its view and the parts the view was made of."""
+_Built = tuple[Calendar, CalendarView, list[str]]
+"""A calendar, its view and the lines of the view's text."""
+_CalendarView = builder(CalendarView)
 _CheapTalk = builder(CheapTalkObservation)
 _Batch = builder(BatchObservation)
 _TASKS_KEPT = 256
@@ -92,20 +95,25 @@ class ViewBuilder:
         cached = self._calendars.get(owner)
         if cached is not None and cached[0] is calendar:
             return cached[1]
-        previous, kept = (cached[0].slots, cached[2]) if cached is not None else ((), [])
-        parts = [
-            kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
-            for i, item in enumerate(calendar.slots)
-        ]
-        view = trusted(
-            CalendarView,
-            owner=calendar.owner,
-            slots=tuple(view for view, _ in parts),
-            text="\n".join(line for _, line in parts),
-        )
-        self._calendars[owner] = (calendar, view, parts)
+        items = calendar.slots
+        if cached is not None and len(cached[0].slots) == len(items):
+            views, lines = list(cached[1].slots), list(cached[2])
+            # the slots whose item object changed (a batch touches a few), found in C
+            changed: Iterable[int] = compress(count(), map(is_not, cached[0].slots, items))
+        else:
+            views, lines = [], []
+            changed = range(len(items))
+        for i in changed:
+            part = self._slot(i, items[i], owner)
+            if i < len(views):
+                views[i], lines[i] = part
+            else:
+                views.append(part[0])
+                lines.append(part[1])
+        view = _CalendarView(owner=owner, slots=tuple(views), text="\n".join(lines))
+        self._calendars[owner] = built = (calendar, view, lines)
         if calendar is self._initial[owner]:
-            self._shared_initial[owner] = (calendar, view, parts)
+            self._shared_initial[owner] = built
         return view
 
     def _slot(self, index: int, item: Slot, owner: int) -> _Part:

@@ -259,19 +259,20 @@ class DsmParticipant(ProtocolParticipant):
         if not isinstance(plans, list):
             return []
         ids, levels = [], []
-        target = state.meeting_id, obs.is_participant
+        view, num_slots, meeting_id = obs.calendar, obs.num_slots, state.meeting_id
+        participant = obs.is_participant
         for entry in plans:
             if not isinstance(entry, dict):
                 continue
             plan_id, slot = entry.get("plan_id"), entry.get("slot")
-            if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < obs.num_slots:
+            if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < num_slots:
                 continue
             raw = entry.get("moves")
-            moves = parse_moves(raw, obs.num_slots) if raw else ()
+            moves = parse_moves(raw, num_slots) if raw else ()
             level = 0
             if moves is not None:
-                mine = held_moves(obs.calendar, moves)
-                level = score(obs.calendar, target[0], slot if target[1] else None, mine)
+                mine = held_moves(view, moves)
+                level = score(view, meeting_id, slot if participant else None, mine)
             ids.append(plan_id)
             levels.append(level)
         if not ids:
@@ -365,7 +366,9 @@ class DsmParticipant(ProtocolParticipant):
                 {
                     "plan_id": p.plan_id,
                     "slot": p.slot,
-                    "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)],
+                    "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)]
+                    if p.moves
+                    else [],
                 }
                 for p in offered
             ]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TypeGuard
 
 from confide.envs.calbench.actions import CalendarView, ToolCall
@@ -233,12 +234,16 @@ def candidate_plans(
     (None = everyone can be reached)."""
     base = frozenset(responders)
     me = view.owner
+    direct = base - {me}
     plans: list[Plan] = []
     for slot, item in enumerate(view.slots):
+        if item.kind == "free":  # `score` of a free slot: nothing to move
+            plans.append(Plan(slot * PLAN_STRIDE, slot, (), direct, D_LEVELS - 1))
+            continue
         if item.kind != "meeting":
             own = score(view, meeting_id, slot, ())
             if own > 0:
-                plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
+                plans.append(Plan(slot * PLAN_STRIDE, slot, (), direct, own))
             continue
         ranked = _direct_chains(view, slot, cascade_depth, meeting_id, displacement_targets)
         if ranked is None:
@@ -255,5 +260,6 @@ def candidate_plans(
             own = satisfaction(costs)
             plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
             kept += 1
-    plans.sort(key=lambda p: (-p.own_score, p.slot, p.plan_id))
+    # made in slot then plan-id order, so a stable sort by level alone gives that order
+    plans.sort(key=attrgetter("own_score"), reverse=True)
     return plans
