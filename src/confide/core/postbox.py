@@ -17,7 +17,9 @@ from confide.core.message import Channel, Message
 from confide.core.trusted import builder
 from confide.errors import ConfideError
 
-_message = builder(Message)
+_message = builder(
+    Message, "id", "sender", "recipients", "channel", "text", "payload", "round", "turn"
+)
 
 
 class RoutingError(ConfideError):

@@ -100,35 +100,67 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_DECISION_RETRIES = 3
 _DM = Channel.dm()
 _BROADCAST = Channel.broadcast()
-# the trusted builders of every event this engine records, looked up once
-_AgentRegistered = builder(ev.AgentRegistered)
-_AgentRegisteredData = builder(ev.AgentRegisteredData)
-_BatchApplied = builder(ev.BatchApplied)
-_BatchAppliedData = builder(ev.BatchAppliedData)
-_BatchFailed = builder(ev.BatchFailed)
-_BatchFailedData = builder(ev.BatchFailedData)
-_BatchRejected = builder(ev.BatchRejected)
-_BatchRejectedData = builder(ev.BatchRejectedData)
-_ConsistencyViolation = builder(ev.ConsistencyViolation)
-_ConsistencyViolationData = builder(ev.ConsistencyViolationData)
-_DecideEnd = builder(ev.DecideEnd)
-_DecideEndData = builder(ev.DecideEndData)
-_DecideStart = builder(ev.DecideStart)
-_DecideStartData = builder(ev.DecideStartData)
-_GameStart = builder(ev.GameStart)
-_GameStartData = builder(ev.GameStartData)
-_InvalidToolCall = builder(ev.InvalidToolCall)
-_InvalidToolCallData = builder(ev.InvalidToolCallData)
-_MeetingInfo = builder(ev.MeetingInfo)
-_Move = builder(ev.Move)
-_Resolution = builder(ev.Resolution)
-_ResolutionData = builder(ev.ResolutionData)
-_RoundStart = builder(ev.RoundStart)
-_RoundStartData = builder(ev.RoundStartData)
-_TurnEnd = builder(ev.TurnEnd)
-_TurnEndData = builder(ev.TurnEndData)
-_TurnStart = builder(ev.TurnStart)
-_TurnStartData = builder(ev.TurnStartData)
+# the trusted builders of every event this engine records, one per call site, each
+# taking exactly the fields that site passes (core/trusted.py)
+_SEAT_EVENT = ("seat", "round", "visible_to", "data")
+_AgentRegistered = builder(ev.AgentRegistered, "seat", "visible_to", "data")
+_AgentRegisteredData = builder(ev.AgentRegisteredData, "agent", "participant", "calendar")
+_BatchApplied = builder(ev.BatchApplied, *_SEAT_EVENT)
+_BatchAppliedData = builder(
+    ev.BatchAppliedData,
+    "phase",
+    "actions",
+    "moves",
+    "cost",
+    "display_cost",
+    "calendar",
+)
+_BatchFailed = builder(ev.BatchFailed, *_SEAT_EVENT)
+_BatchFailedData = builder(ev.BatchFailedData, "phase", "attempts")
+_BatchRejected = builder(ev.BatchRejected, *_SEAT_EVENT)
+_BatchRejectedData = builder(ev.BatchRejectedData, "phase", "attempt", "conflicts", "actions")
+_ConsistencyViolation = builder(ev.ConsistencyViolation, "round", "data")
+_ConsistencyViolationData = builder(ev.ConsistencyViolationData, "meeting_id", "slots")
+_DecideEnd = builder(ev.DecideEnd, *_SEAT_EVENT)
+_DecideEndData = builder(ev.DecideEndData, "phase", "attempt", "tool_calls", "thinking")
+_DecideStart = builder(ev.DecideStart, *_SEAT_EVENT)
+_DecideStartData = builder(ev.DecideStartData, "phase", "attempt", "calendar")
+_GameStart = builder(ev.GameStart, "data")
+_GameStartData = builder(
+    ev.GameStartData,
+    "task_id",
+    "scenario_seed",
+    "num_agents",
+    "num_slots",
+    "num_meetings",
+    "cost_setting",
+    "condition",
+    "channels",
+    "max_turns_per_round",
+    "decision_retries",
+    "optimal_cost",
+    "greedy_cost",
+)
+_InvalidToolCall = builder(ev.InvalidToolCall, *_SEAT_EVENT)
+_InvalidToolCallData = builder(ev.InvalidToolCallData, "phase", "tool_call", "reason")
+_MeetingInfo = builder(ev.MeetingInfo, "meeting_id", "participants", "cost")
+_Move = builder(ev.Move, "kind", "item_id", "from_slot", "to_slot", "cost")
+_Resolution = builder(ev.Resolution, "round", "data")
+_ResolutionData = builder(
+    ev.ResolutionData,
+    "meeting_id",
+    "resolved",
+    "slots",
+    "reason",
+    "turns",
+    "consistency_violations",
+)
+_RoundStart = builder(ev.RoundStart, "round", "visible_to", "data")
+_RoundStartData = builder(ev.RoundStartData, "meeting", "speaker_order")
+_TurnEnd = builder(ev.TurnEnd, *_SEAT_EVENT)
+_TurnEndData = builder(ev.TurnEndData, "turn", "phase", "tool_calls", "thinking")
+_TurnStart = builder(ev.TurnStart, *_SEAT_EVENT)
+_TurnStartData = builder(ev.TurnStartData, "turn", "phase", "inbox")
 
 
 class CalendarParticipant(Protocol):

@@ -37,9 +37,15 @@ _Part = tuple[SlotView, str]
 """A slot's view and its line of the A.1 text."""
 _Built = tuple[Calendar, CalendarView, list[str]]
 """A calendar, its view and the lines of the view's text."""
-_CalendarView = builder(CalendarView)
-_CheapTalk = builder(CheapTalkObservation)
-_Batch = builder(BatchObservation)
+_CalendarView = builder(CalendarView, "owner", "slots", "text")
+_COMMON = (
+    "seat", "agent", "all_agents", "num_slots", "round", "num_rounds", "meeting",
+    "is_participant", "calendar", "penalty", "channels", "new_messages",
+)
+"""The fields every phase's observation is given (`_Observation`; `refused` only when
+there is something to tell, game.py)."""
+_CheapTalk = builder(CheapTalkObservation, *_COMMON, "turn", "max_turns", "round_start")
+_Batch = builder(BatchObservation, *_COMMON, "phase", "attempt", "max_attempts", "conflicts")
 _TASKS_KEPT = 256
 """Tasks whose views are kept (a bound, so a long run's memory stays flat)."""
 

@@ -41,7 +41,12 @@ from confide.envs.calbench.actions import (
 Incoming = list[tuple[int, dict[str, Any]]]
 _NOTHING = Envelope()
 """The answer of a turn with nothing to say (shared: the engine never mutates envelopes)."""
-_envelope = builder(Envelope)
+_envelope = builder(Envelope, "actions")
+_dm = builder(DmCall, "to", "content", "payload")
+_participant_post = builder(ParticipantGroupchatCall, "content", "payload")
+_all_agent_post = builder(AllAgentGroupchatCall, "content", "payload")
+_reschedule = builder(RescheduleCall, "item_id", "from_slot", "to_slot", "justification")
+_schedule = builder(ScheduleCall, "meeting_id", "slot")
 
 
 class ProtocolParticipant(ABC):
@@ -97,7 +102,7 @@ class ProtocolParticipant(ABC):
             return []
         if "dm" in obs.channels:
             return [
-                builder(DmCall)(
+                _dm(
                     to=a,
                     content=None,
                     payload={"protocol": self.protocol, **body, "to": [a]},
@@ -110,9 +115,9 @@ class ProtocolParticipant(ABC):
             and obs.is_participant
             and set(targets) <= set(obs.meeting.participants)
         ):
-            return [builder(ParticipantGroupchatCall)(content=None, payload=payload)]
+            return [_participant_post(content=None, payload=payload)]
         if "all_agent_groupchat" in obs.channels:
-            return [builder(AllAgentGroupchatCall)(content=None, payload=payload)]
+            return [_all_agent_post(content=None, payload=payload)]
         return []
 
 
@@ -164,13 +169,13 @@ def plan_batch(
         return None
     slots = view.slots
     actions: list[ToolCall] = [
-        builder(RescheduleCall)(
+        _reschedule(
             item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why,
         )
         for src, dst, why in relocations
     ]
     if schedule is not None:
-        actions.append(builder(ScheduleCall)(meeting_id=schedule[0], slot=schedule[1]))
+        actions.append(_schedule(meeting_id=schedule[0], slot=schedule[1]))
     return actions
 
 

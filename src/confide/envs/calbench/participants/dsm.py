@@ -116,7 +116,7 @@ from confide.envs.calbench.participants.dsm_scoring import (
 from confide.errors import ConfideError
 
 INITIAL_POINTS = 100
-_envelope = builder(Envelope)
+_envelope = builder(Envelope, "thinking", "actions")
 
 
 @dataclass(frozen=True)
