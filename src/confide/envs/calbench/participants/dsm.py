@@ -484,7 +484,10 @@ def _visible(
     """Moves of meetings some viewer attends (everything on a shared channel)."""
     if not moves or len(viewers) > 1:
         return list(moves)
-    return [m for m in moves if viewers & set(participants_of(obs.calendar, m.meeting_id))]
+    if not viewers:
+        return []
+    (viewer,) = viewers
+    return [m for m in moves if viewer in participants_of(obs.calendar, m.meeting_id)]
 
 
 def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:

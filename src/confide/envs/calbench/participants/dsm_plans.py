@@ -32,7 +32,7 @@ meeting and meaningless beyond the slot they name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, TypeGuard
@@ -198,24 +198,34 @@ def _chains(
     return out
 
 
-def _direct_chains(
-    view: CalendarView, src: int, depth: int, current: int, wanted: int
-) -> list[Chain] | None:
-    """The first `wanted` chains of `_chains(view, src, ...)` in rank order when single
-    moves to free slots are enough, else None. Shown costs are never negative, so a chain
-    of two moves costs at least the single move of the same meeting and ranks after every
-    single move (cost, then length); single moves rank by landing slot. The single moves
-    share their scorers (the moved meeting's participants), so when they are unreachable
-    so is every longer chain, which only adds participants: ranking stops at the first
-    `wanted` either way."""
+def _ranked_chains(view: CalendarView, src: int, depth: int, current: int) -> Iterator[Chain]:
+    """The chains of `_chains(view, src, depth, ...)` best first: by the shown cost of the
+    meetings they move, then length, then landing slots. Lazily, without building and
+    sorting them all, up to depth 2 (the presets' depths): shown costs are never negative,
+    so a chain of two moves costs at least the single move of the same meeting and ranks
+    after every single move; single moves rank by landing slot, and chains of two by the
+    second meeting's cost, its slot, then the landing slot."""
     item = view.slots[src]
     if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
-        return []
-    free = view.free_slots
-    if len(free) < wanted:
-        return None
-    cost = (item.cost or 0,)
-    return [((Move(item.item_id, src, dst),), cost) for dst in free[:wanted]]
+        return
+    if depth > 2:
+        chains = _chains(view, src, depth, frozenset(), current)
+        yield from sorted(chains, key=lambda c: (sum(c[1]), len(c[0]), [m.to_slot for m in c[0]]))
+        return
+    free, cost = view.free_slots, item.cost or 0
+    for dst in free:
+        yield (Move(item.item_id, src, dst),), (cost,)
+    if depth < 2 or not free:
+        return
+    seconds = sorted(  # slots are unique, so the meeting ids are never compared
+        (s.cost or 0, mid, s.item_id)
+        for mid, s in enumerate(view.slots)
+        if mid != src and s.kind == "meeting" and s.item_id is not None and s.item_id != current
+    )
+    for second_cost, mid, second_id in seconds:
+        first = Move(item.item_id, src, mid)
+        for dst in free:
+            yield (first, Move(second_id, mid, dst)), (cost, second_cost)
 
 
 def candidate_plans(
@@ -245,12 +255,8 @@ def candidate_plans(
             if own > 0:
                 plans.append(Plan(slot * PLAN_STRIDE, slot, (), direct, own))
             continue
-        ranked = _direct_chains(view, slot, cascade_depth, meeting_id, displacement_targets)
-        if ranked is None:
-            ranked = _chains(view, slot, cascade_depth, frozenset(), meeting_id)
-            ranked.sort(key=lambda c: (sum(c[1]), len(c[0]), [m.to_slot for m in c[0]]))
         kept = 0
-        for chain, costs in ranked:
+        for chain, costs in _ranked_chains(view, slot, cascade_depth, meeting_id):
             if kept == displacement_targets:
                 break
             extra = {a for m in chain for a in participants_of(view, m.meeting_id)}
