@@ -99,6 +99,7 @@ DEFAULT_MAX_TURNS = 20
 """The published harness's default turn budget (the paper leaves it optional)."""
 DEFAULT_DECISION_RETRIES = 3
 _DM = Channel.dm()
+_BATCH_CALLS = (ScheduleCall, RescheduleCall)
 _BROADCAST = Channel.broadcast()
 # the trusted builders of every event this engine records, one per call site, each
 # taking exactly the fields that site passes (core/trusted.py)
@@ -214,6 +215,12 @@ class _Round:
 
 
 Staged = dict[str, tuple[BatchResult, list[dict[str, Any]]]]
+
+
+def _tool_dicts(actions: list[ToolCall]) -> list[dict[str, Any]]:
+    """The trace form of a reply's tool calls (most replies have none: no comprehension,
+    which is a call of its own, for them)."""
+    return [tool_dict(t) for t in actions] if actions else []
 _PHASES: dict[str, ev.Phase] = {"voluntary": "VOLUNTARY", "decision": "DECISION"}
 
 
@@ -296,7 +303,7 @@ class Game:
         """What the postbox delivered to `seat` since it last looked (A.4 inbox drain)."""
         seen = self.postbox.seen_by(seat, since=self.cursor[seat])
         self.cursor[seat] += len(seen)
-        return [m for m in seen if m.sender != seat]
+        return [m for m in seen if m.sender != seat] if seen else seen
 
     def _ask(self, seat: str, observation: CalendarObservation) -> Awaitable[Envelope]:
         """`seat`'s answer to `observation` (which also carries the calls refused since its
@@ -402,7 +409,7 @@ class Game:
             round=rnd.index,
             visible_to=[seat],
             data=_TurnStartData(
-                turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]
+                turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new] if new else []
             ),
         ))
         envelope = self._checked(seat, await self._ask(seat, observation))
@@ -413,7 +420,7 @@ class Game:
             data=_TurnEndData(
                 turn=rnd.turn,
                 phase="CHEAP_TALK",
-                tool_calls=[tool_dict(t) for t in envelope.actions],
+                tool_calls=_tool_dicts(envelope.actions),
                 thinking=envelope.thinking,
             ),
         ))
@@ -428,7 +435,7 @@ class Game:
 
     def _route(self, rnd: _Round, seat: str, agent: int, tool: ToolCall) -> str | None:
         """Deliver one message tool call; the reason it is invalid, or None when sent."""
-        if isinstance(tool, ScheduleCall | RescheduleCall):
+        if isinstance(tool, _BATCH_CALLS):
             return f"{tool.type} is only allowed in the VOLUNTARY and DECISION phases"
         if tool.type not in self.views.channels:
             return (
@@ -494,7 +501,7 @@ class Game:
                 ),
             ))
             envelope = self._checked(seat, await self._ask(seat, observation))
-            tools = [tool_dict(t) for t in envelope.actions]
+            tools = _tool_dicts(envelope.actions)
             self.trace.emit(_DecideEnd(
                 seat=seat,
                 round=rnd.index,
