@@ -106,12 +106,12 @@ from confide.envs.calbench.participants.dsm_plans import (
 )
 from confide.envs.calbench.participants.dsm_scoring import (
     D_LEVELS,
+    SCORING_COSTS,
     OfferPolicy,
     best_utility,
     joint_acceptance,
     offer_size,
     reward,
-    SCORING_COSTS,
 )
 from confide.errors import ConfideError
 
