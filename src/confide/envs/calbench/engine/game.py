@@ -68,12 +68,8 @@ from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
     CalendarObservation,
-    DmCall,
     Envelope,
-    ParticipantGroupchatCall,
     RefusedAction,
-    RescheduleCall,
-    ScheduleCall,
     ToolCall,
     agent_of,
     seat_of,
@@ -99,7 +95,6 @@ DEFAULT_MAX_TURNS = 20
 """The published harness's default turn budget (the paper leaves it optional)."""
 DEFAULT_DECISION_RETRIES = 3
 _DM = Channel.dm()
-_BATCH_CALLS = (ScheduleCall, RescheduleCall)
 _BROADCAST = Channel.broadcast()
 # the trusted builders of every event this engine records, one per call site, each
 # taking exactly the fields that site passes (core/trusted.py)
@@ -435,7 +430,9 @@ class Game:
 
     def _route(self, rnd: _Round, seat: str, agent: int, tool: ToolCall) -> str | None:
         """Deliver one message tool call; the reason it is invalid, or None when sent."""
-        if isinstance(tool, _BATCH_CALLS):
+        # dispatch on the `type` tag: a failing isinstance test against a pydantic model
+        # class costs a trip through the ABC machinery on every message
+        if tool.type == "schedule" or tool.type == "reschedule":
             return f"{tool.type} is only allowed in the VOLUNTARY and DECISION phases"
         if tool.type not in self.views.channels:
             return (
@@ -445,12 +442,12 @@ class Game:
         if tool.content is None and tool.payload is None:
             return "message has neither content nor payload"
         to: list[str] = []
-        if isinstance(tool, DmCall):
+        if tool.type == "dm":
             if type(tool.to) is not int or not 0 <= tool.to < len(self.seats) or tool.to == agent:
                 return f"dm recipient {tool.to!r} is not another agent id in [0, {len(self.seats)})"
             channel = _DM
             to = [seat_of(tool.to)]
-        elif isinstance(tool, ParticipantGroupchatCall):
+        elif tool.type == "participant_groupchat":
             if seat not in rnd.group.members:
                 return "only the current meeting's participants may post to its groupchat"
             channel = rnd.group
@@ -512,9 +509,9 @@ class Game:
             ))
             actions: list[Action] = []
             for tool in envelope.actions:
-                if isinstance(tool, ScheduleCall):
+                if tool.type == "schedule":
                     actions.append(Schedule(tool.meeting_id, tool.slot))
-                elif isinstance(tool, RescheduleCall):
+                elif tool.type == "reschedule":
                     actions.append(
                         Reschedule(tool.item_id, tool.from_slot, tool.to_slot, tool.justification)
                     )

@@ -65,7 +65,7 @@ class ProtocolParticipant(ABC):
 
     def respond(self, observation: CalendarObservation) -> Envelope:
         """`act` without the coroutine (a subclass adds to the envelope here)."""
-        if isinstance(observation, CheapTalkObservation):
+        if observation.phase == "cheap_talk":  # the tag: no isinstance on a pydantic class
             actions = self.cheap_talk(observation, self._incoming(observation))
         else:
             actions = self.batch(observation)
