@@ -18,6 +18,8 @@ from confide.envs.calbench.actions import (
 from confide.envs.calbench.participants.dsm_plans import (
     PLAN_STRIDE,
     Move,
+    _chains,
+    _ranked_chains,
     candidate_plans,
     local_batch,
     score,
@@ -159,3 +161,33 @@ def test_reported_levels_are_backed_by_batches(
     assert level > 0
     sources = {m.from_slot for m in moves}
     assert all(view.slots[m.to_slot].kind == "free" or m.to_slot in sources for m in moves)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["free", "errand", "m1", "m10", "m100"]), min_size=1, max_size=9
+    ),
+    st.integers(0, 3),
+    st.sampled_from([50, 21]),
+)
+def test_chains_come_best_first_without_building_them_all(
+    kinds: list[str], depth: int, current: int
+) -> None:
+    """`_ranked_chains` (lazy up to depth 2) yields exactly `_chains` sorted by shown cost,
+    length and landing slots: the order candidate_plans keeps the cheapest from."""
+    slots: list[Errand | MeetingItem | None] = []
+    for i, kind in enumerate(kinds):
+        if kind == "free":
+            slots.append(None)
+        elif kind == "errand":
+            slots.append(Errand(i, 1))
+        else:
+            slots.append(MeetingItem(20 + i, int(kind[1:]), (0, 1)))
+    view = view_of(Calendar(0, tuple(slots)))
+    for src in range(len(slots)):
+        full = sorted(
+            _chains(view, src, depth, frozenset(), current),
+            key=lambda c: (sum(c[1]), len(c[0]), [m.to_slot for m in c[0]]),
+        )
+        assert list(_ranked_chains(view, src, depth, current)) == full

@@ -7,7 +7,7 @@ from pydantic import BaseModel, Field, PrivateAttr
 
 from confide.core.message import Channel, Message
 from confide.core.trace import MessageDelivered
-from confide.core.trusted import trusted
+from confide.core.trusted import builder, trusted
 from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import DmCall, Envelope, ScheduleCall, tool_dict
 
@@ -92,3 +92,43 @@ def test_field_names_that_shadow_the_generated_code() -> None:
 
     _same(Shadow(model=1, set=[2]), trusted(Shadow, model=1, set=[2]))
     _same(Shadow(model=1), trusted(Shadow, model=1))
+
+
+@pytest.mark.parametrize(
+    "cls, values",
+    [
+        (DmCall, {"to": 2, "content": None, "payload": {"type": "costs", "to": [2]}}),
+        (DmCall, {"to": 2}),
+        (Envelope, {"thinking": "t", "actions": []}),
+        (ev.TurnStart, {"seat": "agent0", "round": 1, "visible_to": ["agent0"],
+                        "data": ev.TurnStartData(turn=0, phase="CHEAP_TALK", inbox=[])}),
+        (ev.Resolution, {"round": 2, "data": ev.ResolutionData(
+            meeting_id=1, resolved=True, slots={}, reason=None, turns=1,
+            consistency_violations=[],
+        )}),
+    ],
+)
+def test_a_builder_for_given_fields_builds_the_same_instance(
+    cls: type[BaseModel], values: dict[str, object]
+) -> None:
+    build = builder(cls, *values)
+    _same(cls(**values), build(**values))
+    assert builder(cls, *values) is build  # generated once per class and field set
+    if cls is Envelope:  # defaults left out are fresh per instance
+        assert builder(Envelope, "thinking")(thinking="").actions is not (
+            builder(Envelope, "thinking")(thinking="").actions
+        )
+
+
+def test_a_builder_for_given_fields_takes_exactly_those() -> None:
+    build = builder(ScheduleCall, "meeting_id", "slot")
+    with pytest.raises(TypeError):
+        build(meeting_id=1)  # a given field is required
+    with pytest.raises(TypeError):
+        build(meeting_id=1, slot=2, type="schedule")  # a field not given is not taken
+    with pytest.raises(TypeError, match=r"missing required field\(s\) \['slot'\]"):
+        builder(ScheduleCall, "meeting_id")
+    with pytest.raises(TypeError, match=r"unknown field\(s\) \['slott'\]"):
+        builder(ScheduleCall, "meeting_id", "slot", "slott")
+    with pytest.raises(TypeError, match="named twice"):
+        builder(ScheduleCall, "meeting_id", "slot", "slot")

@@ -9,7 +9,7 @@ episode is played, then scored from its trace by `spec.score_episode`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol
@@ -126,10 +126,19 @@ class Turns:
     observe: Callable[[str, BaseModel], None] | None = None
     acted: Callable[[str, object], None] | None = None
 
-    async def ask(
+    def ask(
+        self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
+    ) -> Awaitable[_Act]:
+        """`participant`'s action on `observation`, given to it in `seat` (to await).
+        Without hooks it is the participant's own `act`: no coroutine in between, which
+        a reference game, hundreds of turns of a few microseconds each, would notice."""
+        if self.observe is None and self.acted is None:
+            return participant.act(observation)
+        return self._hooked(seat, observation, participant)
+
+    async def _hooked(
         self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
     ) -> _Act:
-        """`participant`'s action on `observation`, given to it in `seat`."""
         if self.observe is not None:
             self.observe(seat, observation)
         action = await participant.act(observation)
@@ -162,12 +171,12 @@ class EpisodeContext:
     outside a run), which a score function names in the table rows it computes
     (`EpisodeResult.tables`): a worker may write the trace elsewhere first."""
 
-    async def ask(
+    def ask(
         self, seat: str, observation: _Obs, participant: Participant[_Obs, _Act]
-    ) -> _Act:
-        """Give `observation` to `participant` in `seat` and return its action: the only
-        way an environment hands a participant an observation (`Turns`)."""
-        return await self.turns.ask(seat, observation, participant)
+    ) -> Awaitable[_Act]:
+        """Give `observation` to `participant` in `seat`; await it for its action. The
+        only way an environment hands a participant an observation (`Turns`)."""
+        return self.turns.ask(seat, observation, participant)
 
     def model_for(
         self,

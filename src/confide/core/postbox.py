@@ -11,13 +11,15 @@ message that was not delivered to it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from confide.core.message import Channel, Message
 from confide.core.trusted import builder
 from confide.errors import ConfideError
 
-_message = builder(Message)
+_message = builder(
+    Message, "id", "sender", "recipients", "channel", "text", "payload", "round", "turn"
+)
 
 
 class RoutingError(ConfideError):
@@ -57,24 +59,29 @@ class Postbox:
     def resolve(self, sender: str, channel: Channel, to: Iterable[str] = ()) -> tuple[str, ...]:
         """The recipient set of a message: named recipients for a DM, the group's members
         for a group, every active agent for a broadcast; never the sender itself."""
-        self._require_known(sender, "sender")
+        known = self._seen
+        if sender not in known:
+            self._unknown(sender, "sender")
         if channel.kind == "dm":
             names = tuple(dict.fromkeys(to))
             if not names:
                 raise RoutingError(f"direct message from {sender!r} names no recipient")
             for name in names:
-                self._require_known(name, "recipient")
+                if name not in known:
+                    self._unknown(name, "recipient")
         elif channel.kind == "group":
             if sender not in channel.members:
                 raise RoutingError(
                     f"{sender!r} is not a member of group {channel.name!r} {list(channel.members)}"
                 )
             for name in channel.members:
-                self._require_known(name, "group member")
+                if name not in known:
+                    self._unknown(name, "group member")
             names = channel.members
         else:
             names = self.agents
-        return tuple(n for n in names if n != sender and n in self._active)
+        active = self._active
+        return tuple([n for n in names if n != sender and n in active])
 
     def post(
         self,
@@ -128,4 +135,7 @@ class Postbox:
 
     def _require_known(self, name: str, what: str) -> None:
         if name not in self._seen:
-            raise RoutingError(f"unknown {what} {name!r}; known agents: {list(self.agents)}")
+            self._unknown(name, what)
+
+    def _unknown(self, name: str, what: str) -> NoReturn:
+        raise RoutingError(f"unknown {what} {name!r}; known agents: {list(self.agents)}")

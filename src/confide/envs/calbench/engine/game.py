@@ -68,12 +68,8 @@ from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
     CalendarObservation,
-    DmCall,
     Envelope,
-    ParticipantGroupchatCall,
     RefusedAction,
-    RescheduleCall,
-    ScheduleCall,
     ToolCall,
     agent_of,
     seat_of,
@@ -100,6 +96,67 @@ DEFAULT_MAX_TURNS = 20
 DEFAULT_DECISION_RETRIES = 3
 _DM = Channel.dm()
 _BROADCAST = Channel.broadcast()
+# the trusted builders of every event this engine records, one per call site, each
+# taking exactly the fields that site passes (core/trusted.py)
+_SEAT_EVENT = ("seat", "round", "visible_to", "data")
+_AgentRegistered = builder(ev.AgentRegistered, "seat", "visible_to", "data")
+_AgentRegisteredData = builder(ev.AgentRegisteredData, "agent", "participant", "calendar")
+_BatchApplied = builder(ev.BatchApplied, *_SEAT_EVENT)
+_BatchAppliedData = builder(
+    ev.BatchAppliedData,
+    "phase",
+    "actions",
+    "moves",
+    "cost",
+    "display_cost",
+    "calendar",
+)
+_BatchFailed = builder(ev.BatchFailed, *_SEAT_EVENT)
+_BatchFailedData = builder(ev.BatchFailedData, "phase", "attempts")
+_BatchRejected = builder(ev.BatchRejected, *_SEAT_EVENT)
+_BatchRejectedData = builder(ev.BatchRejectedData, "phase", "attempt", "conflicts", "actions")
+_ConsistencyViolation = builder(ev.ConsistencyViolation, "round", "data")
+_ConsistencyViolationData = builder(ev.ConsistencyViolationData, "meeting_id", "slots")
+_DecideEnd = builder(ev.DecideEnd, *_SEAT_EVENT)
+_DecideEndData = builder(ev.DecideEndData, "phase", "attempt", "tool_calls", "thinking")
+_DecideStart = builder(ev.DecideStart, *_SEAT_EVENT)
+_DecideStartData = builder(ev.DecideStartData, "phase", "attempt", "calendar")
+_GameStart = builder(ev.GameStart, "data")
+_GameStartData = builder(
+    ev.GameStartData,
+    "task_id",
+    "scenario_seed",
+    "num_agents",
+    "num_slots",
+    "num_meetings",
+    "cost_setting",
+    "condition",
+    "channels",
+    "max_turns_per_round",
+    "decision_retries",
+    "optimal_cost",
+    "greedy_cost",
+)
+_InvalidToolCall = builder(ev.InvalidToolCall, *_SEAT_EVENT)
+_InvalidToolCallData = builder(ev.InvalidToolCallData, "phase", "tool_call", "reason")
+_MeetingInfo = builder(ev.MeetingInfo, "meeting_id", "participants", "cost")
+_Move = builder(ev.Move, "kind", "item_id", "from_slot", "to_slot", "cost")
+_Resolution = builder(ev.Resolution, "round", "data")
+_ResolutionData = builder(
+    ev.ResolutionData,
+    "meeting_id",
+    "resolved",
+    "slots",
+    "reason",
+    "turns",
+    "consistency_violations",
+)
+_RoundStart = builder(ev.RoundStart, "round", "visible_to", "data")
+_RoundStartData = builder(ev.RoundStartData, "meeting", "speaker_order")
+_TurnEnd = builder(ev.TurnEnd, *_SEAT_EVENT)
+_TurnEndData = builder(ev.TurnEndData, "turn", "phase", "tool_calls", "thinking")
+_TurnStart = builder(ev.TurnStart, *_SEAT_EVENT)
+_TurnStartData = builder(ev.TurnStartData, "turn", "phase", "inbox")
 
 
 class CalendarParticipant(Protocol):
@@ -153,6 +210,12 @@ class _Round:
 
 
 Staged = dict[str, tuple[BatchResult, list[dict[str, Any]]]]
+
+
+def _tool_dicts(actions: list[ToolCall]) -> list[dict[str, Any]]:
+    """The trace form of a reply's tool calls (most replies have none: no comprehension,
+    which is a call of its own, for them)."""
+    return [tool_dict(t) for t in actions] if actions else []
 _PHASES: dict[str, ev.Phase] = {"voluntary": "VOLUNTARY", "decision": "DECISION"}
 
 
@@ -205,7 +268,7 @@ class Game:
 
     def _register(self) -> None:
         sc = self.scenario
-        self.trace.emit(builder(ev.GameStart)(data=builder(ev.GameStartData)(
+        self.trace.emit(_GameStart(data=_GameStartData(
             task_id=sc.task_id,
             scenario_seed=sc.seed,
             num_agents=sc.num_agents,
@@ -221,10 +284,10 @@ class Game:
         )))
         for seat in self.seats:
             agent = agent_of(seat)
-            self.trace.emit(builder(ev.AgentRegistered)(
+            self.trace.emit(_AgentRegistered(
                 seat=seat,
                 visible_to=[seat],
-                data=builder(ev.AgentRegisteredData)(
+                data=_AgentRegisteredData(
                     agent=agent,
                     participant=self.players[seat].name,
                     calendar=self.views.calendar(self.calendars[agent]).text,
@@ -235,12 +298,16 @@ class Game:
         """What the postbox delivered to `seat` since it last looked (A.4 inbox drain)."""
         seen = self.postbox.seen_by(seat, since=self.cursor[seat])
         self.cursor[seat] += len(seen)
-        return [m for m in seen if m.sender != seat]
+        return [m for m in seen if m.sender != seat] if seen else seen
 
-    async def _act(self, seat: str, observation: CalendarObservation) -> Envelope:
+    def _ask(self, seat: str, observation: CalendarObservation) -> Awaitable[Envelope]:
+        """`seat`'s answer to `observation` (which also carries the calls refused since its
+        last turn), through `ctx.ask`; await it and pass the result to `_checked`."""
         if refused := self.refused.pop(seat, None):
             observation = observation.model_copy(update={"refused": tuple(refused)})
-        envelope = await self.turns.ask(seat, observation, self.players[seat])
+        return self.turns.ask(seat, observation, self.players[seat])
+
+    def _checked(self, seat: str, envelope: Envelope) -> Envelope:
         if not isinstance(envelope, Envelope):
             raise TypeError(
                 f"participant {self.players[seat].name!r} at {seat} returned "
@@ -252,11 +319,11 @@ class Game:
         self, rnd: int, seat: str, phase: ev.Phase, tool: ToolCall, reason: str
     ) -> None:
         self.refused.setdefault(seat, []).append(RefusedAction(action=tool.type, reason=reason))
-        self.trace.emit(builder(ev.InvalidToolCall)(
+        self.trace.emit(_InvalidToolCall(
             seat=seat,
             round=rnd,
             visible_to=[seat],
-            data=builder(ev.InvalidToolCallData)(
+            data=_InvalidToolCallData(
                 phase=phase, tool_call=tool_dict(tool), reason=reason
             ),
         ))
@@ -265,11 +332,11 @@ class Game:
 
     async def _round(self, index: int, meeting: Meeting) -> None:
         order = [seat_of(a) for a in meeting.speaker_order]
-        self.trace.emit(builder(ev.RoundStart)(
+        self.trace.emit(_RoundStart(
             round=index,
             visible_to=list(order),
-            data=builder(ev.RoundStartData)(
-                meeting=builder(ev.MeetingInfo)(
+            data=_RoundStartData(
+                meeting=_MeetingInfo(
                     meeting_id=meeting.meeting_id,
                     participants=list(meeting.participants),
                     cost=meeting.cost,
@@ -332,23 +399,23 @@ class Game:
             new_messages=new,
         )
         rnd.started.add(seat)
-        self.trace.emit(builder(ev.TurnStart)(
+        self.trace.emit(_TurnStart(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.TurnStartData)(
-                turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new]
+            data=_TurnStartData(
+                turn=rnd.turn, phase="CHEAP_TALK", inbox=[m.id for m in new] if new else []
             ),
         ))
-        envelope = await self._act(seat, observation)
-        self.trace.emit(builder(ev.TurnEnd)(
+        envelope = self._checked(seat, await self._ask(seat, observation))
+        self.trace.emit(_TurnEnd(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.TurnEndData)(
+            data=_TurnEndData(
                 turn=rnd.turn,
                 phase="CHEAP_TALK",
-                tool_calls=[tool_dict(t) for t in envelope.actions],
+                tool_calls=_tool_dicts(envelope.actions),
                 thinking=envelope.thinking,
             ),
         ))
@@ -363,7 +430,9 @@ class Game:
 
     def _route(self, rnd: _Round, seat: str, agent: int, tool: ToolCall) -> str | None:
         """Deliver one message tool call; the reason it is invalid, or None when sent."""
-        if isinstance(tool, ScheduleCall | RescheduleCall):
+        # dispatch on the `type` tag: a failing isinstance test against a pydantic model
+        # class costs a trip through the ABC machinery on every message
+        if tool.type == "schedule" or tool.type == "reschedule":
             return f"{tool.type} is only allowed in the VOLUNTARY and DECISION phases"
         if tool.type not in self.views.channels:
             return (
@@ -373,12 +442,12 @@ class Game:
         if tool.content is None and tool.payload is None:
             return "message has neither content nor payload"
         to: list[str] = []
-        if isinstance(tool, DmCall):
+        if tool.type == "dm":
             if type(tool.to) is not int or not 0 <= tool.to < len(self.seats) or tool.to == agent:
                 return f"dm recipient {tool.to!r} is not another agent id in [0, {len(self.seats)})"
             channel = _DM
             to = [seat_of(tool.to)]
-        elif isinstance(tool, ParticipantGroupchatCall):
+        elif tool.type == "participant_groupchat":
             if seat not in rnd.group.members:
                 return "only the current meeting's participants may post to its groupchat"
             channel = rnd.group
@@ -420,29 +489,29 @@ class Game:
                 conflicts=conflicts,
                 penalty=self.penalty[agent],
             )
-            self.trace.emit(builder(ev.DecideStart)(
+            self.trace.emit(_DecideStart(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=builder(ev.DecideStartData)(
+                data=_DecideStartData(
                     phase=label, attempt=attempt, calendar=observation.calendar.text,
                 ),
             ))
-            envelope = await self._act(seat, observation)
-            tools = [tool_dict(t) for t in envelope.actions]
-            self.trace.emit(builder(ev.DecideEnd)(
+            envelope = self._checked(seat, await self._ask(seat, observation))
+            tools = _tool_dicts(envelope.actions)
+            self.trace.emit(_DecideEnd(
                 seat=seat,
                 round=rnd.index,
                 visible_to=[seat],
-                data=builder(ev.DecideEndData)(
+                data=_DecideEndData(
                     phase=label, attempt=attempt, tool_calls=tools, thinking=envelope.thinking
                 ),
             ))
             actions: list[Action] = []
             for tool in envelope.actions:
-                if isinstance(tool, ScheduleCall):
+                if tool.type == "schedule":
                     actions.append(Schedule(tool.meeting_id, tool.slot))
-                elif isinstance(tool, RescheduleCall):
+                elif tool.type == "reschedule":
                     actions.append(
                         Reschedule(tool.item_id, tool.from_slot, tool.to_slot, tool.justification)
                     )
@@ -459,21 +528,21 @@ class Game:
                 )
             except BatchRejected as exc:
                 conflicts = exc.conflicts
-                self.trace.emit(builder(ev.BatchRejected)(
+                self.trace.emit(_BatchRejected(
                     seat=seat,
                     round=rnd.index,
                     visible_to=[seat],
-                    data=builder(ev.BatchRejectedData)(
+                    data=_BatchRejectedData(
                         phase=label, attempt=attempt, conflicts=list(conflicts), actions=tools
                     ),
                 ))
                 continue
             return result, tools
-        self.trace.emit(builder(ev.BatchFailed)(
+        self.trace.emit(_BatchFailed(
             seat=seat,
             round=rnd.index,
             visible_to=[seat],
-            data=builder(ev.BatchFailedData)( phase=label, attempts=attempts),
+            data=_BatchFailedData( phase=label, attempts=attempts),
         ))
         return None
 
@@ -484,15 +553,15 @@ class Game:
         self.calendars[agent] = result.calendar
         shown = sum(self.scenario.display_cost(item.cost) for item, _, _ in result.moves)
         self.penalty[agent] += shown
-        self.trace.emit(builder(ev.BatchApplied)(
+        self.trace.emit(_BatchApplied(
             seat=seat,
             round=index,
             visible_to=[seat],
-            data=builder(ev.BatchAppliedData)(
+            data=_BatchAppliedData(
                 phase=_PHASES[phase],
                 actions=tools,
                 moves=[
-                    builder(ev.Move)(
+                    _Move(
                         kind="errand" if isinstance(item, Errand) else "meeting",
                         item_id=item.item_id,
                         from_slot=src,
@@ -540,18 +609,18 @@ class Game:
         self.resolved[mid] = resolved
         for other in violations:
             participants = self.known.get(other, rnd.meeting.participants)
-            self.trace.emit(builder(ev.ConsistencyViolation)(
+            self.trace.emit(_ConsistencyViolation(
                 round=rnd.index,
-                data=builder(ev.ConsistencyViolationData)(
+                data=_ConsistencyViolationData(
                     meeting_id=other,
                     slots={
                         str(a): self.calendars[a].slot_of_meeting(other) for a in participants
                     },
                 ),
             ))
-        self.trace.emit(builder(ev.Resolution)(
+        self.trace.emit(_Resolution(
             round=rnd.index,
-            data=builder(ev.ResolutionData)(
+            data=_ResolutionData(
                 meeting_id=mid,
                 resolved=resolved,
                 slots={str(agent_of(s)): slot for s, slot in slots.items()},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from confide.envs.calbench import events as ev
 from confide.envs.calbench.actions import agent_of
@@ -76,33 +76,52 @@ def outcome_from_events(scenario: Scenario, events: Iterable[object]) -> GameOut
     meetings = scenario.to_meetings()
     resolved: dict[int, bool] = {}
     for event in events:
-        if isinstance(event, ev.Resolution):
-            resolved[event.data.meeting_id] = event.data.resolved
-        elif (
-            isinstance(event, ev.BatchApplied) and event.seat is not None
-            and event.round is not None
-        ):
-            agent = agent_of(event.seat)
-            actions = [a for t in event.data.actions if (a := _action(t)) is not None]
+        kind = _kind(type(event))
+        if kind == "resolution":
+            resolution = cast(ev.Resolution, event)
+            resolved[resolution.data.meeting_id] = resolution.data.resolved
+        elif kind == "applied":
+            applied = cast(ev.BatchApplied, event)
+            if applied.seat is None or applied.round is None:
+                continue
+            agent = agent_of(applied.seat)
+            actions = [a for t in applied.data.actions if (a := _action(t)) is not None]
             result = apply_batch(
                 calendars[agent],
                 actions,
-                meeting=meetings[event.round],
-                require_schedule=event.data.phase == "DECISION",
+                meeting=meetings[applied.round],
+                require_schedule=applied.data.phase == "DECISION",
             )
             moves = [
                 ["errand" if isinstance(item, Errand) else "meeting", item.item_id, src, dst]
                 for item, src, dst in result.moves
             ]
-            recorded = [[m.kind, m.item_id, m.from_slot, m.to_slot] for m in event.data.moves]
+            recorded = [[m.kind, m.item_id, m.from_slot, m.to_slot] for m in applied.data.moves]
             if moves != recorded:
                 raise ConfideError(
-                    f"calbench {scenario.task_id}: round {event.round}, {event.seat}: the "
+                    f"calbench {scenario.task_id}: round {applied.round}, {applied.seat}: the "
                     f"recorded batch moves {recorded} but replays as {moves}; the trace was "
                     "not played on this task"
                 )
             calendars[agent] = result.calendar
     return GameOutcome(tuple(calendars), resolved)
+
+
+_KINDS: dict[type, str] = {}
+
+
+def _kind(cls: type) -> str:
+    """The part of the replay an event class takes part in ("" = none), worked out once
+    per class: an isinstance test against a pydantic model class that fails goes through
+    the ABC machinery (about half a microsecond), and a game has hundreds of events."""
+    kind = _KINDS.get(cls)
+    if kind is None:
+        kind = _KINDS[cls] = (
+            "resolution" if issubclass(cls, ev.Resolution)
+            else "applied" if issubclass(cls, ev.BatchApplied)
+            else ""
+        )
+    return kind
 
 
 def _action(tool: dict[str, Any]) -> Action | None:

@@ -15,7 +15,9 @@ The engine's own values have the declared types, so views are built `trusted`
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from itertools import compress, count
+from operator import is_not
 
 from confide.core.message import Message
 from confide.core.trusted import builder, trusted
@@ -33,10 +35,17 @@ from confide.envs.calbench.world import Calendar, Errand, Meeting, Slot, render_
 
 _Part = tuple[SlotView, str]
 """A slot's view and its line of the A.1 text."""
-_Built = tuple[Calendar, CalendarView, list[_Part]]
-"""A calendar, its view and the parts the view was made of."""
-_CheapTalk = builder(CheapTalkObservation)
-_Batch = builder(BatchObservation)
+_Built = tuple[Calendar, CalendarView, list[str]]
+"""A calendar, its view and the lines of the view's text."""
+_CalendarView = builder(CalendarView, "owner", "slots", "text")
+_COMMON = (
+    "seat", "agent", "all_agents", "num_slots", "round", "num_rounds", "meeting",
+    "is_participant", "calendar", "penalty", "channels", "new_messages",
+)
+"""The fields every phase's observation is given (`_Observation`; `refused` only when
+there is something to tell, game.py)."""
+_CheapTalk = builder(CheapTalkObservation, *_COMMON, "turn", "max_turns", "round_start")
+_Batch = builder(BatchObservation, *_COMMON, "phase", "attempt", "max_attempts", "conflicts")
 _TASKS_KEPT = 256
 """Tasks whose views are kept (a bound, so a long run's memory stays flat)."""
 
@@ -75,6 +84,8 @@ class ViewBuilder:
         self.scenario = scenario
         self.channels = channels
         self.all_agents = tuple(range(scenario.num_agents))
+        self.num_slots = scenario.num_slots
+        self._seats = tuple(seat_of(a) for a in self.all_agents)
         self.num_rounds = len(scenario.meetings)
         self._labels = scenario.private_texts()
         self._initial = scenario.to_calendars()
@@ -90,20 +101,25 @@ class ViewBuilder:
         cached = self._calendars.get(owner)
         if cached is not None and cached[0] is calendar:
             return cached[1]
-        previous, kept = (cached[0].slots, cached[2]) if cached is not None else ((), [])
-        parts = [
-            kept[i] if i < len(previous) and previous[i] is item else self._slot(i, item, owner)
-            for i, item in enumerate(calendar.slots)
-        ]
-        view = trusted(
-            CalendarView,
-            owner=calendar.owner,
-            slots=tuple(view for view, _ in parts),
-            text="\n".join(line for _, line in parts),
-        )
-        self._calendars[owner] = (calendar, view, parts)
+        items = calendar.slots
+        if cached is not None and len(cached[0].slots) == len(items):
+            views, lines = list(cached[1].slots), list(cached[2])
+            # the slots whose item object changed (a batch touches a few), found in C
+            changed: Iterable[int] = compress(count(), map(is_not, cached[0].slots, items))
+        else:
+            views, lines = [], []
+            changed = range(len(items))
+        for i in changed:
+            part = self._slot(i, items[i], owner)
+            if i < len(views):
+                views[i], lines[i] = part
+            else:
+                views.append(part[0])
+                lines.append(part[1])
+        view = _CalendarView(owner=owner, slots=tuple(views), text="\n".join(lines))
+        self._calendars[owner] = built = (calendar, view, lines)
         if calendar is self._initial[owner]:
-            self._shared_initial[owner] = (calendar, view, parts)
+            self._shared_initial[owner] = built
         return view
 
     def _slot(self, index: int, item: Slot, owner: int) -> _Part:
@@ -178,7 +194,18 @@ class ViewBuilder:
     ) -> CheapTalkObservation:
         """A CHEAP_TALK observation."""
         return _CheapTalk(
-            **self._common(agent, calendar, meeting, round_index, penalty, new_messages),
+            seat=self._seats[agent],
+            agent=agent,
+            all_agents=self.all_agents,
+            num_slots=self.num_slots,
+            round=round_index,
+            num_rounds=self.num_rounds,
+            meeting=self.meeting(meeting, agent),
+            is_participant=agent in meeting.participants,
+            calendar=self.calendar(calendar),
+            penalty=penalty,
+            channels=self.channels,
+            new_messages=tuple(new_messages),
             turn=turn,
             max_turns=max_turns,
             round_start=round_start,
@@ -200,34 +227,20 @@ class ViewBuilder:
         """A VOLUNTARY or DECISION observation (a retry when `conflicts` is non-empty); it
         carries no inbox (A.3: meeting metadata and a calendar snapshot)."""
         return _Batch(
-            **self._common(agent, calendar, meeting, round_index, penalty, ()),
+            seat=self._seats[agent],
+            agent=agent,
+            all_agents=self.all_agents,
+            num_slots=self.num_slots,
+            round=round_index,
+            num_rounds=self.num_rounds,
+            meeting=self.meeting(meeting, agent),
+            is_participant=agent in meeting.participants,
+            calendar=self.calendar(calendar),
+            penalty=penalty,
+            channels=self.channels,
+            new_messages=(),
             phase=phase,
             attempt=attempt,
             max_attempts=max_attempts,
             conflicts=conflicts,
         )
-
-    def _common(
-        self,
-        agent: int,
-        calendar: Calendar,
-        meeting: Meeting,
-        round_index: int,
-        penalty: int,
-        new_messages: Sequence[Message],
-    ) -> dict[str, object]:
-        """The fields every phase's observation has (`_Observation`)."""
-        return {
-            "seat": seat_of(agent),
-            "agent": agent,
-            "all_agents": self.all_agents,
-            "num_slots": self.scenario.num_slots,
-            "round": round_index,
-            "num_rounds": self.num_rounds,
-            "meeting": self.meeting(meeting, agent),
-            "is_participant": agent in meeting.participants,
-            "calendar": self.calendar(calendar),
-            "penalty": penalty,
-            "channels": self.channels,
-            "new_messages": tuple(new_messages),
-        }

@@ -41,6 +41,12 @@ from confide.envs.calbench.actions import (
 Incoming = list[tuple[int, dict[str, Any]]]
 _NOTHING = Envelope()
 """The answer of a turn with nothing to say (shared: the engine never mutates envelopes)."""
+_envelope = builder(Envelope, "actions")
+_dm = builder(DmCall, "to", "content", "payload")
+_participant_post = builder(ParticipantGroupchatCall, "content", "payload")
+_all_agent_post = builder(AllAgentGroupchatCall, "content", "payload")
+_reschedule = builder(RescheduleCall, "item_id", "from_slot", "to_slot", "justification")
+_schedule = builder(ScheduleCall, "meeting_id", "slot")
 
 
 class ProtocolParticipant(ABC):
@@ -55,11 +61,15 @@ class ProtocolParticipant(ABC):
         self.agent = agent_of(seat)
 
     async def act(self, observation: CalendarObservation) -> Envelope:
-        if isinstance(observation, CheapTalkObservation):
+        return self.respond(observation)
+
+    def respond(self, observation: CalendarObservation) -> Envelope:
+        """`act` without the coroutine (a subclass adds to the envelope here)."""
+        if observation.phase == "cheap_talk":  # the tag: no isinstance on a pydantic class
             actions = self.cheap_talk(observation, self._incoming(observation))
         else:
             actions = self.batch(observation)
-        return builder(Envelope)(actions=actions) if actions else _NOTHING
+        return _envelope(actions=actions) if actions else _NOTHING
 
     @abstractmethod
     def cheap_talk(self, obs: CheapTalkObservation, incoming: Incoming) -> list[ToolCall]:
@@ -92,7 +102,7 @@ class ProtocolParticipant(ABC):
             return []
         if "dm" in obs.channels:
             return [
-                builder(DmCall)(
+                _dm(
                     to=a,
                     content=None,
                     payload={"protocol": self.protocol, **body, "to": [a]},
@@ -105,9 +115,9 @@ class ProtocolParticipant(ABC):
             and obs.is_participant
             and set(targets) <= set(obs.meeting.participants)
         ):
-            return [builder(ParticipantGroupchatCall)(content=None, payload=payload)]
+            return [_participant_post(content=None, payload=payload)]
         if "all_agent_groupchat" in obs.channels:
-            return [builder(AllAgentGroupchatCall)(content=None, payload=payload)]
+            return [_all_agent_post(content=None, payload=payload)]
         return []
 
 
@@ -159,13 +169,13 @@ def plan_batch(
         return None
     slots = view.slots
     actions: list[ToolCall] = [
-        builder(RescheduleCall)(
+        _reschedule(
             item_id=slots[src].item_id, from_slot=src, to_slot=dst, justification=why,
         )
         for src, dst, why in relocations
     ]
     if schedule is not None:
-        actions.append(builder(ScheduleCall)(meeting_id=schedule[0], slot=schedule[1]))
+        actions.append(_schedule(meeting_id=schedule[0], slot=schedule[1]))
     return actions
 
 
@@ -196,14 +206,15 @@ def plan_relocations(
         if schedule is not None and dst == schedule[1]:
             why = f"make room for meeting M{schedule[0]}"
         evict.append((dst, why))
-    vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
-    landing = sorted((set(view.free_slots) | vacated) - destinations)
     relocations: list[Relocation] = []
-    for src, why in evict:
-        land = next((s for s in landing if s != src), None)
-        if land is None:
-            return None
-        landing.remove(land)
-        relocations.append((src, land, why))
+    if evict:  # most batches evict nothing: no landing slots to work out
+        vacated = {src for src, _, _ in moves} | {src for src, _ in evict}
+        landing = sorted((set(view.free_slots) | vacated) - destinations)
+        for src, why in evict:
+            land = next((s for s in landing if s != src), None)
+            if land is None:
+                return None
+            landing.remove(land)
+            relocations.append((src, land, why))
     relocations.extend(move for move in moves if move[0] != move[1])
     return relocations

@@ -79,6 +79,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from confide.core.trusted import builder
 from confide.envs.calbench.actions import (
     BatchObservation,
     CalendarObservation,
@@ -105,16 +106,17 @@ from confide.envs.calbench.participants.dsm_plans import (
 )
 from confide.envs.calbench.participants.dsm_scoring import (
     D_LEVELS,
+    SCORING_COSTS,
     OfferPolicy,
     best_utility,
     joint_acceptance,
     offer_size,
     reward,
-    scoring_cost,
 )
 from confide.errors import ConfideError
 
 INITIAL_POINTS = 100
+_envelope = builder(Envelope, "thinking", "actions")
 
 
 @dataclass(frozen=True)
@@ -210,12 +212,12 @@ class DsmParticipant(ProtocolParticipant):
         self._m = _Meeting(meeting_id=-1)
         self._notes: list[str] = []
 
-    async def act(self, observation: CalendarObservation) -> Envelope:
-        envelope = await super().act(observation)
+    def respond(self, observation: CalendarObservation) -> Envelope:
+        envelope = super().respond(observation)
         if not self._notes:
             return envelope
         thinking, self._notes = "; ".join(self._notes), []
-        return Envelope.model_construct(thinking=thinking, actions=list(envelope.actions))
+        return _envelope(thinking=thinking, actions=list(envelope.actions))
 
     def _meeting(self, meeting_id: int) -> _Meeting:
         if self._m.meeting_id != meeting_id:
@@ -257,24 +259,25 @@ class DsmParticipant(ProtocolParticipant):
         if not isinstance(plans, list):
             return []
         ids, levels = [], []
-        target = state.meeting_id, obs.is_participant
+        view, num_slots, meeting_id = obs.calendar, obs.num_slots, state.meeting_id
+        participant = obs.is_participant
         for entry in plans:
             if not isinstance(entry, dict):
                 continue
             plan_id, slot = entry.get("plan_id"), entry.get("slot")
-            if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < obs.num_slots:
+            if type(plan_id) is not int or type(slot) is not int or not 0 <= slot < num_slots:
                 continue
             raw = entry.get("moves")
-            moves = parse_moves(raw, obs.num_slots) if raw else ()
+            moves = parse_moves(raw, num_slots) if raw else ()
             level = 0
             if moves is not None:
-                mine = held_moves(obs.calendar, moves)
-                level = score(obs.calendar, target[0], slot if target[1] else None, mine)
+                mine = held_moves(view, moves)
+                level = score(view, meeting_id, slot if participant else None, mine)
             ids.append(plan_id)
             levels.append(level)
         if not ids:
             return []
-        state.charge += sum(scoring_cost(s) for s in levels)
+        state.charge += sum(SCORING_COSTS[s] for s in levels)
         body = {
             "type": "scores",
             "meeting_id": state.meeting_id,
@@ -363,7 +366,9 @@ class DsmParticipant(ProtocolParticipant):
                 {
                     "plan_id": p.plan_id,
                     "slot": p.slot,
-                    "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)],
+                    "moves": [m.to_json() for m in _visible(obs, p.moves, viewers)]
+                    if p.moves
+                    else [],
                 }
                 for p in offered
             ]
@@ -479,7 +484,10 @@ def _visible(
     """Moves of meetings some viewer attends (everything on a shared channel)."""
     if not moves or len(viewers) > 1:
         return list(moves)
-    return [m for m in moves if viewers & set(participants_of(obs.calendar, m.meeting_id))]
+    if not viewers:
+        return []
+    (viewer,) = viewers
+    return [m for m in moves if viewer in participants_of(obs.calendar, m.meeting_id)]
 
 
 def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:
@@ -495,6 +503,6 @@ def _take_scores(lead: _Lead, sender: int, payload: dict[str, Any]) -> None:
         if plan_id in asked and type(level) is int and 0 <= level < D_LEVELS:
             vector[plan_id] = level
     lead.scores[sender] = vector
-    paid = sum(scoring_cost(s) for s in vector.values())
+    paid = sum(SCORING_COSTS[s] for s in vector.values())
     lead.charges[sender] = lead.charges.get(sender, 0) + paid
     lead.waiting.discard(sender)

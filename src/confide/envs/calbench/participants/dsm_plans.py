@@ -32,8 +32,9 @@ meeting and meaningless beyond the slot they name.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, TypeGuard
 
 from confide.envs.calbench.actions import CalendarView, ToolCall
@@ -197,6 +198,36 @@ def _chains(
     return out
 
 
+def _ranked_chains(view: CalendarView, src: int, depth: int, current: int) -> Iterator[Chain]:
+    """The chains of `_chains(view, src, depth, ...)` best first: by the shown cost of the
+    meetings they move, then length, then landing slots. Lazily, without building and
+    sorting them all, up to depth 2 (the presets' depths): shown costs are never negative,
+    so a chain of two moves costs at least the single move of the same meeting and ranks
+    after every single move; single moves rank by landing slot, and chains of two by the
+    second meeting's cost, its slot, then the landing slot."""
+    item = view.slots[src]
+    if depth <= 0 or item.kind != "meeting" or item.item_id is None or item.item_id == current:
+        return
+    if depth > 2:
+        chains = _chains(view, src, depth, frozenset(), current)
+        yield from sorted(chains, key=lambda c: (sum(c[1]), len(c[0]), [m.to_slot for m in c[0]]))
+        return
+    free, cost = view.free_slots, item.cost or 0
+    for dst in free:
+        yield (Move(item.item_id, src, dst),), (cost,)
+    if depth < 2 or not free:
+        return
+    seconds = sorted(  # slots are unique, so the meeting ids are never compared
+        (s.cost or 0, mid, s.item_id)
+        for mid, s in enumerate(view.slots)
+        if mid != src and s.kind == "meeting" and s.item_id is not None and s.item_id != current
+    )
+    for second_cost, mid, second_id in seconds:
+        first = Move(item.item_id, src, mid)
+        for dst in free:
+            yield (first, Move(second_id, mid, dst)), (cost, second_cost)
+
+
 def candidate_plans(
     view: CalendarView,
     meeting_id: int,
@@ -213,20 +244,19 @@ def candidate_plans(
     (None = everyone can be reached)."""
     base = frozenset(responders)
     me = view.owner
+    direct = base - {me}
     plans: list[Plan] = []
     for slot, item in enumerate(view.slots):
+        if item.kind == "free":  # `score` of a free slot: nothing to move
+            plans.append(Plan(slot * PLAN_STRIDE, slot, (), direct, D_LEVELS - 1))
+            continue
         if item.kind != "meeting":
             own = score(view, meeting_id, slot, ())
             if own > 0:
-                plans.append(Plan(slot * PLAN_STRIDE, slot, (), base - {me}, own))
+                plans.append(Plan(slot * PLAN_STRIDE, slot, (), direct, own))
             continue
-        ranked = [
-            (sum(costs), len(chain), [m.to_slot for m in chain], chain, costs)
-            for chain, costs in _chains(view, slot, cascade_depth, frozenset(), meeting_id)
-        ]
-        ranked.sort(key=lambda r: (r[0], r[1], r[2]))
         kept = 0
-        for _, _, _, chain, costs in ranked:
+        for chain, costs in _ranked_chains(view, slot, cascade_depth, meeting_id):
             if kept == displacement_targets:
                 break
             extra = {a for m in chain for a in participants_of(view, m.meeting_id)}
@@ -236,5 +266,6 @@ def candidate_plans(
             own = satisfaction(costs)
             plans.append(Plan(slot * PLAN_STRIDE + kept, slot, chain, frozenset(scorers), own))
             kept += 1
-    plans.sort(key=lambda p: (-p.own_score, p.slot, p.plan_id))
+    # made in slot then plan-id order, so a stable sort by level alone gives that order
+    plans.sort(key=attrgetter("own_score"), reverse=True)
     return plans

@@ -49,9 +49,9 @@ def satisfaction(item_costs: Iterable[int] | None, levels: int = D_LEVELS) -> in
     """The level of a plan that moves items of these shown costs; None = infeasible -> 0."""
     if item_costs is None:
         return 0
-    costs = list(item_costs)
-    if any(c < 0 for c in costs):
-        raise ValueError(f"satisfaction: costs must be >= 0, got {costs}")
+    costs = tuple(item_costs)
+    if costs and min(costs) < 0:
+        raise ValueError(f"satisfaction: costs must be >= 0, got {list(costs)}")
     return max(1, levels - 1 - sum(costs))
 
 
@@ -77,6 +77,10 @@ def reward(selected: int, scores: Sequence[int], offer_size: int, levels: int = 
 def _check_score(score: int, levels: int) -> None:
     if type(score) is not int or not 0 <= score < levels:
         raise ValueError(f"score {score!r} is not a satisfaction level in [0, {levels})")
+
+
+SCORING_COSTS: tuple[int, ...] = tuple(scoring_cost(s) for s in range(D_LEVELS))
+"""C(s) by level s of D_LEVELS, for the hot path (a seat's scores are levels already)."""
 
 
 @dataclass(frozen=True)

@@ -88,6 +88,14 @@ class ImapParticipant(ProtocolParticipant):
     def __init__(self, seat: str) -> None:
         super().__init__(seat)
         self._state = _RoundState(meeting_id=-1)
+        self._costs_of: tuple[CalendarView | None, list[int | None]] = (None, [])
+
+    def _costs(self, view: CalendarView) -> list[int | None]:
+        """`insertion_costs(view)`, kept while the seat's calendar view is the same object
+        (views are immutable; the engine reuses one until the calendar changes)."""
+        if view is not self._costs_of[0]:
+            self._costs_of = (view, insertion_costs(view))
+        return self._costs_of[1]
 
     def _round(self, meeting_id: int) -> _RoundState:
         if self._state.meeting_id != meeting_id:
@@ -106,7 +114,7 @@ class ImapParticipant(ProtocolParticipant):
                 slots = [
                     s for s in payload.get("slots", []) if type(s) is int and 0 <= s < obs.num_slots
                 ]
-                own = insertion_costs(obs.calendar)
+                own = self._costs(obs.calendar)
                 out += self.send(
                     obs,
                     [sender],
@@ -140,7 +148,7 @@ class ImapParticipant(ProtocolParticipant):
                 )
             if not state.decided and all(a in state.costs for a in responders):
                 state.decided = True
-                vectors = [insertion_costs(obs.calendar)] + [state.costs[a] for a in responders]
+                vectors = [self._costs(obs.calendar)] + [state.costs[a] for a in responders]
                 state.agreed = choose_slot(vectors)
                 out += self.send(
                     obs,
