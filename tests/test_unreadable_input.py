@@ -118,7 +118,7 @@ def test_an_output_directory_that_cannot_be_written(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_is_one_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def full(self: TraceWriter, event: object) -> None:
+    def full(self: TraceWriter, event: object, now: float) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(TraceWriter, "_write", full)
