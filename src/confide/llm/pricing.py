@@ -1,8 +1,9 @@
 """Token prices and call costs from a versioned price table.
 
 The shipped table (`prices.json`, versioned, with the date the prices were read) lists
-per-million-token list prices for a handful of OpenAI models. Costs are list-price
-upper bounds: provider-side prompt-cache and batch discounts are not modelled. A model
+per-million-token list prices, with the cached-input, cache-write and reasoning prices
+where the vendor publishes them; a call's cost prices each kind of token the provider
+reported (`ModelPrice.cost`). Batch discounts are not modelled. A model
 missing from the table has an unknown cost (None), never zero; models of the providers
 in `zero_cost_providers` (mock, local, replay) cost nothing. Dated snapshots such as
 `openai/gpt-4o-2024-08-06` are priced as their base model.
@@ -29,12 +30,34 @@ _SNAPSHOT = re.compile(r"-\d{4}-\d{2}-\d{2}$")
 
 
 class ModelPrice(BaseModel):
-    """USD per million prompt (`input`) and completion (`output`) tokens."""
+    """USD per million tokens: uncached input (`input`), input read from the provider's
+    prompt cache (`cached_input`, default `input`), input written to it (`cache_write`,
+    default `input`), output (`output`) and hidden reasoning (`reasoning`, default
+    `output`), with the `date` the price was read and its `source`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     input: float = Field(ge=0.0)
     output: float = Field(ge=0.0)
+    cached_input: float | None = Field(default=None, ge=0.0)
+    cache_write: float | None = Field(default=None, ge=0.0)
+    reasoning: float | None = Field(default=None, ge=0.0)
+    date: str | None = Field(default=None, pattern=r"^\d{4}-\d{2}-\d{2}$")
+    source: str | None = None
+
+    def cost(self, usage: Usage) -> float:
+        """USD cost of one call's `usage` at these prices."""
+        cached = min(usage.cached_prompt_tokens, usage.prompt_tokens)
+        written = min(usage.cache_write_tokens, usage.prompt_tokens - cached)
+        reasoning = min(usage.reasoning_tokens, usage.completion_tokens)
+        micro = (
+            (usage.prompt_tokens - cached - written) * self.input
+            + cached * (self.input if self.cached_input is None else self.cached_input)
+            + written * (self.input if self.cache_write is None else self.cache_write)
+            + (usage.completion_tokens - reasoning) * self.output
+            + reasoning * (self.output if self.reasoning is None else self.reasoning)
+        )
+        return micro / 1e6
 
 
 class PriceTable(BaseModel):
@@ -81,7 +104,7 @@ class PriceTable(BaseModel):
         price = self.price(model)
         if price is None:
             return None
-        return (usage.prompt_tokens * price.input + usage.completion_tokens * price.output) / 1e6
+        return price.cost(usage)
 
 
 SHIPPED = "confide/llm/prices.json"

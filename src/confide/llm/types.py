@@ -129,11 +129,31 @@ class GenerateConfig(BaseModel, frozen=True):
 
 class Usage(BaseModel):
     """Tokens spent by one call and its price; `cost_usd` None means the price is unknown
-    (never silently zero)."""
+    (never silently zero).
+
+    One normalized shape for every provider, so a price applies the same way to all:
+    `prompt_tokens` counts every input token, of which `cached_prompt_tokens` were read
+    from the provider's prompt cache and `cache_write_tokens` were written to it (the
+    rest are uncached input); `completion_tokens` counts every output token, of which
+    `reasoning_tokens` were hidden reasoning. A provider whose API counts these apart
+    (Anthropic's `input_tokens` excludes cache reads and writes, Gemini's candidate count
+    excludes thoughts) is summed into this shape by its adapter.
+    """
 
     prompt_tokens: int = Field(default=0, ge=0)
     completion_tokens: int = Field(default=0, ge=0)
+    cached_prompt_tokens: int = Field(default=0, ge=0)
+    cache_write_tokens: int = Field(default=0, ge=0)
+    reasoning_tokens: int = Field(default=0, ge=0)
     cost_usd: float | None = None
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Zero cache and reasoning counts are left out, so traces of providers that
+        report none keep their earlier bytes."""
+        return _compact(
+            handler, self, "cached_prompt_tokens", "cache_write_tokens", "reasoning_tokens"
+        )
 
 
 class Completion(BaseModel):

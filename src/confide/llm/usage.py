@@ -29,6 +29,9 @@ class ModelUsage(BaseModel):
     retries: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
     cost_usd: float = 0.0
     unknown_cost_calls: int = 0
 
@@ -62,6 +65,9 @@ class UsageMeter:
                 calls=1,
                 prompt_tokens=completion.usage.prompt_tokens,
                 completion_tokens=completion.usage.completion_tokens,
+                cached_prompt_tokens=completion.usage.cached_prompt_tokens,
+                cache_write_tokens=completion.usage.cache_write_tokens,
+                reasoning_tokens=completion.usage.reasoning_tokens,
                 cost_usd=cost or 0.0,
                 unknown_cost_calls=int(cost is None),
             ),

@@ -124,9 +124,33 @@ class _Choice(BaseModel):
     logprobs: dict[str, Any] | None = None
 
 
+class _PromptDetails(BaseModel):
+    cached_tokens: int | None = None
+
+
+class _CompletionDetails(BaseModel):
+    reasoning_tokens: int | None = None
+
+
 class _Usage(BaseModel):
+    """OpenAI's usage object; llama.cpp's server and vLLM send the same fields where they
+    count them, and null details are read as zero."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    prompt_tokens_details: _PromptDetails | None = None
+    completion_tokens_details: _CompletionDetails | None = None
+
+    def normalized(self) -> Usage:
+        """This usage in the provider-neutral shape."""
+        prompt = self.prompt_tokens_details or _PromptDetails()
+        completion = self.completion_tokens_details or _CompletionDetails()
+        return Usage(
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cached_prompt_tokens=prompt.cached_tokens or 0,
+            reasoning_tokens=completion.reasoning_tokens or 0,
+        )
 
 
 class _Response(BaseModel):
@@ -447,9 +471,7 @@ class OpenAIChatModel:
         return Completion(
             model=self.name,
             text=choice.message.content or "",
-            usage=Usage(
-                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens
-            ),
+            usage=usage.normalized(),
             latency_s=latency,
             finish_reason="refusal" if refused else choice.finish_reason,
             tool_calls=openai_tool_calls(choice.message.tool_calls),
