@@ -90,7 +90,7 @@ def test_post_hoc_judging_of_a_stored_trace_ignores_old_cases() -> None:
 
 
 def _ctx(roles: dict[str, str], asked: list[tuple[str, str | None, str]]) -> EpisodeContext:
-    def factory(spec: str, *, seat: str | None, purpose: str, trace: Any) -> MockModel:
+    def factory(spec: str, *, seat: str | None, purpose: str, trace: Any, **_: Any) -> MockModel:
         asked.append((spec, seat, purpose))
         return _judge()
 

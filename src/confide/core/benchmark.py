@@ -99,6 +99,7 @@ class ModelFactory(Protocol):
         purpose: str,
         trace: TraceRecorder,
         sampling: Sampling | None = None,
+        part: str | None = None,
     ) -> Any: ...
 
 
@@ -190,11 +191,17 @@ class EpisodeContext:
         """A chat model for `seat` (or for `role`, a non-evaluated part such as the judge)
         whose calls are recorded in this episode's trace and carry the experiment's
         sampling settings for that seat or role. `lineup_seat` names the seat for the
-        settings when the trace labels it otherwise."""
+        settings when the trace labels it otherwise. The trace labels the call with the
+        part whose spend it is (`ModelCall.part`): `role`, else `lineup_seat`."""
         sampling = sampling_for(
             self.sampling, seat=lineup_seat or seat, role=role, seats=set(self.seat_names)
         )
-        extra = {} if sampling is None else {"sampling": sampling}  # older factories take none
+        extra: dict[str, Any] = {}  # older factories take neither
+        if sampling is not None:
+            extra["sampling"] = sampling
+        part = role or lineup_seat
+        if part is not None and part != seat:
+            extra["part"] = part
         return self.model_factory(spec, seat=seat, purpose=purpose, trace=self.trace, **extra)
 
 
@@ -340,6 +347,10 @@ class BenchmarkSpec(Generic[TaskT]):
     call_bounds: CallBounds | None = None
     """The model calls an episode may make, per seat and role, from the options' turn
     limits and repair budgets; None: not declared (the dry run says so)."""
+    invalid_replies: Callable[[Sequence[Any]], dict[str, int]] | None = None
+    """An episode's trace events -> its invalid model replies (replies that never gave a
+    usable action) per part: a seat as the lineup names it, or a role. The runner puts
+    them beside each part's spend (`confide.runner.spend`); None: none are recorded."""
     view: ViewHooks | None = None
     """What `confide view` shows of this benchmark beyond the generic trace: its leak
     events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""

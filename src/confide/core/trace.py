@@ -44,7 +44,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, Union, overload
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidationError,
+    model_serializer,
+)
 from pydantic_core import PydanticSerializationError
 
 from confide.atomic import create_exclusive
@@ -143,6 +151,23 @@ class ModelCall(_Event):
     error_class: str | None = None
     latency_s: float = 0.0
     cached: bool = False
+    part: str | None = None
+    """The seat (as the lineup names it) or role whose spend this call is, when `seat`
+    does not say it (a judge with no seat, a customer's gate call, a desk); None: `seat`."""
+    retries: int = 0
+    """Provider attempts retried before this call's outcome (transient errors)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """`part` and `retries` are left out when unset, so traces of calls that need
+        neither keep their earlier bytes."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("part") is None:
+                data.pop("part", None)
+            if not data.get("retries"):
+                data.pop("retries", None)
+        return data
 
 
 class EventData(BaseModel):
@@ -198,6 +223,9 @@ class EpisodeEnd(_Event):
     tables: Any = Field(default=None, exclude=True)
     """The episode's `EpisodeResult.tables`, carried from the scorer to the run's output
     phase; never written to the trace (None when read back)."""
+    spend: Any = Field(default=None, exclude=True)
+    """What the episode spent on models by seat and role (`confide.runner.spend`), taken
+    from its events by the runner for the result rows; never written to the trace."""
 
 
 TraceEvent = Annotated[

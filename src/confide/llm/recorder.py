@@ -7,7 +7,10 @@ event). `attempt` is the repair attempt within `generate_structured` (1 for plai
 calls): the structured helper sets it through a context variable, so a recorder
 anywhere below it sees which attempt a call belongs to without extra arguments.
 Errors are recorded by their (already redacted) message and their class, so no key
-reaches a trace and every error says whether it was transient.
+reaches a trace and every error says whether it was transient. `retries` counts the
+provider attempts the retry wrapper below made again for this call (`count_retry`, through
+a context variable the recorder sets per call), so the trace says what a call cost in
+attempts (issue 32 item 2).
 """
 
 from __future__ import annotations
@@ -23,6 +26,14 @@ from confide.llm.errors import ModelError
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
 
 _ATTEMPT: ContextVar[int] = ContextVar("confide_llm_attempt", default=1)
+_RETRIES: ContextVar[list[int] | None] = ContextVar("confide_llm_retries", default=None)
+
+
+def count_retry() -> None:
+    """Count one retried provider attempt for the call being recorded, if one is."""
+    cell = _RETRIES.get()
+    if cell is not None:
+        cell[0] += 1
 
 
 @contextmanager
@@ -47,6 +58,7 @@ class ModelCallRecord(BaseModel):
     error_kind: str | None = None
     error_class: str | None = None
     attempt: int = Field(default=1, ge=1)
+    retries: int = Field(default=0, ge=0)
 
     def trace_fields(self) -> dict[str, Any]:
         """The fields of a core-trace `model_call` event (without `seat`/`purpose`)."""
@@ -83,13 +95,18 @@ class RecordingModel:
         record = ModelCallRecord(
             model=self.name, messages=list(messages), config=config, attempt=_ATTEMPT.get()
         )
+        retries = [0]
+        token = _RETRIES.set(retries)
         try:
             completion = await self.inner.generate(messages, config=config)
         except ModelError as exc:
-            failed = {"error": str(exc), "error_kind": exc.kind, "error_class": exc.error_class}
+            failed = {"error": str(exc), "error_kind": exc.kind, "error_class": exc.error_class,
+                      "retries": retries[0]}
             self.sink(record.model_copy(update=failed))
             raise
-        self.sink(record.model_copy(update={"completion": completion}))
+        finally:
+            _RETRIES.reset(token)
+        self.sink(record.model_copy(update={"completion": completion, "retries": retries[0]}))
         return completion
 
 

@@ -20,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from confide.llm.errors import ModelError
+from confide.llm.recorder import count_retry
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
 from confide.llm.usage import UsageMeter
 
@@ -78,5 +79,6 @@ class RetryingModel:
                 raise failure.with_attempts(attempt)
             if self._meter is not None:
                 self._meter.record_retry(self.name)
+            count_retry()
             await self._sleep(self.policy.delay(attempt, failure.retry_after_s, self._rng))
             attempt += 1

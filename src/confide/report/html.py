@@ -82,7 +82,8 @@ def render_report(run_dir: Path, where: Path) -> str:
         headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
-        resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir))],
+        resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir)),
+                  ("spend", spend_of(run_dir))],
         experiment=experiment_text,
         episodes=_notable(episodes, _leak_counts(run_dir), link),
         episode_count=len(episodes),
@@ -271,6 +272,19 @@ def price_line(run_dir: Path) -> str:
         f"source: {prices.get('source') or 'not given'}; file {prices.get('file', '?')}. "
         "Calls without a price are reported as unpriced, never as $0."
     )
+
+
+def spend_of(run_dir: Path) -> str:
+    """What the run's episodes spent on models, as run.json records it
+    (`runner.spend.run_spend`); per lineup and condition, with invalid replies, in
+    spend.csv."""
+    path = run_dir / "run.json"
+    data = json.loads(path.read_text("utf-8")) if path.exists() else {}
+    spend = data.get("spend") if isinstance(data, dict) else None
+    line = spend.get("line") if isinstance(spend, dict) else None
+    if not isinstance(line, str):
+        return "not recorded"
+    return line + ("; per lineup in spend.csv" if (run_dir / "spend.csv").exists() else "")
 
 
 def _leak_counts(run_dir: Path) -> dict[str, int]:

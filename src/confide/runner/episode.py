@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import traceback
-from collections.abc import Awaitable, Mapping
+from collections.abc import Awaitable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels
+from confide.runner.spend import episode_spend
 
 
 async def run_episode(
@@ -57,7 +58,7 @@ async def run_episode(
             await body
         await asyncio.to_thread(writer.discard)
         return None
-    footer = await ended(body)
+    footer = with_spend(spec, await ended(body), writer.events)
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
     return slim(footer)
@@ -139,17 +140,28 @@ def _sampling(experiment: Experiment) -> dict[str, dict[str, Any]]:
     return {key: value.overrides() for key, value in experiment.sampling.items()}
 
 
+def with_spend(spec: BenchmarkSpec, footer: EpisodeEnd, events: Sequence[Any]) -> EpisodeEnd:
+    """`footer` carrying what the episode of `events` spent and its invalid replies (a
+    failed episode's too: every call recorded before it failed)."""
+    invalid = spec.invalid_replies(events) if spec.invalid_replies is not None else None
+    return footer.model_copy(update={"spend": episode_spend(events, invalid)})
+
+
 def slim(footer: EpisodeEnd) -> EpisodeEnd:
-    """The part of a footer the run keeps until it is spooled: status, error, result rows
-    and the episode's tables (the final state and metrics stay in the trace file)."""
+    """The part of a footer the run keeps until it is spooled: status, error, result rows,
+    the episode's tables and spend (the final state and metrics stay in the trace file)."""
     return EpisodeEnd.model_construct(
-        status=footer.status, error=footer.error, rows=footer.rows, tables=footer.tables
+        status=footer.status, error=footer.error, rows=footer.rows, tables=footer.tables,
+        spend=footer.spend,
     )
 
 
-def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
+def load_complete(
+    path: Path, spec: BenchmarkSpec | None = None
+) -> tuple[EpisodeStart, EpisodeEnd] | None:
     """The header and slim footer of the trace at `path` if it holds a finished,
-    successful episode (never through a symlink: a run reuses only files it wrote)."""
+    successful episode (never through a symlink: a run reuses only files it wrote), with
+    its spend read from its events when `spec` is given."""
     if path.is_symlink() or not path.exists():
         return None
     try:
@@ -157,4 +169,6 @@ def load_complete(path: Path) -> tuple[EpisodeStart, EpisodeEnd] | None:
     except TraceError:
         return None
     footer = trace.footer
-    return (trace.header, slim(footer)) if footer is not None and footer.status == "ok" else None
+    if footer is None or footer.status != "ok":
+        return None
+    return trace.header, slim(footer if spec is None else with_spend(spec, footer, trace.events))

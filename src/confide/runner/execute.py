@@ -45,7 +45,7 @@ from confide.runner.outputs import write_run_outputs
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
-from confide.runner.results import ResultSpool
+from confide.runner.results import ResultSpool, spend_roles
 from confide.runner.rundir import prepare, run_lock
 
 
@@ -159,10 +159,10 @@ async def _run_locked(
 ) -> RunSummary:
     trace_dir = run_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
-    with ResultSpool(run_dir) as results:
+    with ResultSpool(run_dir, spend_roles(spec, experiment)) as results:
         headers: dict[str, EpisodeStart] = {}
         for plan in plans:
-            found = load_complete(find_trace(trace_dir, plan.episode_id))
+            found = load_complete(find_trace(trace_dir, plan.episode_id), spec)
             if found is not None:
                 headers[plan.episode_id] = found[0]
                 results.add(plan, found[1])
@@ -236,7 +236,9 @@ async def _run_checked(
 
     played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in results]
-    rows, table = write_run_outputs(spec, run_dir, finished, results)
+    rows, table = write_run_outputs(
+        spec, run_dir, finished, results, usage=models.meter.snapshot()
+    )
     seconds = {"episodes": played - started, "outputs": time.perf_counter() - played}
     return RunSummary(
         run_dir=run_dir,

@@ -82,19 +82,23 @@ class RunModels:
         purpose: str,
         trace: TraceRecorder,
         sampling: Sampling | None = None,
+        part: str | None = None,
     ) -> ChatModel:
-        """The shared model for `spec`, recording into `trace`, with `sampling` applied
+        """The shared model for `spec`, recording into `trace` (each call labelled with
+        `seat`, `purpose` and the `part` whose spend it is), with `sampling` applied
         outside the recorder so the trace shows the settings actually sent."""
 
         def sink(record: ModelCallRecord) -> None:
-            trace.emit(model_call_event(record, seat=seat, purpose=purpose))
+            trace.emit(model_call_event(record, seat=seat, purpose=purpose, part=part))
 
         model = with_recorder(self.base(spec), sink)
         overrides = sampling.overrides() if sampling is not None else {}
         return SampledModel(model, overrides) if overrides else model
 
 
-def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str) -> ModelCall:
+def model_call_event(
+    record: ModelCallRecord, *, seat: str | None, purpose: str, part: str | None = None
+) -> ModelCall:
     """A trace event from a recorded call."""
     completion = record.completion
     return ModelCall(
@@ -108,6 +112,8 @@ def model_call_event(record: ModelCallRecord, *, seat: str | None, purpose: str)
         error_class=record.error_class,
         latency_s=completion.latency_s if completion is not None else 0.0,
         cached=completion.cached if completion is not None else False,
+        part=part,
+        retries=record.retries,
     )
 
 

@@ -1,5 +1,6 @@
 """The derived outputs of a run directory, rebuilt from its finished episodes: results.csv,
-the summary table, the benchmark's own files and the report. A run and a rescore
+the summary table, the spend per lineup and condition (`spend.csv`, every benchmark the
+same, `runner.spend`), the benchmark's own files and the report. A run and a rescore
 (`confide.runner.rescore`) both end here, so their outputs are built the same way.
 
 A benchmark with `write_tables` gets the table rows its scorer computed for each episode,
@@ -8,15 +9,19 @@ episode whose footer did not carry them (one reused from an earlier run)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from confide import atomic
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import TraceFiles, find_trace, read_trace
+from confide.llm.usage import ModelUsage
 from confide.report import build_report
 from confide.runner.expand import EpisodePlan
 from confide.runner.results import CsvRows, ResultSpool, write_csv
+from confide.runner.spend import SPEND_CSV, run_spend, spend_table
 
 
 def write_run_outputs(
@@ -26,16 +31,23 @@ def write_run_outputs(
     results: ResultSpool,
     *,
     before_report: Callable[[Path], object] | None = None,
+    usage: Mapping[str, ModelUsage] | None = None,
 ) -> tuple[CsvRows, list[dict[str, Any]]]:
     """Write every derived output for the `finished` episodes (in plan order, their rows
     in `results`; the traces are in `run_dir/traces`) and return (result rows, read
     lazily from results.csv, and the summary table). `before_report(run_dir)` writes more
-    files for the report (a rescore's comparison with its source run)."""
+    files for the report (a rescore's comparison with its source run). The run's spend
+    totals (`spend.run_spend`, with `usage`, the run's meter, when given) go into
+    run.json."""
     rows = results.rows(finished)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
     if table:
         write_csv(run_dir / "summary.csv", table)
+    spent = spend_table(rows)
+    if any(row.get("episode_calls") or row.get("episode_invalid_replies") for row in spent):
+        write_csv(run_dir / SPEND_CSV, spent)
+    record_spend(run_dir, run_spend(spent, usage))
     trace_dir = run_dir / "traces"
     if spec.write_tables is not None:
         ok_plans = [p for p in finished if results.status[p.episode_id] == "ok"]
@@ -97,3 +109,14 @@ class EpisodeTables(Mapping[str, Any]):
             trace = read_trace(find_trace(self._trace_dir, episode_id))
             tables = self._spec.tables_of(plan.task, trace)
         return tables
+
+
+def record_spend(run_dir: Path, spend: Mapping[str, Any]) -> None:
+    """Put the run's spend totals into its run.json (when it has one), under `spend`."""
+    path = run_dir / "run.json"
+    if not path.is_file():
+        return
+    data = json.loads(path.read_text("utf-8"))
+    if isinstance(data, dict):
+        data["spend"] = spend
+        atomic.write_text(path, json.dumps(data, indent=2, sort_keys=False) + "\n")

@@ -1,40 +1,63 @@
-"""A rich progress bar for runs: episodes done / failed, tokens and cost so far."""
+"""A rich progress bar for runs: episodes done and failed, then the spend so far on a
+line of its own (calls, retries, tokens by kind, cost: `spend.spend_line`), which wraps
+instead of being cut on a narrow terminal (issue 32 item 2). Without the bar
+(`--no-progress`) the spend is printed once at the end, when the run called a model."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from types import TracebackType
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from confide.llm import UsageMeter
+from confide.runner.spend import process_totals, spend_line
+
+
+class _SpendProgress(Progress):
+    """Rich's Progress with a wrapped text line under its bar."""
+
+    def __init__(self, *columns: TextColumn | BarColumn | MofNCompleteColumn
+                 | TimeElapsedColumn, below: Callable[[], str], console: Console,
+                 disable: bool) -> None:
+        self._below = below  # before super().__init__, which may render
+        super().__init__(*columns, console=console, disable=disable)
+
+    def get_renderables(self) -> Iterable[RenderableType]:
+        yield self.make_tasks_table(self.tasks)
+        yield Text(self._below(), overflow="fold")
 
 
 class RunProgress:
-    """Context manager around rich's Progress; silent when `enabled` is False."""
+    """Context manager around rich's Progress; silent when `enabled` is False, but for
+    the spend printed at the end."""
 
     def __init__(self, total: int, already_done: int, meter: UsageMeter, enabled: bool) -> None:
         self._meter = meter
         self._failed = 0
-        self._progress = Progress(
+        self._enabled = enabled
+        self._console = Console(stderr=True)
+        self._progress = _SpendProgress(
             TextColumn("[bold]episodes"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[stats]}"),
             TimeElapsedColumn(),
-            console=Console(stderr=True),
+            below=self.spend,
+            console=self._console,
             disable=not enabled,
         )
         self._task = self._progress.add_task("run", total=total, completed=already_done,
                                              stats=self._stats())
 
     def _stats(self) -> str:
-        usage = self._meter.total()
-        shown = f"${usage.cost_usd:.4f}"
-        if usage.unknown_cost_calls:
-            shown += f" (+{usage.unknown_cost_calls} calls of unknown price)"
-        tokens = usage.prompt_tokens + usage.completion_tokens
-        return f"failed {self._failed}  calls {usage.calls}  tokens {tokens}  cost {shown}"
+        return f"failed {self._failed}"
+
+    def spend(self) -> str:
+        """The spend line: this process's calls so far."""
+        return "spend: " + spend_line(process_totals(self._meter.total()))
 
     def advance(self, ok: bool) -> None:
         if not ok:
@@ -52,3 +75,5 @@ class RunProgress:
         tb: TracebackType | None,
     ) -> None:
         self._progress.stop()
+        if not self._enabled and self._meter.total().calls:
+            self._console.print(self.spend(), highlight=False, markup=False, soft_wrap=True)

@@ -471,7 +471,7 @@ class RayEpisodes:
         as a resume would, instead of playing it again; None otherwise."""
         if self._probe is None:
             return None
-        found = load_complete(find_trace(self._trace_dir, plan.episode_id))
+        found = load_complete(find_trace(self._trace_dir, plan.episode_id), self._spec)
         return None if found is None else found[1]
 
     def _remove_partial(self, plan: EpisodePlan) -> None:

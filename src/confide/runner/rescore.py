@@ -56,12 +56,12 @@ from confide.redaction import MASK
 from confide.registry import get_benchmark
 from confide.runner.build import load_experiment
 from confide.runner.config import Experiment, dump_experiment
-from confide.runner.episode import ended, episode_context, slim
+from confide.runner.episode import ended, episode_context, slim, with_spend
 from confide.runner.expand import EpisodePlan, expand
 from confide.runner.fingerprint import episode_fingerprints
 from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
-from confide.runner.results import ResultSpool
+from confide.runner.results import ResultSpool, spend_roles
 from confide.runner.rundir import LOCK_FILE, MARKER, run_lock
 
 RECORD = "rescore.json"
@@ -243,9 +243,9 @@ async def _rescore_locked(
             if not item.ok:
                 copy = trace_dir / item.path.name
                 await asyncio.to_thread(shutil.copyfile, item.path, copy)
-                footer = (await asyncio.to_thread(read_trace, copy)).footer
-                assert footer is not None  # checked by `_finished`
-                return footer
+                kept = await asyncio.to_thread(read_trace, copy)
+                assert kept.footer is not None  # checked by `_finished`
+                return with_spend(spec, kept.footer, kept.events)
             trace = await asyncio.to_thread(read_trace, item.path)
             return await _rescore_episode(
                 spec, item.plan, trace, scored, _keep(prints[item.plan.episode_id], trace, hidden),
@@ -265,7 +265,7 @@ async def _rescore_locked(
         if spec.compare_scores is not None:
             comparison.extend(spec.compare_scores(source, run))
 
-    with ResultSpool(target) as results:
+    with ResultSpool(target, spend_roles(spec, scored)) as results:
         for item, footer in zip(finished, footers, strict=True):
             results.add(item.plan, footer)
         rows, table = write_run_outputs(
@@ -324,7 +324,8 @@ async def _rescore_episode(
         for event in (header, *played):
             writer.emit(event, stamp=False)
         ctx = episode_context(spec, plan, scored, writer, models)
-        footer = await ended(score_played(ctx, spec.score_episode))
+        footer = with_spend(spec, await ended(score_played(ctx, spec.score_episode)),
+                            writer.events)
     except BaseException:
         await asyncio.to_thread(writer.discard)
         raise

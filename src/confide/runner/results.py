@@ -18,21 +18,38 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
+from confide.core.benchmark import BenchmarkSpec
 from confide.core.tables import columns_of, read_table, write_table
 from confide.core.trace import EpisodeEnd
 from confide.readers import Parser, column_parsers
 from confide.redaction import scrub_data
+from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
+from confide.runner.preflight import models_used
+from confide.runner.spend import spend_columns
 
 KEY_COLUMNS = ("episode_id", "task_id", "lineup", "condition", "repetition", "seed", "status")
 
 
+def spend_roles(spec: BenchmarkSpec, experiment: Experiment) -> tuple[str, ...] | None:
+    """The roles whose spend columns every result row has, None when the run calls no
+    model (its tables keep the columns they had before spend was recorded: a reference
+    run neither spends nor replies invalidly)."""
+    if not models_used(spec, experiment):
+        return None
+    return tuple(role.name for role in spec.roles)
+
+
 def result_rows(
-    plans: Sequence[EpisodePlan], footers: Sequence[EpisodeEnd | None]
+    plans: Sequence[EpisodePlan],
+    footers: Sequence[EpisodeEnd | None],
+    roles: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     """Each seat row of each successful episode (from its trace footer, None when the
     trace has none), prefixed with the episode's key columns; a failed episode contributes
-    one row with its status and error."""
+    one row with its status and error. Given `roles`, a footer carrying its spend
+    (`EpisodeEnd.spend`) adds the spend columns (`spend.spend_columns`: the row's seat,
+    each of `roles`, the episode), a failed episode's row included."""
     rows: list[dict[str, Any]] = []
     for plan, footer in zip(plans, footers, strict=True):
         key: dict[str, Any] = {
@@ -44,10 +61,17 @@ def result_rows(
             "seed": plan.seed,
             "status": footer.status if footer is not None else "incomplete",
         }
+        parts = footer.spend if footer is not None and roles is not None else None
         if footer is None or footer.status != "ok":
-            rows.append({**key, "error": footer.error if footer is not None else ""})
+            spent = {} if parts is None else spend_columns(parts, roles or (), None)
+            rows.append({**key, "error": footer.error if footer is not None else "", **spent})
             continue
-        rows.extend({**key, **row} for row in footer.rows)
+        for row in footer.rows:
+            seat = row.get("seat")
+            spent = {} if parts is None else spend_columns(
+                parts, roles or (), None if seat is None else str(seat)
+            )
+            rows.append({**key, **row, **spent})
     return rows
 
 
@@ -55,7 +79,9 @@ class ResultSpool:
     """The result rows of finished episodes, on disk (module docstring). A context
     manager: the spool file disappears when it exits."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, roles: Sequence[str] | None = None) -> None:
+        self._roles = None if roles is None else tuple(roles)
+        """The roles whose spend columns each row gets (`spend_roles`); None: none."""
         self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by __exit__)
         self._ranges: dict[str, tuple[int, int, int]] = {}
         """Episode id -> where its rows start, where its tables start and where they end."""
@@ -67,7 +93,7 @@ class ResultSpool:
         footer can then be dropped)."""
         self._file.seek(0, 2)
         start = self._file.tell()
-        pickle.dump(result_rows([plan], [footer]), self._file, pickle.HIGHEST_PROTOCOL)
+        pickle.dump(result_rows([plan], [footer], self._roles), self._file, pickle.HIGHEST_PROTOCOL)
         middle = self._file.tell()
         if footer.tables is not None:
             pickle.dump(footer.tables, self._file, pickle.HIGHEST_PROTOCOL)

@@ -15,7 +15,7 @@ from confide.core.sampling import Sampling
 from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
-from confide.envs.calbench.calls import call_bounds
+from confide.envs.calbench.calls import call_bounds, invalid_replies
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import CalbenchOptions
@@ -60,6 +60,7 @@ SPEC = BenchmarkSpec(
     # every call of a seat (turns, reflection) and of the VPS judge asks at temperature 0
     sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     call_bounds=call_bounds,
+    invalid_replies=invalid_replies,
     view=VIEW,
 )
 

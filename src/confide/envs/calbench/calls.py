@@ -11,10 +11,12 @@ that was delivered a message (I.2; privacy/judge_vps.py), each up to the same at
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from confide.core.benchmark import CallBound, SeatSpec
 from confide.envs.calbench.env import game_limits
+from confide.envs.calbench.events import InvalidResponse
 from confide.envs.calbench.options import CalbenchOptions
 from confide.envs.calbench.participants.llm_agent import MAX_ATTEMPTS
 from confide.envs.calbench.privacy.questions import DEFAULT_ATTEMPTS
@@ -45,3 +47,14 @@ def call_bounds(
     if "/" in roles.get("judge", ""):
         bounds["judge"] = CallBound(rounds * task.num_agents * DEFAULT_ATTEMPTS)
     return bounds
+
+
+def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
+    """Per seat, its replies that never validated (`invalid_response` events: the seat
+    passed the step; section 3.2's passive agent looks the same, so they are counted
+    apart, issue 30 item 6)."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, InvalidResponse) and event.seat is not None:
+            counts[event.seat] = counts.get(event.seat, 0) + 1
+    return counts

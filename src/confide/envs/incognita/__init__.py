@@ -21,7 +21,7 @@ reference, the trajectory reader, failure types and the paper's tables and figur
 """
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.envs.incognita.calls import call_bounds
+from confide.envs.incognita.calls import call_bounds, invalid_replies
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
@@ -70,6 +70,7 @@ SPEC = BenchmarkSpec(
     events=EVENTS,
     sampling_defaults=SAMPLING_DEFAULTS,
     call_bounds=call_bounds,
+    invalid_replies=invalid_replies,
     view=VIEW,
 )
 

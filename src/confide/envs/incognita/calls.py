@@ -24,11 +24,15 @@ S = 8, A = 3) with every role a model, where the parts sum to 9,303.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
+from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.env import ServiceTask
+from confide.envs.incognita.events import InvalidAction
 from confide.envs.incognita.options import EnvOptions
+from confide.envs.incognita.participants import LINEUP_SEAT
 
 
 def _is_model(binding: str) -> bool:
@@ -62,3 +66,14 @@ def call_bounds(
     message = max(per_turn["customer"] + per_turn["gate"], per_turn["desk"])
     bounds[EPISODE_CALLS] = CallBound(turns * (agent + message) + judge)
     return bounds
+
+
+def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
+    """The agent's turns and the desks' steps with no usable action (`invalid_action`),
+    under the part names of the spend columns: the lineup's seat and the ``desk`` role."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, InvalidAction):
+            part = LINEUP_SEAT if event.seat == AGENT else "desk"
+            counts[part] = counts.get(part, 0) + 1
+    return counts

@@ -17,9 +17,11 @@ state builds and the judge: with "all" a seat may take every turn, but not every
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
+from confide.envs.sotopia_tom.events import CoachFailure, InvalidOutput
 from confide.envs.sotopia_tom.judge.llm import MAX_ATTEMPTS
 from confide.envs.sotopia_tom.judge.verdicts import METRICS
 from confide.envs.sotopia_tom.options import EnvOptions
@@ -59,3 +61,13 @@ def call_bounds(
         options.max_turns * max(per_turn.values(), default=0) + sum(builds.values()) + judge
     )
     return bounds
+
+
+def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
+    """Per seat, its acting and coach calls that never validated (`invalid_output`: the
+    agent does nothing that turn; `coach_failure`: it acts without a note)."""
+    counts: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, InvalidOutput | CoachFailure) and event.seat is not None:
+            counts[event.seat] = counts.get(event.seat, 0) + 1
+    return counts

@@ -1,0 +1,128 @@
+"""Spend in every output (issue 32 item 2): one episode of each benchmark against a local
+fake OpenAI-compatible server that reports cached and reasoning tokens the way OpenAI
+does, priced from a custom table with a cached-input and a reasoning price. The
+results.csv cost equals the hand computation over the server's own replies; the tokens
+by kind, spend.csv, run.json and the invalid-reply counts agree."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.llm._openai_servers import EPISODES, SMALL_BUDGETS, FakeServer
+
+from confide.llm.structured_output import PROBE_MESSAGES
+from confide.llm.tools import TOOL_PROBE_MESSAGES
+from confide.runner import RunSummary, build_experiment, run_experiment
+
+MODEL = "openai-api/fake-priced"
+PRICE = {"input": 2.0, "cached_input": 0.5, "output": 8.0, "reasoning": 16.0}
+"""USD per million tokens (reasoning priced apart so a wrong split shows)."""
+PROBES = [[m.model_dump() for m in probe] for probe in (PROBE_MESSAGES, TOOL_PROBE_MESSAGES)]
+
+
+class CachingServer(FakeServer):
+    """vLLM-shaped replies whose usage says a quarter of the prompt was read from the
+    cache and a third of the completion was reasoning (OpenAI's `*_tokens_details`); it
+    keeps every usage it reported."""
+
+    def __init__(self) -> None:
+        super().__init__("vllm")
+        self.usages: list[dict[str, Any]] = []
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, reply = super().answer(body)
+        if body["messages"] in PROBES:
+            return status, reply  # negotiation, not metered by the provider (not a call)
+        usage = reply["usage"]
+        usage["prompt_tokens"] += 40  # a small prompt still has something to cache
+        usage["completion_tokens"] += 30
+        usage["prompt_tokens_details"] = {"cached_tokens": usage["prompt_tokens"] // 4}
+        usage["completion_tokens_details"] = {
+            "reasoning_tokens": usage["completion_tokens"] // 3
+        }
+        self.usages.append(usage)
+        return status, reply
+
+
+def _hand_cost(usage: dict[str, Any]) -> float:
+    cached = usage["prompt_tokens_details"]["cached_tokens"]
+    reasoning = usage["completion_tokens_details"]["reasoning_tokens"]
+    return (
+        (usage["prompt_tokens"] - cached) * PRICE["input"]
+        + cached * PRICE["cached_input"]
+        + (usage["completion_tokens"] - reasoning) * PRICE["output"]
+        + reasoning * PRICE["reasoning"]
+    ) / 1e6
+
+
+def _price_table(path: Path) -> Path:
+    path.write_text(json.dumps({
+        "version": "test-1", "as_of": "2026-01-01", "source": "the test",
+        "models": {MODEL: {**PRICE, "date": "2026-01-01", "source": "the test"}},
+    }), encoding="utf-8")
+    return path
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize("benchmark", ["calbench", "sotopia-tom", "incognita"])
+def test_results_cost_is_the_hand_computed_cached_and_reasoning_price(
+    benchmark: str, tmp_path: Path
+) -> None:
+    server = CachingServer()
+    try:
+        run_priced(benchmark, tmp_path / "run", server.base_url, tmp_path / "prices.json")
+    finally:
+        server.close()
+    assert server.usages, "the episode called the server"
+    rows = _rows(tmp_path / "run" / "results.csv")
+    episode = rows[0]
+    assert len({r["episode_cost_usd"] for r in rows}) == 1  # the same on every seat row
+    expected = sum(_hand_cost(u) for u in server.usages)
+    assert float(episode["episode_cost_usd"]) == pytest.approx(expected, abs=1e-7)
+    assert int(episode["episode_calls"]) == len(server.usages)
+    kinds = {
+        "episode_input_tokens": sum(u["prompt_tokens"] for u in server.usages),
+        "episode_cached_input_tokens": sum(
+            u["prompt_tokens_details"]["cached_tokens"] for u in server.usages),
+        "episode_output_tokens": sum(u["completion_tokens"] for u in server.usages),
+        "episode_reasoning_tokens": sum(
+            u["completion_tokens_details"]["reasoning_tokens"] for u in server.usages),
+        "episode_cache_write_tokens": 0,
+        "episode_retries": 0,
+    }
+    assert {k: int(episode[k]) for k in kinds} == kinds
+    # the parts add up to the episode: every seat row's own calls plus every role's
+    seat_calls = sum(int(r["seat_calls"]) for r in rows)
+    role_calls = sum(int(v) for k, v in episode.items()
+                     if k.startswith("role_") and k.endswith("_calls"))
+    assert seat_calls + role_calls == len(server.usages)
+    # spend.csv and run.json carry the same totals
+    (spent,) = _rows(tmp_path / "run" / "spend.csv")
+    assert float(spent["episode_cost_usd"]) == pytest.approx(expected, abs=1e-7)
+    assert int(spent["episodes"]) == 1
+    run = json.loads((tmp_path / "run" / "run.json").read_text("utf-8"))
+    assert run["spend"]["episodes"]["cost_usd"] == pytest.approx(expected, abs=1e-7)
+    assert run["spend"]["process"]["total"]["cached_input_tokens"] == (
+        kinds["episode_cached_input_tokens"])
+    report = (tmp_path / "run" / "report.html").read_text("utf-8")
+    assert f"calls {len(server.usages)}, retries 0" in report
+
+
+def run_priced(benchmark: str, out: Path, base_url: str, prices: Path) -> RunSummary:
+    """One episode of `benchmark` on the small budgets of the conformance tests, `MODEL`
+    in every model seat and role, priced from the test's table."""
+    fields = json.loads(json.dumps(EPISODES[benchmark]).replace("{model}", MODEL))
+    experiment = build_experiment({
+        "benchmark": benchmark, "limit": 1, "output_dir": str(out), **fields,
+        "options": SMALL_BUDGETS[benchmark], "price_table": str(_price_table(prices)),
+        "model_options": {"openai-api": {"base_url": base_url}},
+    })
+    return run_experiment(experiment, show_progress=False)
