@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from tests.llm._openai_servers import EPISODES, SMALL_BUDGETS, FakeServer
 
+from confide.core.trace import read_trace
 from confide.llm.structured_output import PROBE_MESSAGES
 from confide.llm.tools import TOOL_PROBE_MESSAGES
 from confide.runner import RunSummary, build_experiment, run_experiment
@@ -126,3 +127,70 @@ def run_priced(benchmark: str, out: Path, base_url: str, prices: Path) -> RunSum
         "model_options": {"openai-api": {"base_url": base_url}},
     })
     return run_experiment(experiment, show_progress=False)
+
+
+class JunkServer(CachingServer):
+    """Answers every call with prose where JSON is asked (each one an invalid reply);
+    from call `fail_from` on, refuses every call for good (HTTP 401)."""
+
+    def __init__(self, fail_from: int | None = None) -> None:
+        super().__init__()
+        self.fail_from = fail_from
+
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        status, reply = super().answer(body)
+        if body["messages"] in PROBES:
+            return status, reply
+        if self.fail_from is not None and len(self.usages) > self.fail_from:
+            self.usages.pop()  # refused: nothing reported, nothing to pay
+            return 401, {"error": {"message": "invalid key", "type": "invalid_request_error",
+                                   "param": None, "code": "invalid_api_key"}}
+        reply["choices"][0]["message"]["content"] = "I would rather not say."
+        return status, reply
+
+
+INVALID_EVENTS = {
+    "calbench": ("invalid_response",),
+    "sotopia-tom": ("invalid_output", "coach_failure"),
+    "incognita": ("invalid_action",),
+}
+
+
+@pytest.mark.parametrize("benchmark", ["calbench", "sotopia-tom", "incognita"])
+def test_invalid_replies_are_counted_per_seat_and_role(benchmark: str, tmp_path: Path) -> None:
+    """Issue 30 item 6: a model that answers only junk shows as invalid replies, per seat
+    in its rows and in all in spend.csv, as many as the trace's invalid-reply events."""
+    server = JunkServer()
+    try:
+        run_priced(benchmark, tmp_path / "run", server.base_url, tmp_path / "prices.json")
+    finally:
+        server.close()
+    (trace_path,) = (tmp_path / "run" / "traces").glob("*.jsonl.gz")
+    events = [e for e in read_trace(trace_path).events
+              if getattr(e, "name", None) in INVALID_EVENTS[benchmark]]
+    assert events, "junk replies gave invalid-reply events"
+    rows = _rows(tmp_path / "run" / "results.csv")
+    seats = sum(int(r["seat_invalid_replies"]) for r in rows)
+    roles = sum(int(v) for k, v in rows[0].items()
+                if k.startswith("role_") and k.endswith("_invalid_replies"))
+    assert seats + roles == int(rows[0]["episode_invalid_replies"]) == len(events)
+    (spent,) = _rows(tmp_path / "run" / "spend.csv")
+    assert int(spent["episode_invalid_replies"]) == len(events)
+
+
+def test_a_failed_episode_keeps_what_it_spent(tmp_path: Path) -> None:
+    """The server refuses for good from its third call: the episode fails, and its one
+    row carries the two answered calls' tokens and cost."""
+    server = JunkServer(fail_from=2)
+    try:
+        summary = run_priced("sotopia-tom", tmp_path / "run", server.base_url,
+                             tmp_path / "prices.json")
+    finally:
+        server.close()
+    assert summary.failed and len(server.usages) == 2
+    (row,) = _rows(tmp_path / "run" / "results.csv")
+    assert row["status"] == "error"
+    assert int(row["episode_calls"]) == 3  # two answered, one refused
+    assert int(row["episode_input_tokens"]) == sum(u["prompt_tokens"] for u in server.usages)
+    expected = sum(_hand_cost(u) for u in server.usages)
+    assert float(row["episode_cost_usd"]) == pytest.approx(expected, abs=1e-7)
