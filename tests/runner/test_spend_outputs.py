@@ -17,7 +17,7 @@ from tests.llm._openai_servers import EPISODES, SMALL_BUDGETS, FakeServer
 from confide.core.trace import read_trace
 from confide.llm.structured_output import PROBE_MESSAGES
 from confide.llm.tools import TOOL_PROBE_MESSAGES
-from confide.runner import RunSummary, build_experiment, run_experiment
+from confide.runner import Experiment, RunSummary, build_experiment, run_experiment
 
 MODEL = "openai-api/fake-priced"
 PRICE = {"input": 2.0, "cached_input": 0.5, "output": 8.0, "reasoning": 16.0}
@@ -117,15 +117,20 @@ def test_results_cost_is_the_hand_computed_cached_and_reasoning_price(
     assert f"calls {len(server.usages)}, retries 0" in report
 
 
-def run_priced(benchmark: str, out: Path, base_url: str, prices: Path) -> RunSummary:
+def priced_experiment(benchmark: str, out: Path, base_url: str, prices: Path) -> Experiment:
     """One episode of `benchmark` on the small budgets of the conformance tests, `MODEL`
     in every model seat and role, priced from the test's table."""
     fields = json.loads(json.dumps(EPISODES[benchmark]).replace("{model}", MODEL))
-    experiment = build_experiment({
+    return build_experiment({
         "benchmark": benchmark, "limit": 1, "output_dir": str(out), **fields,
         "options": SMALL_BUDGETS[benchmark], "price_table": str(_price_table(prices)),
         "model_options": {"openai-api": {"base_url": base_url}},
     })
+
+
+def run_priced(benchmark: str, out: Path, base_url: str, prices: Path) -> RunSummary:
+    """Run `priced_experiment`."""
+    experiment = priced_experiment(benchmark, out, base_url, prices)
     return run_experiment(experiment, show_progress=False)
 
 

@@ -7,14 +7,17 @@ from collections import Counter
 from confide.core.benchmark import EPISODE_CALLS, CallBound, expand_lineup, parse_lineup
 from confide.core.sampling import SEATS
 from confide.runner.config import Experiment
+from confide.runner.estimate import describe, estimate
+from confide.runner.models import run_prices
 from confide.runner.preflight import RunPlan
 from confide.runner.resolve import resolve_experiment
 
 
 def describe_plan(plan: RunPlan) -> list[str]:
     """Lines describing what the run would do: episodes by lineup and condition, the
-    seats, role bindings, options, models with their sampling settings, and the model
-    calls expected (`expected_calls`)."""
+    seats, role bindings, options, models with their sampling settings, the model
+    calls expected (`expected_calls`) and the estimated spend per model and seat or role
+    (`runner.estimate`)."""
     experiment = resolve_experiment(plan.spec, plan.experiment)
     episodes = plan.episodes
     tasks = list(dict.fromkeys(p.task.id for p in episodes))
@@ -53,6 +56,11 @@ def describe_plan(plan: RunPlan) -> list[str]:
         lines.append(f"sampling {target}: {settings or 'the environment defaults'}")
     if plan.models:
         lines.append(expected_calls(plan, experiment))
+        estimates = estimate(plan, experiment)
+        if estimates is None:
+            lines.append(f"estimated spend: none ({plan.spec.id} declares no call estimates)")
+        else:
+            lines += describe(estimates, run_prices(experiment))
     return lines
 
 

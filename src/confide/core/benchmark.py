@@ -262,6 +262,25 @@ CallBounds = Callable[[Any, Mapping[str, SeatSpec], Mapping[str, str], Any, str 
 """(task, seat -> its spec, role -> its binding, the validated options, condition) ->
 per model seat and per model-bound role, its `CallBound` (`confide run --dry-run`), and
 optionally, under `EPISODE_CALLS`, the bound on all of them together."""
+
+
+@dataclass(frozen=True)
+class CallRange:
+    """The model calls one seat or role is expected to make in an episode (`confide run
+    --dry-run`'s estimates): `low` to `high` around `expected`, and `source`, where the
+    numbers come from (the paper's reported episode lengths, else reference runs or the
+    episode's structure)."""
+
+    low: int
+    expected: float
+    high: int
+    source: str
+
+
+CallEstimates = Callable[[Any, Mapping[str, SeatSpec], Mapping[str, str], Any, str | None],
+                         Mapping[str, CallRange]]
+"""(task, seat -> its spec, role -> its binding, the validated options, condition) ->
+per model seat and per model-bound role, its expected `CallRange`."""
 EPISODE_CALLS = "*episode"
 """The key of a bound on every call of the episode together, for seats and roles that
 share one budget (a turn goes to one seat, or to either the customer or a desk): each
@@ -347,6 +366,10 @@ class BenchmarkSpec(Generic[TaskT]):
     call_bounds: CallBounds | None = None
     """The model calls an episode may make, per seat and role, from the options' turn
     limits and repair budgets; None: not declared (the dry run says so)."""
+    call_estimates: CallEstimates | None = None
+    """The model calls an episode is expected to make, per seat and role, with a range
+    (the benchmark's own knowledge of its episode lengths); None: the dry run estimates
+    no tokens or cost."""
     invalid_replies: Callable[[Sequence[Any]], dict[str, int]] | None = None
     """An episode's trace events -> its invalid model replies (replies that never gave a
     usable action) per part: a seat as the lineup names it, or a role. The runner puts

@@ -15,7 +15,7 @@ from confide.core.sampling import Sampling
 from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
 from confide.envs.calbench.audits import measured
-from confide.envs.calbench.calls import call_bounds, invalid_replies
+from confide.envs.calbench.calls import call_bounds, call_estimates, invalid_replies
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import CalbenchOptions
@@ -61,6 +61,7 @@ SPEC = BenchmarkSpec(
     sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     call_bounds=call_bounds,
     invalid_replies=invalid_replies,
+    call_estimates=call_estimates,
     view=VIEW,
 )
 

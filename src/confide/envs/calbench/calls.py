@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confide.core.benchmark import CallBound, SeatSpec
+from confide.core.benchmark import CallBound, CallRange, SeatSpec
 from confide.envs.calbench.env import game_limits
 from confide.envs.calbench.events import InvalidResponse
 from confide.envs.calbench.options import CalbenchOptions
@@ -58,3 +58,32 @@ def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
         if isinstance(event, InvalidResponse) and event.seat is not None:
             counts[event.seat] = counts.get(event.seat, 0) + 1
     return counts
+
+
+def call_estimates(
+    task: Scenario,
+    binding: Mapping[str, SeatSpec],
+    roles: Mapping[str, str],
+    options: CalbenchOptions,
+    condition: str | None,
+) -> dict[str, CallRange]:
+    """Per model seat and the judge, the calls one episode is expected to make. A game's
+    length is fixed by its task (one round per meeting, section 3), so the low end is
+    one valid ask a round (a seat outside the round's meeting may not be asked in its
+    cheap talk, nor decide; the reflection answer adds one, with `reflection`); the high
+    end is
+    `call_bounds`' most; the expected value their middle (the paper reports no calls per
+    game). The judge may get no case at all (no message delivered)."""
+    bounds = call_bounds(task, binding, roles, options, condition)
+    rounds = len(task.meetings)
+    source = "the game's structure: one round per meeting (section 3)"
+    ranges: dict[str, CallRange] = {}
+    for part, bound in bounds.items():
+        if bound.calls is None:
+            continue
+        if part == "judge":
+            ranges[part] = CallRange(0, bound.calls / 2, bound.calls, source)
+            continue
+        low = rounds * (1 + int(options.reflection))
+        ranges[part] = CallRange(low, (low + bound.calls) / 2, bound.calls, source)
+    return ranges

@@ -21,7 +21,7 @@ reference, the trajectory reader, failure types and the paper's tables and figur
 """
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.envs.incognita.calls import call_bounds, invalid_replies
+from confide.envs.incognita.calls import call_bounds, call_estimates, invalid_replies
 from confide.envs.incognita.conditions import CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
@@ -71,6 +71,7 @@ SPEC = BenchmarkSpec(
     sampling_defaults=SAMPLING_DEFAULTS,
     call_bounds=call_bounds,
     invalid_replies=invalid_replies,
+    call_estimates=call_estimates,
     view=VIEW,
 )
 

@@ -24,10 +24,11 @@ S = 8, A = 3) with every role a model, where the parts sum to 9,303.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
+from confide.core.benchmark import EPISODE_CALLS, CallBound, CallRange, SeatSpec
 from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.env import ServiceTask
 from confide.envs.incognita.events import InvalidAction
@@ -77,3 +78,33 @@ def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
             part = LINEUP_SEAT if event.seat == AGENT else "desk"
             counts[part] = counts.get(part, 0) + 1
     return counts
+
+
+LONGEST_TRIAL = 150
+"""The most turns any trial of the paper's run used (of 300 allowed; section 4)."""
+
+
+def call_estimates(
+    task: ServiceTask,
+    binding: Mapping[str, SeatSpec],
+    roles: Mapping[str, str],
+    options: EnvOptions,
+    condition: str | None,
+) -> dict[str, CallRange]:
+    """Per model seat and role, the calls one episode is expected to make. The paper
+    gives no mean episode length, only its longest trial (150 turns, section 4), so the
+    range runs from the shortest episode (one agent turn: FINAL; no customer, desk or
+    judge call needed) to `call_bounds`' most within min(`max_turns`, 150) turns; the
+    expected value is the geometric middle of that range, sqrt(max(low, 1) * high): the
+    range spans orders of magnitude, and most trials end far below the longest."""
+    bounds = call_bounds(task, binding, roles, options, condition)
+    turns = min(options.max_turns, LONGEST_TRIAL)
+    source = "paper section 4: its longest trial used 150 turns"
+    ranges: dict[str, CallRange] = {}
+    for part, bound in bounds.items():
+        if part == EPISODE_CALLS or bound.calls is None:
+            continue
+        high = bound.calls if part == "judge" else bound.calls * turns // options.max_turns
+        low = 1 if part in binding else 0
+        ranges[part] = CallRange(low, min(high, math.sqrt(max(low, 1) * high)), high, source)
+    return ranges

@@ -16,7 +16,7 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), an
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.sampling import Sampling
-from confide.envs.sotopia_tom.calls import call_bounds, invalid_replies
+from confide.envs.sotopia_tom.calls import call_bounds, call_estimates, invalid_replies
 from confide.envs.sotopia_tom.dataset import split_names
 from confide.envs.sotopia_tom.env import (
     load_tasks,
@@ -58,6 +58,7 @@ SPEC = BenchmarkSpec(
     sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     call_bounds=call_bounds,
     invalid_replies=invalid_replies,
+    call_estimates=call_estimates,
     view=VIEW,
 )
 

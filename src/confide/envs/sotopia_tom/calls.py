@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from confide.core.benchmark import EPISODE_CALLS, CallBound, SeatSpec
+from confide.core.benchmark import EPISODE_CALLS, CallBound, CallRange, SeatSpec
 from confide.envs.sotopia_tom.events import CoachFailure, InvalidOutput
 from confide.envs.sotopia_tom.judge.llm import MAX_ATTEMPTS
 from confide.envs.sotopia_tom.judge.verdicts import METRICS
@@ -71,3 +71,45 @@ def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
         if isinstance(event, InvalidOutput | CoachFailure) and event.seat is not None:
             counts[event.seat] = counts.get(event.seat, 0) + 1
     return counts
+
+
+PAPER_TURNS = 33
+"""Speak turns of an average conversation (section 6.3: "approximately 33 speak turns
+over 18 rounds")."""
+
+
+def call_estimates(
+    task: Scenario,
+    binding: Mapping[str, SeatSpec],
+    roles: Mapping[str, str],
+    options: EnvOptions,
+    condition: str | None,
+) -> dict[str, CallRange]:
+    """Per model seat and the judge, the calls one episode is expected to make: the
+    paper's 33 speak turns (section 6.3, capped by `max_turns`) shared by the N agents,
+    from the shortest episode the rules allow (`stale_turns` non-substantive turns end
+    it) to `call_bounds`' most, each reply valid at its first call at the low end."""
+    bounds = call_bounds(task, binding, roles, options, condition)
+    agents = len(task.agents)
+    low_turns = min(options.max_turns, options.stale_turns)
+    expected_turns = min(options.max_turns, PAPER_TURNS)
+    source = "paper section 6.3: about 33 speak turns per conversation"
+    ranges: dict[str, CallRange] = {}
+    for seat, spec in binding.items():
+        if not spec.is_model:
+            continue
+        strategy = spec.strategy or "basic"
+        per_turn = 2 if strategy in EXTRA_CALL else 1
+        builds = int(strategy in STATEFUL)
+        high = bounds[seat].calls or 0
+        ranges[seat] = CallRange(
+            low=(low_turns // agents) * per_turn + builds,
+            expected=min(high, expected_turns / agents * per_turn + builds),
+            high=high,
+            source=source,
+        )
+    if "judge" in bounds:
+        judge = bounds["judge"].calls or 0
+        ranges["judge"] = CallRange(len(METRICS), len(METRICS), judge,
+                                    "one call per metric (section 5), repairs at most")
+    return ranges
