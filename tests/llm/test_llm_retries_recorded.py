@@ -4,6 +4,7 @@ the run's trace event and spend columns carry it."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Sequence
 
 from confide.core.trace import ModelCall
@@ -46,11 +47,9 @@ def _calls(failures: int, attempts: int) -> list[ModelCallRecord]:
 
     async def go() -> None:
         for _ in range(2):
-            try:
+            with contextlib.suppress(ModelError):
                 await model.generate([ChatMessage(role="user", content="hi")],
                                      config=GenerateConfig())
-            except ModelError:
-                pass
 
     asyncio.run(go())
     return records
