@@ -6,7 +6,8 @@ Calls come from the benchmark (`BenchmarkSpec.call_estimates`: the papers' repor
 episode lengths where they give them, else the episode's structure and its bounds).
 Prompt sizes come from this very plan: the first episode of each lineup and condition is
 rehearsed in memory with a stand-in that answers every call with a minimal instance of
-the requested schema (no provider is called; at most `REHEARSAL_CALLS` calls), and each
+the requested schema (no provider is called; at most `REHEARSAL_CALLS` calls and
+`REHEARSAL_SECONDS` each, `REHEARSALS_SECONDS` in all), and each
 seat's and role's prompts are measured at 4 characters a token (`CHARS_PER_TOKEN`; no
 tokenizer is assumed). For a part with `low`, `expected` and `high` calls, first prompt
 sizes between `p_min` and `p_max` tokens (its smallest and largest rehearsed prompt,
@@ -28,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,7 +46,11 @@ from confide.runner.preflight import RunPlan
 
 CHARS_PER_TOKEN = 4
 REHEARSAL_CALLS = 400
-REHEARSAL_SECONDS = 30.0
+REHEARSAL_SECONDS = 20.0
+"""The most one rehearsal may take."""
+REHEARSALS_SECONDS = 60.0
+"""The most all of a dry run's rehearsals may take together: a lineup and condition
+rehearsed after that reuses the prompts of its lineup's (or the first) rehearsal."""
 OUTPUT_EXPECTED = 150
 """Output tokens of a typical reply (an estimate, not a measurement)."""
 OUTPUT_HIGH = 1024
@@ -98,7 +104,9 @@ class _StandIn:
         return Completion(model=self.name, text=reply, usage=Usage())
 
 
-def rehearse(plan: RunPlan, episode: EpisodePlan) -> dict[str, Prompts]:
+def rehearse(
+    plan: RunPlan, episode: EpisodePlan, seconds: float = REHEARSAL_SECONDS
+) -> dict[str, Prompts]:
     """The prompt sizes of every seat and role of `episode`, played against the stand-in
     (module docstring); whatever the episode did before it stopped, ended or failed."""
     found: dict[str, Prompts] = {}
@@ -112,7 +120,7 @@ def rehearse(plan: RunPlan, episode: EpisodePlan) -> dict[str, Prompts]:
     async def play() -> None:
         ctx = episode_context(plan.spec, episode, plan.experiment,
                               TraceRecorder(episode.episode_id), factory)  # type: ignore[arg-type]
-        await asyncio.wait_for(plan.spec.run_episode(ctx), REHEARSAL_SECONDS)
+        await asyncio.wait_for(plan.spec.run_episode(ctx), seconds)
 
     with contextlib.suppress(Exception):  # a stand-in's episode may end any way
         asyncio.run(play())
@@ -173,10 +181,18 @@ def estimate(plan: RunPlan, experiment: Experiment) -> list[Estimate] | None:
     options = spec.options.model_validate(experiment.options)
     rehearsed: dict[tuple[str, str | None], dict[str, Prompts]] = {}
     found: dict[tuple[str, str], Estimate] = {}
+    deadline = time.monotonic() + REHEARSALS_SECONDS
     for episode in plan.episodes:
         group = (episode.lineup_text, episode.condition)
         if group not in rehearsed:
-            rehearsed[group] = rehearse(plan, episode)
+            left = deadline - time.monotonic()
+            if left > 0 or not rehearsed:
+                rehearsed[group] = rehearse(plan, episode, min(REHEARSAL_SECONDS, max(left, 1)))
+            else:
+                rehearsed[group] = next(
+                    (p for (lineup, _), p in rehearsed.items() if lineup == group[0]),
+                    next(iter(rehearsed.values())),
+                )
         prompts = rehearsed[group]
         largest = max((p.largest for p in prompts.values()), default=0)
         binding = expand_lineup(episode.lineup, spec.seats(episode.task))
