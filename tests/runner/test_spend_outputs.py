@@ -199,3 +199,20 @@ def test_a_failed_episode_keeps_what_it_spent(tmp_path: Path) -> None:
     assert int(row["episode_input_tokens"]) == sum(u["prompt_tokens"] for u in server.usages)
     expected = sum(_hand_cost(u) for u in server.usages)
     assert float(row["episode_cost_usd"]) == pytest.approx(expected, abs=1e-7)
+
+
+def test_a_resumed_run_reads_the_spend_back_from_its_traces(tmp_path: Path) -> None:
+    """Every episode reused on resume: the spend columns come from the traces' model
+    calls, so results.csv and spend.csv are byte-identical to the first run's."""
+    experiment = build_experiment({
+        "benchmark": "sotopia-tom", "limit": 2, "lineups": ["mock/json"],
+        "roles": {"judge": "mock/json"}, "options": {"max_turns": 4},
+        "output_dir": str(tmp_path / "run"),
+    })
+    run_experiment(experiment, show_progress=False)
+    first = {name: (tmp_path / "run" / name).read_bytes()
+             for name in ("results.csv", "spend.csv")}
+    assert b"episode_calls" in first["results.csv"]
+    again = run_experiment(experiment, show_progress=False)
+    assert again.skipped == 2
+    assert {name: (tmp_path / "run" / name).read_bytes() for name in first} == first
