@@ -113,6 +113,11 @@ def test_results_cost_is_the_hand_computed_cached_and_reasoning_price(
     assert run["spend"]["episodes"]["cost_usd"] == pytest.approx(expected, abs=1e-7)
     assert run["spend"]["process"]["total"]["cached_input_tokens"] == (
         kinds["episode_cached_input_tokens"])
+    # summary.csv: the model's row gives its mean spend per seat
+    model_rows = [r for r in rows if MODEL in r.get("participant", MODEL)]
+    per_seat = sum(float(r["seat_cost_usd"]) for r in model_rows) / len(model_rows)
+    summary = [r for r in _rows(tmp_path / "run" / "summary.csv") if r.get("seat_cost_usd")]
+    assert any(float(r["seat_cost_usd"]) == pytest.approx(per_seat, abs=1e-9) for r in summary)
     report = (tmp_path / "run" / "report.html").read_text("utf-8")
     assert f"calls {len(server.usages)}, retries 0" in report
 

@@ -26,15 +26,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from confide.core.spend import KINDS
 from confide.core.trace import ModelCall
 from confide.llm.pricing import cost_status
 from confide.llm.usage import ModelUsage
 
-KINDS = (
-    "calls", "retries", "input_tokens", "cached_input_tokens", "cache_write_tokens",
-    "output_tokens", "reasoning_tokens", "cost_usd", "invalid_replies",
-)
-"""The spend columns of one part, in order."""
 SPEND_CSV = "spend.csv"
 EPISODE = "episode"
 UNATTRIBUTED = "unattributed"

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from confide.core.message import Message
+from confide.core.spend import seat_spend
 from confide.core.tables import group_by, mean, number
 from confide.core.trace import MessageDelivered, ModelCall, TraceEvent
 from confide.core.truncation import truncated_replies
@@ -198,6 +199,7 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
             "episodes": len(members),
             **{c: mean(number(r[c]) for r in members) for c in SUMMARY_MEANS},
             "cost_usd": _mean_cost([r.get("cost_usd") for r in members]),
+            **seat_spend(members),  # a run that calls a model: its spend per seat
         }
         for (participant, condition), members in sorted(groups.items())
     ]

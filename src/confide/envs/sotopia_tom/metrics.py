@@ -52,6 +52,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from confide.core.benchmark import SeatSpec
+from confide.core.spend import seat_spend
 from confide.core.tables import group_by, mean, number
 from confide.core.trace import Trace
 from confide.envs.sotopia_tom.events import JudgeVerdict
@@ -398,5 +399,6 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         sent = sum(number(r.get("messages_sent")) or 0.0 for r in seats)
         private = sum(number(r.get("private_sent")) or 0.0 for r in seats)
         entry["private_share"] = private / sent if sent else None
+        entry.update(seat_spend(seats))  # a run that calls a model: its spend per seat
         table.append(entry)
     return table

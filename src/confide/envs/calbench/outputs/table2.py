@@ -21,6 +21,7 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
+from confide.core.spend import SeatSpend
 from confide.core.tables import mean, number
 
 SETTING_ORDER = {"uniform": 0, "varied": 1}
@@ -50,6 +51,7 @@ class _Group:
         self.columns = {name: array("d") for name in _MEANS}
         self.vps = array("d")
         self.episodes: set[Any] = set()
+        self.spend = SeatSpend()
 
     def add(self, row: dict[str, Any]) -> None:
         self.episodes.add(row.get("episode_id", row.get("task_id")))
@@ -58,6 +60,7 @@ class _Group:
                 values.append(value)
         if (vps := number(row.get("excess_vps"))) is not None:
             self.vps.append(vps)
+        self.spend.add(row)
 
 
 _MEANS = ("success", "excess", "messages_per_meeting", "fairness")
@@ -89,6 +92,7 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         if group.vps:
             entry["VPS"] = mean(group.vps)
+        entry.update(group.spend.columns())  # a run that calls a model: its spend per seat
         table.append(entry)
         paper = PAPER_TABLE2.get((key[0], key[1])) if key[2] == "dm" else None
         if paper is not None:
