@@ -58,7 +58,6 @@ def leaderboard(
         write_model_csv,
         write_reference_csv,
     )
-
     from confide.runner.rundir import find_run
 
     run_dirs = [find_run(path) for path in run_dirs]

@@ -31,7 +31,6 @@ def rescore(
     episode stays failed.
     """
     from confide.runner.rescore import rescore_run  # imported here: `--help` stays fast
-
     from confide.runner.rundir import find_run
 
     summary = rescore_run(find_run(run_dir), roles=_pairs(role, "--role", parse=False), out=out)

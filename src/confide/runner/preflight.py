@@ -31,7 +31,6 @@ from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan, expand, select_tasks
 from confide.runner.models import RunModels, run_prices
 
-
 MAX_EPISODES = 1_000_000
 """Most episodes one run may plan: the plan of a larger one alone would fill memory
 (`confide run --repetitions 100000000` planned 10^8 episodes before saying anything)."""

@@ -31,10 +31,10 @@ Before anything is written, each finished trace must carry the fingerprint this
 experiment gives its episode, apart from the rebound roles and the scoring version (the
 current scorer is the point), and a scoring marker; otherwise the rescore is refused with
 every problem listed. Every planned episode left out (no trace, a trace cut off before
-its footer) is named in the summary and `rescore.json`. A new judge's model spec is built (not called) up front, so a typo
-fails at once. `experiment.yaml` stores keys and URL passwords redacted: those model
-options are left out (the providers read credentials from the environment, as the run
-did) and their fingerprints are taken from the traces.
+its footer) is named in the summary and `rescore.json`. A new judge's model spec is built
+(not called) up front, so a typo fails at once. `experiment.yaml` stores keys and URL
+passwords redacted: those model options are left out (the providers read credentials from
+the environment, as the run did) and their fingerprints are taken from the traces.
 """
 
 from __future__ import annotations

@@ -24,12 +24,16 @@ killed mid-write (`confide.atomic`).
 
 from __future__ import annotations
 
+import codecs
 import fcntl
+import gzip
 import hashlib
 import json
 import os
 import re
+import stat
 import time
+import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +43,7 @@ from confide.atomic import TEMP_SUFFIX, sweep_temporaries
 from confide.errors import ConfideError
 from confide.redaction import scrub_data
 from confide.runner.config import Experiment
+from confide.untrusted import load_yaml
 
 LOCK_FILE = ".confide.lock"
 MARKER = "experiment.yaml"
@@ -117,8 +122,6 @@ def readable_run(path: Path) -> Path:
     traceback or a hang: every table, record and experiment file at the top of the run is
     a regular file (a FIFO would block the reader) of UTF-8 text (gzip-compressed for
     `.gz`), and the experiment file parses within the YAML limits."""
-    from confide.untrusted import load_yaml  # noqa: PLC0415 -- `--help` stays fast
-
     run = find_run(path)
     if not run.is_dir():
         raise RunDirError(f"{path} is not a run directory")
@@ -137,11 +140,6 @@ _READ_SUFFIXES = (".csv", ".csv.gz", ".json", ".yaml")
 
 def _check_text_file(path: Path) -> None:
     """Raise RunDirError unless `path` is a regular file of UTF-8 text (read in chunks)."""
-    import codecs  # noqa: PLC0415
-    import gzip  # noqa: PLC0415
-    import stat  # noqa: PLC0415
-    import zlib  # noqa: PLC0415
-
     try:
         if not stat.S_ISREG(path.stat().st_mode):
             raise RunDirError(f"{path} is not a regular file")
@@ -191,8 +189,8 @@ def check_not_foreign(run_dir: Path) -> None:
     foreign = sorted(
         p.name for p in run_dir.iterdir()
         if not (p.name == LOCK_FILE or p.name.endswith(TEMP_SUFFIX)
-                or p.name == "traces" and p.is_dir() and not p.is_symlink()
-                and not any(q for q in p.iterdir() if not q.name.endswith(TEMP_SUFFIX)))
+                or (p.name == "traces" and p.is_dir() and not p.is_symlink()
+                and not any(q for q in p.iterdir() if not q.name.endswith(TEMP_SUFFIX))))
     )
     if foreign:
         shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if foreign[5:] else "")
@@ -207,8 +205,6 @@ def check_same_experiment(run_dir: Path, experiment: Experiment) -> None:
     `experiment` (resolved), naming each differing field, stored vs. this run's. A
     planted symlink is no record (the run replaces it; the traces' fingerprints still
     guard every finished episode)."""
-    from confide.untrusted import load_yaml  # noqa: PLC0415 -- only when a run is there
-
     marker = run_dir / MARKER
     if marker.is_symlink() or not marker.is_file():
         return

@@ -33,6 +33,11 @@ from confide.view.episodes import read_rows
 from confide.view.perspective import exposures
 
 
+class NotFound(ConfideError):
+    """A site path names no page, run or episode; the message holds only the path's own
+    parts (safe to answer with)."""
+
+
 @dataclass
 class RunData:
     """One run directory, read lazily."""
@@ -74,13 +79,13 @@ class RunData:
         """The episode's trace file; only ids listed in results.csv are served, and only
         from a regular file, not a symlink, that lies inside the run directory."""
         if episode_id not in {r.get("episode_id") for r in self.rows}:
-            raise ConfideError(f"{self.path}: no episode {episode_id!r} in results.csv")
+            raise NotFound(f"no episode {episode_id!r} in the run's results.csv")
         path = find_trace(self.path / "traces", episode_id)
         if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(
             self.path.resolve()
         ):
-            raise ConfideError(f"{self.path}: the trace of {episode_id!r} is not a regular "
-                               "file inside the run directory")
+            raise NotFound(f"the trace of {episode_id!r} is not a regular file inside the "
+                           "run directory")
         return path
 
     def summary(self) -> dict[str, Any]:

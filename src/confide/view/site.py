@@ -19,8 +19,8 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
-import shutil
 import secrets
+import shutil
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlsplit
 
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
-from confide.view.data import RunData, episode_json
+from confide.view.data import NotFound, RunData, episode_json
 from confide.view.glossary import glossary_json
 
 ASSETS = ("index.html", "app.js", "app.css")
@@ -65,11 +65,11 @@ class Site:
         if len(parts) == 4 and parts[:2] == ["data", "episodes"] and parts[3].endswith(".js"):
             run = self._run(parts[2])
             return _script("confideEpisode", episode_json(run, parts[3][:-3])), "text/javascript"
-        raise ConfideError(f"no page {path!r}")
+        raise NotFound(f"no page {path!r}")
 
     def _run(self, text: str) -> RunData:
         if not text.isdigit() or int(text) >= len(self.runs):
-            raise ConfideError(f"no run {text!r}")
+            raise NotFound(f"no run {text!r}")
         return self.runs[int(text)]
 
     def paths(self) -> list[str]:
@@ -91,7 +91,8 @@ def _script(callback: str, value: Any) -> bytes:
 
 @dataclass
 class Bundle:
-    """What `write_bundle` wrote: the number of files, and each episode left out with why."""
+    """What `write_bundle` wrote: the number of files (its marker included), and each
+    episode left out with why."""
 
     files: int
     skipped: dict[str, str] = field(default_factory=dict)
@@ -123,6 +124,7 @@ def write_bundle(run_dirs: Sequence[Path], out: Path) -> Bundle:
             written.files += 1
         (build / BUNDLE_MARKER).write_text("written by confide view --bundle; a new bundle "
                                            "replaces this directory whole\n")
+        written.files += 1
         _check_bundle_target(out)  # again: it may have changed while the site was built
         _replace(build, out)
     except BaseException:
@@ -177,6 +179,8 @@ def serve(run_dirs: Sequence[Path], port: int = 0) -> ThreadingHTTPServer:
                 try:
                     body, mime = site.get(path)
                     status = 200
+                except NotFound as exc:  # names only what the request named
+                    body, mime, status = str(exc).encode(), "text/plain", 404
                 except (ConfideError, OSError):  # fixed text: never echo what was read
                     body, mime, status = b"not found\n", "text/plain", 404
             self.send_response(status)
