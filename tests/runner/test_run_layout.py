@@ -95,3 +95,30 @@ def test_run_settings_may_change_between_run_and_resume(tmp_path: Path) -> None:
                                              "cache_dir": str(tmp_path / "cache")}),
                            show_progress=False)
     assert again.skipped == again.episodes == 3
+
+
+README_RUNS = [
+    ["calbench", "--suite", "tiny", "--lineup", "imap", "--condition", "dm"],
+    ["calbench", "--suite", "tiny", "--lineup", "sdmap", "--condition", "dm"],
+    ["sotopia-tom", "--lineup", "reference", "--limit", "1"],
+    ["incognita", "--condition", "social", "--lineup", "reference", "--limit", "1"],
+    ["incognita", "--lineup", "mock/incognita-skilled", "--lineup",
+     "mock/incognita-ineffective", "--limit", "1"],
+]
+"""The offline `confide run` lines of the README's "Using it" list (cut to one task where
+they would play a whole suite), run top to bottom in one folder."""
+
+
+def test_the_readme_sequence_keeps_every_earlier_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    kept: dict[Path, bytes] = {}
+    for args in README_RUNS:
+        assert _cli(["run", *args, "--no-progress"], monkeypatch) == 0
+        latest = (tmp_path / "runs" / args[0] / "latest").resolve()
+        assert latest not in kept  # a directory of its own
+        for run, results in kept.items():
+            assert (run / "results.csv").read_bytes() == results, run
+        kept[latest] = (latest / "results.csv").read_bytes()
+    assert len(kept) == len(README_RUNS)
