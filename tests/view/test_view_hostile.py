@@ -113,3 +113,12 @@ def test_bundle_replaces_an_earlier_one_whole_and_skips_a_bad_trace(
     episodes = list((out / "data" / "episodes" / "0").glob("*.js"))
     assert len(episodes) == second.files - 5 == 1  # 3 assets, the index, the marker
     assert not list(tmp_path.glob(".*confide-tmp"))
+
+
+def test_a_run_file_linking_out_of_the_run_is_not_read(run: Path, tmp_path: Path) -> None:
+    from confide.runner.rundir import readable_run
+
+    (run / "summary.csv").unlink()
+    (run / "summary.csv").symlink_to(tmp_path / "passwd")
+    with pytest.raises(ConfideError, match=r"summary\.csv links to a file outside the run"):
+        readable_run(run)

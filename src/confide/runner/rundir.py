@@ -108,28 +108,35 @@ def run_dir_of(experiment: Experiment) -> Path:
 
 
 def find_run(path: Path) -> Path:
-    """The run a command was given: `path` itself, or, for a folder of runs made without
-    `--out` (`runs/<benchmark>`: no experiment.yaml, a `latest` link), its latest run."""
+    """The run a command was given: `path` itself (resolved when it is a link such as
+    `runs/<benchmark>/latest`, so a rescore is named after the run), or, for a folder of
+    runs made without `--out` (`runs/<benchmark>`: no experiment.yaml, a `latest` link),
+    its latest run."""
     latest = path / LATEST
     if not (path / MARKER).exists() and latest.is_symlink() and latest.is_dir():
         return latest.resolve()
-    return path
+    return path.resolve() if path.is_symlink() else path
 
 
 def readable_run(path: Path) -> Path:
     """The run a reading command (view, report, trace list) was given (`find_run`), after
     checking what those commands read, so a bad file is one line naming it, never a
     traceback or a hang: every table, record and experiment file at the top of the run is
-    a regular file (a FIFO would block the reader) of UTF-8 text (gzip-compressed for
-    `.gz`), and the experiment file parses within the YAML limits."""
+    a regular file (a FIFO would block the reader) inside the run (not a link out of it)
+    of UTF-8 text (gzip-compressed for `.gz`), and the experiment file parses within the
+    YAML limits."""
     run = find_run(path)
     if not run.is_dir():
         raise RunDirError(f"{path} is not a run directory")
     if not (run / "results.csv").exists():
         raise RunDirError(f"{path} is not a run directory (no results.csv)")
+    home = run.resolve()
     for entry in sorted(run.iterdir()):
-        if entry.name.endswith(_READ_SUFFIXES):
-            _check_text_file(entry)
+        if not entry.name.endswith(_READ_SUFFIXES):
+            continue
+        if entry.is_symlink() and not entry.resolve().is_relative_to(home):
+            raise RunDirError(f"{entry} links to a file outside the run; not read")
+        _check_text_file(entry)
     if (run / MARKER).exists():
         load_yaml(run / MARKER, "experiment file")
     return run
