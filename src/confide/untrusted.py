@@ -137,6 +137,8 @@ def parse_yaml(text: str, source: str) -> Any:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     except RecursionError:
         raise InputError(f"{source}: YAML nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # a value its constructor refuses: a 5,000-digit integer
+        raise InputError(f"{source}: unreadable YAML value: {str(exc)[:200]}") from None
     finally:
         loader.dispose()
     check_plain(value, source)

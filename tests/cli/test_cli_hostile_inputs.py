@@ -197,3 +197,17 @@ def test_convert_names_a_task_id_that_cannot_be_a_card(
     assert _snapshot(tmp_path) == before
     _refused(["run", "incognita", "--tasks", "tasks.json", "--world", "world.json"],
              "--tasks tasks.json: no task converts", tmp_path, monkeypatch, capsys, lines=2)
+
+
+@pytest.mark.parametrize("where", ["file", "option"])
+def test_a_huge_yaml_integer_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    where: str,
+) -> None:
+    digits = "9" * 5000
+    (tmp_path / "big.yaml").write_text(f"benchmark: demo\nseed: {digits}\n")
+    args = (["run", "big.yaml", "--dry-run"] if where == "file"
+            else ["run", "demo", "--option", f"rounds={digits}", "--dry-run"])
+    source = "big.yaml" if where == "file" else "--option rounds"
+    _refused(args, f"error: {source}: unreadable YAML value: Exceeds the limit (4300 digits)",
+             tmp_path, monkeypatch, capsys)
