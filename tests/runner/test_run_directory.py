@@ -124,6 +124,7 @@ def test_fresh_moves_the_old_run_aside_whole_following_no_link(tmp_path: Path) -
     summary = run_experiment(exp, show_progress=False, fresh=True)
     assert (summary.skipped, summary.finished) == (0, 3)
     (aside,) = tmp_path.glob("run.replaced-*")
+    assert summary.replaced == aside
     assert (aside / "results.csv").read_bytes() == results
     assert (aside / "notes.txt").read_text() == "mine"
     assert (aside / "figures").is_symlink() and (outside / "keep.png").read_text() == "x"

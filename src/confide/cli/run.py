@@ -157,6 +157,9 @@ def run(
             f"{exc.strerror or exc}"
         ) from None
     term = console()
+    if summary.replaced is not None:
+        term.print(f"the previous run in {summary.run_dir} was moved to {summary.replaced}",
+                   soft_wrap=True, markup=False, highlight=False)
     if summary.table:
         print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
     done = f"{summary.finished} of " if summary.interrupted else ""

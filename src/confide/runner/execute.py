@@ -76,6 +76,8 @@ class RunSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall seconds of the run's phases: `episodes` (playing them), `outputs` (every
     derived table, audit and report)."""
+    replaced: Path | None = None
+    """Where `fresh` moved the directory's previous run (None: there was none)."""
 
 
 def run_experiment(
@@ -151,17 +153,17 @@ async def run_experiment_async(
     if freeze_gc:
         gc.freeze()
     run_dir = run_dir_of(experiment)
-    if fresh:
-        set_aside(run_dir)
-    else:
-        check_not_foreign(run_dir)
+    replaced = set_aside(run_dir) if fresh else None
+    check_not_foreign(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
         prepare(run_dir)
-        return await _run_locked(
+        summary = await _run_locked(
             spec, experiment, plans, prints, run_dir, show_progress,
             stop if stop is not None else asyncio.Event(),
         )
+    summary.replaced = replaced
+    return summary
 
 
 async def _run_locked(
