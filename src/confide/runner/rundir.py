@@ -43,12 +43,13 @@ from confide.atomic import TEMP_SUFFIX, sweep_temporaries
 from confide.errors import ConfideError
 from confide.redaction import scrub_data
 from confide.runner.config import Experiment
+from confide.runner.fingerprint import CREDENTIALS
 from confide.untrusted import load_yaml
 
 LOCK_FILE = ".confide.lock"
 MARKER = "experiment.yaml"
-"""Every run writes it first: a directory without it holds no run, and `--fresh` leaves it
-alone."""
+"""Every run writes it first: a directory without it holds no run (a run refuses to share
+a non-empty one, and `--fresh` moves only a run aside)."""
 OUTPUT_DIRS = ("traces", "figures")
 LATEST = "latest"
 """In `runs/<benchmark>/`: a symlink to the directory of the latest run made there."""
@@ -58,8 +59,6 @@ RUN_SETTINGS = frozenset(
 )
 """Experiment fields that say how and where a run goes, not what it is: they may change
 between a run and its resume (a price table's content is in every episode's fingerprint)."""
-CREDENTIALS = frozenset({"api_key"})
-"""Model options that authenticate but never change an episode."""
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9._+=-]+")
 _OPEN = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
