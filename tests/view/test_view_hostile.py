@@ -84,7 +84,7 @@ def test_bundle_refuses_a_users_directory_and_a_symlink(run: Path, tmp_path: Pat
     with pytest.raises(ConfideError, match="is a symlink"):
         write_bundle([run], link)
     assert [p.name for p in mine.iterdir()] == ["index.html"]
-    assert not list(tmp_path.glob(".*confide-tmp"))
+    assert not list(tmp_path.glob(".*tmp"))
 
 
 def test_bundle_replaces_an_earlier_one_whole_and_skips_a_bad_trace(
@@ -112,7 +112,7 @@ def test_bundle_replaces_an_earlier_one_whole_and_skips_a_bad_trace(
     assert len(second.skipped) == 2 and linked in second.skipped
     episodes = list((out / "data" / "episodes" / "0").glob("*.js"))
     assert len(episodes) == second.files - 5 == 1  # 3 assets, the index, the marker
-    assert not list(tmp_path.glob(".*confide-tmp"))
+    assert not list(tmp_path.glob(".*tmp"))
 
 
 def test_a_run_file_linking_out_of_the_run_is_not_read(run: Path, tmp_path: Path) -> None:

@@ -39,6 +39,9 @@ ASSETS = ("index.html", "app.js", "app.css")
 BUNDLE_MARKER = ".confide-bundle"
 """Written into every bundle: a directory holding it may be replaced by a new bundle."""
 HOST = "127.0.0.1"
+_BUILDING = ".confide-bundle-tmp"
+"""Suffix of a bundle being built or replaced (a directory: not one of `confide.atomic`'s
+file temporaries, which a run sweeps)."""
 
 
 class Site:
@@ -106,7 +109,7 @@ def write_bundle(run_dirs: Sequence[Path], out: Path) -> Bundle:
     _check_bundle_target(out)
     site = Site(run_dirs)
     out.parent.mkdir(parents=True, exist_ok=True)
-    build = out.with_name(f".{out.name}.{secrets.token_hex(4)}.confide-tmp")
+    build = out.with_name(f".{out.name}.{secrets.token_hex(4)}{_BUILDING}")
     build.mkdir()
     try:
         written = Bundle(0)
@@ -153,7 +156,7 @@ def _replace(build: Path, out: Path) -> None:
     if not out.exists():
         os.rename(build, out)
         return
-    old = out.with_name(f".{out.name}.{secrets.token_hex(4)}.confide-tmp")
+    old = out.with_name(f".{out.name}.{secrets.token_hex(4)}{_BUILDING}")
     os.rename(out, old)
     try:
         os.rename(build, out)
