@@ -58,6 +58,7 @@ from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.suites import load_suite
 from confide.runner import build_experiment, run_experiment
 from confide.runner.results import read_csv
+from confide.runner.rundir import find_run
 
 COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
 ROW_FIELDS = {"Coord.": "success", "Excess": "excess", "Msgs.": "messages_per_meeting",
@@ -146,9 +147,10 @@ NOTES: dict[tuple[str, str, str], str] = {
 
 
 def dm_rows(run: Path | None) -> list[dict[str, Any]]:
-    """The per-seat `dm` result rows, from `run`'s results.csv or a fresh run."""
+    """The per-seat `dm` result rows, from `run`'s results.csv (`runs/calbench`: its
+    latest run) or a fresh run."""
     if run is not None:
-        rows: list[dict[str, Any]] = list(read_csv(run / "results.csv"))
+        rows: list[dict[str, Any]] = list(read_csv(find_run(run) / "results.csv"))
     else:
         with tempfile.TemporaryDirectory() as tmp:
             experiment = build_experiment(

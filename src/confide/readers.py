@@ -4,8 +4,8 @@ Every reader returns a list of flat dicts, so `pandas.DataFrame(rows)` is the wh
 conversion (confide itself does not need pandas):
 
     from confide.readers import read_results, read_traces
-    results = pd.DataFrame(read_results("runs/calbench"))
-    messages = pd.DataFrame(read_traces("runs/calbench", kinds={"message"}))
+    results = pd.DataFrame(read_results("runs/calbench/latest"))
+    messages = pd.DataFrame(read_traces("runs/calbench/latest", kinds={"message"}))
 
 `read_results`, `read_summary` and `read_run_table` type the CSV cells column by column, as
 a CSV reader with type inference would: a column whose every non-empty cell is `True` or

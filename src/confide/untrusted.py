@@ -8,6 +8,8 @@ wrong, never a traceback:
 - a file is read with a size limit (a directory, a device such as /dev/zero, or an
   oversized file is refused before it is read);
 - bytes must be UTF-8 (the error gives the offset and line of the first bad byte);
+- YAML may use at most `MAX_ALIASES` aliases and expand to at most `MAX_YAML_NODES`
+  values, checked on the composed document before it is constructed or walked;
 - JSON and YAML may nest at most `MAX_DEPTH` levels (deeper input would overflow the
   parser's recursion or, later, pydantic's serializer) and may not hold lone surrogates
   (`"\\ud800"` decodes to a code point no UTF-8 writer can encode, so it would break the
@@ -33,6 +35,10 @@ MAX_DEPTH = 100
 """Deepest nesting accepted in JSON/YAML (confide's own files nest about 8 levels)."""
 MAX_BYTES = 512 * 2**20
 """Largest file read (traces of long conversations reach tens of megabytes)."""
+MAX_ALIASES = 10_000
+"""Most YAML aliases (`*name`) read from one document (confide's own files use none)."""
+MAX_YAML_NODES = 1_000_000
+"""Most values a YAML document may expand to once its aliases are followed."""
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -119,15 +125,70 @@ def parse_jsonl(text: str, source: str) -> list[tuple[int, Any]]:
 
 
 def parse_yaml(text: str, source: str) -> Any:
-    """YAML (safe subset) from text, with the same limits as `parse_json`."""
+    """YAML (safe subset) from text, with the same limits as `parse_json`, and its aliases
+    limited before anything walks the data (`check_aliases`)."""
+    loader = yaml.SafeLoader(text)
     try:
-        value = yaml.safe_load(text)
+        node = loader.get_single_node()
+        if node is not None:
+            check_aliases(node, source)
+        value = loader.construct_document(node) if node is not None else None
     except yaml.YAMLError as exc:
         raise InputError(f"{source}: not valid YAML: {exc}") from None
     except RecursionError:
         raise InputError(f"{source}: YAML nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # a value its constructor refuses: a 5,000-digit integer
+        raise InputError(f"{source}: unreadable YAML value: {str(exc)[:200]}") from None
+    finally:
+        loader.dispose()
     check_plain(value, source)
     return value
+
+
+def check_aliases(root: yaml.Node, source: str) -> None:
+    """Raise InputError when a composed YAML document uses more than `MAX_ALIASES` aliases,
+    refers to itself, or would expand to more than `MAX_YAML_NODES` nodes (a "billion
+    laughs" file is a few hundred bytes whose aliases expand to 10^9 strings: every walk
+    over the constructed data would take hours). The composed graph shares each anchored
+    node, so its expanded size is counted once per node, in time linear in the text."""
+    size: dict[int, int] = {}
+    open_: set[int] = set()
+    edges = 0
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        children = _children(node)
+        if done:
+            open_.discard(id(node))
+            total = 1 + sum(size[id(child)] for child in children)
+            if total > MAX_YAML_NODES:
+                raise InputError(
+                    f"{source}: YAML aliases expand to more than {MAX_YAML_NODES} values"
+                )
+            size[id(node)] = total
+            continue
+        if id(node) in size:
+            continue
+        if id(node) in open_:
+            raise InputError(f"{source}: a YAML alias refers to the node that holds it")
+        open_.add(id(node))
+        edges += len(children)
+        stack.append((node, True))
+        for child in children:
+            if id(child) in open_:
+                raise InputError(f"{source}: a YAML alias refers to the node that holds it")
+            stack.append((child, False))
+    aliases = edges - (len(size) - 1)
+    if aliases > MAX_ALIASES:
+        raise InputError(f"{source}: {aliases} YAML aliases; at most {MAX_ALIASES} are read")
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
 
 
 def load_json(path: Path | str, what: str = "file", *, limit: int = MAX_BYTES) -> Any:

@@ -109,20 +109,25 @@ def test_planted_symlinks_are_replaced_never_written_through(tmp_path: Path) -> 
     assert not list((run_dir / "traces").glob("*.partial"))
 
 
-def test_fresh_removes_links_and_outputs_but_not_their_targets(tmp_path: Path) -> None:
+def test_fresh_moves_the_old_run_aside_whole_following_no_link(tmp_path: Path) -> None:
+    """Issue 30 item 1: --fresh deletes nothing; the old run, its links and a user's notes
+    move to `<dir>.replaced-<time>`, and the new run starts in an empty directory."""
     run_dir = tmp_path / "run"
     exp = build_experiment({"benchmark": "demo", "output_dir": str(run_dir)})
     run_experiment(exp, show_progress=False)
+    results = (run_dir / "results.csv").read_bytes()
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "keep.png").write_text("x")
     (run_dir / "figures").symlink_to(outside)
-    (run_dir / "notes.txt").write_text("mine")  # not an output: kept
-    stale = run_dir / ".results.csv.0badf00d.confide-tmp"  # left by a killed writer
-    stale.write_text("half a row")
+    (run_dir / "notes.txt").write_text("mine")
     summary = run_experiment(exp, show_progress=False, fresh=True)
     assert (summary.skipped, summary.finished) == (0, 3)
-    assert (outside / "keep.png").read_text() == "x"
-    assert not (run_dir / "figures").exists()
-    assert (run_dir / "notes.txt").read_text() == "mine"
-    assert not stale.exists()
+    (aside,) = tmp_path.glob("run.replaced-*")
+    assert summary.replaced == aside
+    assert (aside / "results.csv").read_bytes() == results
+    assert (aside / "notes.txt").read_text() == "mine"
+    assert (aside / "figures").is_symlink() and (outside / "keep.png").read_text() == "x"
+    assert not (aside / ".confide.lock").exists()
+    assert not (run_dir / "figures").exists() and not (run_dir / "notes.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["run", aside.name, "outside"])

@@ -99,10 +99,11 @@ def test_server_serves_index_on_localhost(tiny_runs: dict[str, Path]) -> None:
 
 def test_bundle_writes_every_page_and_episode(tiny_runs: dict[str, Path], tmp_path: Path) -> None:
     site = Site([tiny_runs["calbench"]])
-    count = write_bundle([tiny_runs["calbench"]], tmp_path / "b")
+    bundle = write_bundle([tiny_runs["calbench"]], tmp_path / "b")
     written = sorted(p.relative_to(tmp_path / "b").as_posix()
                      for p in (tmp_path / "b").rglob("*") if p.is_file())
-    assert written == sorted(site.paths()) and count == len(written)
+    assert written == sorted([*site.paths(), ".confide-bundle"])
+    assert (bundle.files, bundle.skipped) == (len(written), {})
     episodes = {r["episode_id"] for r in site.runs[0].rows}
     assert len([p for p in written if p.startswith("data/episodes/")]) == len(episodes)
 

@@ -35,7 +35,8 @@ def _collect(run_dirs: list[Path]) -> list[SeatResult]:
 
 def leaderboard(
     run_dirs: Annotated[
-        list[Path], typer.Argument(help="Run directories, each holding a results.csv.")
+        list[Path], typer.Argument(help="Run directories, each holding a results.csv "
+                                   "(runs/<benchmark>: its latest run).")
     ],
     out: Annotated[
         Path | None,
@@ -57,7 +58,9 @@ def leaderboard(
         write_model_csv,
         write_reference_csv,
     )
+    from confide.runner.rundir import find_run
 
+    run_dirs = [find_run(path) for path in run_dirs]
     state_path = ratings if ratings is not None else (out / "ratings.json" if out else None)
     try:
         require_benchmark("leaderboard", "calbench", run_dirs)

@@ -9,7 +9,11 @@ import typer
 
 
 def report(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (holds results.csv).")],
+    run_dir: Annotated[
+        Path,
+        typer.Argument(help="A run directory (holds results.csv; runs/<benchmark>: its latest "
+                       "run)."),
+    ],
     out: Annotated[
         Path | None, typer.Option(help="Output file (default RUN_DIR/report.html).")
     ] = None,
@@ -22,9 +26,12 @@ def report(
     """Render the headline table, figures, experiment, notable episodes and tables of a run
     into one HTML file."""
     from confide.report import build_report  # imported here: `confide --help` stays fast
+    from confide.runner.rundir import readable_run
 
+    run_dir = readable_run(run_dir)
     if viewer:
         from confide.view import write_bundle
 
-        write_bundle([run_dir], run_dir / "view")
+        for page, why in write_bundle([run_dir], run_dir / "view").skipped.items():
+            typer.echo(f"left out {page}: {why}", err=True)
     typer.echo(f"wrote {build_report(run_dir, out)}")

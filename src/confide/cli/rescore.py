@@ -31,8 +31,9 @@ def rescore(
     episode stays failed.
     """
     from confide.runner.rescore import rescore_run  # imported here: `--help` stays fast
+    from confide.runner.rundir import find_run
 
-    summary = rescore_run(run_dir, roles=_pairs(role, "--role", parse=False), out=out)
+    summary = rescore_run(find_run(run_dir), roles=_pairs(role, "--role", parse=False), out=out)
     term = console()
     if summary.table:
         print_table(render_table(summary.table, title="rescored summary"), term)
@@ -41,8 +42,12 @@ def rescore(
         print_table(render_table(summary.comparison, title=title), term)
     term.print(
         f"{summary.rescored} episodes rescored, {summary.kept_failed} failed ones kept, "
-        f"{len(summary.failed)} failed while scoring; results in {summary.run_dir}/results.csv"
+        f"{len(summary.failed)} failed while scoring, {len(summary.not_rescored)} not "
+        f"rescored; results in {summary.run_dir}/results.csv"
     )
+    for episode, why in summary.not_rescored.items():
+        term.print(f"[yellow]not rescored[/yellow] {episode}: {why}", soft_wrap=True,
+                   markup=True, highlight=False)
     for episode, error in sorted(summary.failed.items()):
         term.print(f"[red]scoring failed[/red] {episode}: {error}", soft_wrap=True)
     if summary.failed:

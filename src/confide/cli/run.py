@@ -60,7 +60,9 @@ def run(
     ] = None,
     out: Annotated[
         Path | None,
-        typer.Option(help="Run directory (default runs/<benchmark>); an existing one is resumed."),
+        typer.Option(help="Run directory (default runs/<benchmark>/<name>, named after the "
+                     "experiment; runs/<benchmark>/latest links to the latest); the same "
+                     "experiment's is resumed, another experiment's refused."),
     ] = None,
     cache: Annotated[
         Path | None, typer.Option(help="On-disk model response cache directory.")
@@ -88,7 +90,8 @@ def run(
     progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
     fresh: Annotated[
         bool,
-        typer.Option(help="Start over: remove the --out directory's traces and outputs first."),
+        typer.Option(help="Start over: move the run directory's previous run aside to "
+                     "<dir>.replaced-<time> first (nothing is deleted)."),
     ] = False,
     dry_run: Annotated[
         bool,
@@ -97,8 +100,8 @@ def run(
 ) -> None:
     """Run episodes, write traces, results.csv and the summary table, and print it.
 
-    Re-running into the same --out directory resumes: finished episodes are kept when
-    they were made under the same configuration (otherwise the run refuses; see --fresh).
+    Re-running the same experiment resumes it in its directory: finished episodes are
+    kept. A directory holding another experiment's run is refused (see --fresh).
     Ctrl-C or SIGTERM stops it cleanly with exit status 130. Before anything runs, the
     preflight reports every problem it can find (unknown participants, options, roles,
     strategies, providers, seat counts, missing keys or extras) in one message.
@@ -135,7 +138,6 @@ def run(
 
         get_benchmark(target)
         data = {k: v for k, v in overrides.items() if v is not None}
-        data.setdefault("output_dir", f"runs/{target}")
         experiment = build_experiment({"benchmark": target, **data}, check=False)
     if dry_run:
         from confide.cli.plan import describe_plan
@@ -155,6 +157,9 @@ def run(
             f"{exc.strerror or exc}"
         ) from None
     term = console()
+    if summary.replaced is not None:
+        term.print(f"the previous run in {summary.run_dir} was moved to {summary.replaced}",
+                   soft_wrap=True, markup=False, highlight=False)
     if summary.table:
         print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
     done = f"{summary.finished} of " if summary.interrupted else ""

@@ -18,17 +18,13 @@ from confide.errors import ConfideError
 def run_benchmark(run_dir: Path) -> str | None:
     """The benchmark id a run directory was made for; None when it records none (a
     results.csv assembled by hand)."""
-    import yaml  # here, as the runner: `confide --help` imports neither
-
-    from confide.runner.rundir import MARKER
+    from confide.runner.rundir import MARKER  # here: `confide --help` imports no runner
+    from confide.untrusted import load_yaml
 
     marker = run_dir / MARKER
     if not marker.is_file():
         return None
-    try:
-        data = yaml.safe_load(marker.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        raise ConfideError(f"{marker}: not valid YAML ({exc})") from None
+    data = load_yaml(marker, "experiment file")
     value = data.get("benchmark") if isinstance(data, dict) else None
     return str(value) if value is not None else None
 

@@ -34,7 +34,11 @@ def show(
 
 @app.command("list")
 def list_episodes(
-    run_dir: Annotated[Path, typer.Argument(help="A run directory (holds results.csv).")],
+    run_dir: Annotated[
+        Path,
+        typer.Argument(help="A run directory (holds results.csv; runs/<benchmark>: its latest "
+                       "run)."),
+    ],
     failed: Annotated[bool, typer.Option("--failed", help="Only episodes not ok.")] = False,
     where: Annotated[
         list[str] | None,
@@ -46,8 +50,10 @@ def list_episodes(
     from rich.table import Table
 
     from confide.core.trace import TRACE_SUFFIX  # imported here: `confide --help` stays fast
+    from confide.runner.rundir import readable_run
     from confide.view.episodes import Where, read_episodes, select
 
+    run_dir = readable_run(run_dir)
     wheres = [Where.parse(w) for w in where or []]
     chosen = select(read_episodes(run_dir), wheres, failed=failed)
     table = Table(title=f"{len(chosen)} episodes")

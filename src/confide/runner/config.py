@@ -68,7 +68,12 @@ class Experiment(BaseModel):
         "and episodes taking turns keep its prefix cache warm instead of evicting each "
         "other's conversations).",
     )
-    output_dir: str = "runs/latest"
+    output_dir: str | None = Field(
+        default=None,
+        description="Run directory; default runs/<benchmark>/<name>, the name made from the "
+        "suite, lineups, conditions and a hash of the experiment (confide.runner.rundir), "
+        "with runs/<benchmark>/latest linking to the latest.",
+    )
     cache_dir: str | None = Field(default=None, description="On-disk model response cache.")
     price_table: str | None = Field(
         default=None,
@@ -120,12 +125,40 @@ class Experiment(BaseModel):
             raise ValueError(f"ray_traces {self.ray_traces!r} needs backend: ray")
         return self
 
+    @field_validator("ray_address")
+    @classmethod
+    def _ray_address_parses(cls, value: str | None) -> str | None:
+        if value is not None:
+            ray_endpoint(value)
+        return value
+
     @field_validator("lineups")
     @classmethod
     def _lineups_parse(cls, value: list[str]) -> list[str]:
         for text in value:
             parse_lineup(text)
         return value
+
+
+def ray_endpoint(address: str) -> tuple[str, int] | None:
+    """(host, port) of a `host:port` Ray address, None for 'auto' (the running cluster)
+    or 'local'; ValueError naming what is wrong. Ray Client addresses (`ray://`) are
+    refused: the backend shares the driver's object store with its workers, which a
+    client connection does not have."""
+    if address in ("auto", "local"):
+        return None
+    if "://" in address:
+        raise ValueError(
+            f"{address!r} is a Ray Client address; give the cluster's address as host:port "
+            "(its GCS port, 6379 by default) or 'auto', from a machine of the cluster"
+        )
+    host, colon, port = address.rpartition(":")
+    host = host.strip("[]")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"{address!r} is not 'auto' or host:port (a port from 1 to 65535)")
+    if not all(c.isalnum() or c in ".-:_" for c in host):
+        raise ValueError(f"{address!r}: {host!r} is not a host name or IP address")
+    return host, int(port)
 
 
 def dump_experiment(experiment: Experiment, path: Path) -> None:

@@ -24,6 +24,7 @@ from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels
+from confide.runner.rundir import run_dir_of
 from confide.runner.spend import episode_spend
 
 
@@ -119,7 +120,7 @@ def episode_context(
         options=dict(experiment.options),
         sampling=dict(experiment.sampling),
         seat_names=frozenset(spec.seats(plan.task)),
-        trace_path=str(trace_file(Path(experiment.output_dir) / "traces", plan.episode_id)),
+        trace_path=str(trace_file(run_dir_of(experiment) / "traces", plan.episode_id)),
     )
 
 

@@ -46,7 +46,16 @@ from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
 from confide.runner.results import ResultSpool, spend_roles
-from confide.runner.rundir import prepare, run_lock
+from confide.runner.rundir import (
+    check_not_foreign,
+    check_same_experiment,
+    default_run_dir,
+    point_latest,
+    prepare,
+    run_dir_of,
+    run_lock,
+    set_aside,
+)
 
 
 @dataclass
@@ -67,6 +76,8 @@ class RunSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall seconds of the run's phases: `episodes` (playing them), `outputs` (every
     derived table, audit and report)."""
+    replaced: Path | None = None
+    """Where `fresh` moved the directory's previous run (None: there was none)."""
 
 
 def run_experiment(
@@ -119,17 +130,20 @@ async def run_experiment_async(
     freeze_gc: bool = False,
 ) -> RunSummary:
     """Preflight (every problem at once, before anything is written), resolve every
-    default, lock the run directory, check that the complete episodes may be reused
-    (`fresh` discards them instead), run the rest with bounded concurrency, then write
+    default, lock the run directory, check that the complete episodes may be reused and
+    that the directory holds no other experiment (`rundir`; `fresh` moves the previous
+    run aside instead), run the rest with bounded concurrency, then write
     results.csv, the summary table and the benchmark's own outputs. Setting `stop` starts
     no more episodes and cancels the running ones; the outputs then cover the finished
     episodes. `freeze_gc` (the CLI's choice, never a library default: it changes the
     caller's whole process) moves the loaded tasks out of the cyclic collector's sight."""
     if experiment.backend == "ray":
-        from confide.runner.ray_backend import require_ray
+        from confide.runner.ray_backend import reach_ray, require_ray
 
         require_ray()
     spec = preflight(experiment).spec
+    if experiment.backend == "ray":
+        reach_ray(experiment.ray_address)
     experiment = resolve_experiment(spec, experiment)
     plans = expand(spec, experiment)
     prints = episode_fingerprints(spec.id, experiment, plans)
@@ -138,14 +152,18 @@ async def run_experiment_async(
     # ~13% less CPU per reference-protocol game).
     if freeze_gc:
         gc.freeze()
-    run_dir = Path(experiment.output_dir)
+    run_dir = run_dir_of(experiment)
+    replaced = set_aside(run_dir) if fresh else None
+    check_not_foreign(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     with run_lock(run_dir):
-        prepare(run_dir, fresh=fresh)
-        return await _run_locked(
+        prepare(run_dir)
+        summary = await _run_locked(
             spec, experiment, plans, prints, run_dir, show_progress,
             stop if stop is not None else asyncio.Event(),
         )
+    summary.replaced = replaced
+    return summary
 
 
 async def _run_locked(
@@ -168,6 +186,7 @@ async def _run_locked(
                 results.add(plan, found[1])
         check_resume(str(run_dir), prints, headers, score_roles=spec.score_roles)
         del headers
+        check_same_experiment(run_dir, experiment)
         return await _run_checked(
             spec, experiment, plans, prints, run_dir, show_progress, stop, results
         )
@@ -186,6 +205,8 @@ async def _run_checked(
     """The run once its finished episodes (spooled in `results`) may be reused."""
     trace_dir = run_dir / "traces"
     dump_experiment(experiment, run_dir / "experiment.yaml")
+    if run_dir == default_run_dir(experiment):
+        point_latest(run_dir)
     meta = run_metadata()
     prices = run_prices(experiment)
     provenance = prices.provenance(experiment.price_table)
@@ -232,7 +253,7 @@ async def _run_checked(
                         failed.append(plan.episode_id)
                     bar.advance(ok)
 
-        await asyncio.gather(*(worker() for _ in range(at_once)))
+        await asyncio.gather(*(worker() for _ in range(min(at_once, len(todo)))))
 
     played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in results]

@@ -173,8 +173,8 @@ def _message(
             "then resume into NEW to run the rest."
         )
     lines.append(
-        "Nothing was run. Start over with --fresh (removes this directory's traces and "
-        "outputs), or give a new --out."
+        "Nothing was run. Start over with --fresh (moves this run aside, deleting nothing), "
+        "or give a new --out."
     )
     return "\n".join(lines)
 

@@ -7,7 +7,8 @@ experiment names before anything is written: the benchmark's declared inputs
 strategies, conditions, sampling keys), the tasks and each lineup's seat count against
 every task, what a seat cannot do with the tasks (`BenchmarkSpec.task_problems`), and
 every model spec of a seat or role, built exactly as the run will build
-it (provider, model options, keys and base URLs, optional extras). It raises one
+it (provider, model options, keys and base URLs, optional extras), and the run's size and
+concurrency (`size_problems`). It raises one
 `PreflightError` listing every problem, or returns the `RunPlan` that `confide run
 --dry-run` prints.
 """
@@ -29,6 +30,13 @@ from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan, expand, select_tasks
 from confide.runner.models import RunModels, run_prices
+
+MAX_EPISODES = 1_000_000
+"""Most episodes one run may plan: the plan of a larger one alone would fill memory
+(`confide run --repetitions 100000000` planned 10^8 episodes before saying anything)."""
+MAX_CONCURRENCY = 1024
+"""Most episodes run at once (per worker on Ray): each holds a worker coroutine, and more
+than this many would only queue on the providers' call limits."""
 
 
 class PreflightError(ConfideError):
@@ -186,6 +194,7 @@ def preflight(experiment: Experiment) -> RunPlan:
     except ConfideError as exc:
         problems.append(f"price_table: {exc}")
     problems += _model_problems(spec, experiment, models)
+    problems += size_problems(spec, experiment, len(tasks))
     episodes: list[EpisodePlan] = []
     if not problems:
         try:
@@ -195,6 +204,26 @@ def preflight(experiment: Experiment) -> RunPlan:
     if problems:
         raise PreflightError(spec.id, problems)
     return RunPlan(spec, experiment, episodes, models)
+
+
+def size_problems(spec: BenchmarkSpec, experiment: Experiment, tasks: int) -> list[str]:
+    """The run's size against `MAX_EPISODES` (counted from its factors, without building
+    the plan) and its concurrency against `MAX_CONCURRENCY`."""
+    problems = []
+    conditions = len(experiment.conditions or spec.conditions)
+    episodes = tasks * len(lineups_of(spec, experiment)) * conditions * experiment.repetitions
+    if episodes > MAX_EPISODES:
+        problems.append(
+            f"repetitions {experiment.repetitions}: the run would plan {episodes:,} episodes "
+            f"({tasks} task(s) x {len(lineups_of(spec, experiment))} lineup(s) x {conditions} "
+            f"condition(s) x {experiment.repetitions}); at most {MAX_EPISODES:,} per run"
+        )
+    if experiment.concurrency is not None and experiment.concurrency > MAX_CONCURRENCY:
+        problems.append(
+            f"concurrency {experiment.concurrency}: at most {MAX_CONCURRENCY} episodes run "
+            "at once (per worker on Ray)"
+        )
+    return problems
 
 
 def _seats(spec: BenchmarkSpec, experiment: Experiment) -> list[SeatSpec]:

@@ -79,7 +79,7 @@ from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, trace_file
 from confide.errors import ConfideError
 from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
 from confide.registry import get_benchmark
-from confide.runner.config import Experiment
+from confide.runner.config import Experiment, ray_endpoint
 from confide.runner.episode import episode_start, load_complete, run_episode
 from confide.runner.expand import EpisodePlan
 from confide.runner.metadata import run_metadata
@@ -149,6 +149,30 @@ def require_ray() -> None:
     """Fail with the install hint unless Ray can be imported (a preflight check)."""
     if importlib.util.find_spec("ray") is None:
         raise ConfideError(INSTALL_HINT)
+
+
+RAY_CONNECT_TIMEOUT = 10.0
+"""Seconds to wait for a Ray cluster's address to accept a connection before the run is
+refused (ray.init itself retries an unreachable address for minutes)."""
+
+
+def reach_ray(address: str | None, timeout: float = RAY_CONNECT_TIMEOUT) -> None:
+    """Refuse a `host:port` address that accepts no connection within `timeout` seconds,
+    before anything is written ('auto' and a local cluster are left to Ray)."""
+    import socket
+
+    endpoint = ray_endpoint(address) if address is not None else None
+    if endpoint is None:
+        return
+    try:
+        socket.create_connection(endpoint, timeout=timeout).close()
+    except OSError as exc:
+        why = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else (
+            exc.strerror or str(exc))
+        raise ConfideError(
+            f"cannot reach the Ray cluster at {address!r}: {why}; check --ray-address "
+            "(nothing was run)"
+        ) from None
 
 
 class ProviderSlots:

@@ -10,7 +10,7 @@ after play. So a rescore gives what a run with the new judge would have given.
 
 Nothing in the source directory is written. The result is a new run directory (`--out`,
 by default the first free `<run>-rescored`, `<run>-rescored-2`, ...), refused if it exists
-and is not empty, with:
+and is not empty or lies anywhere inside the source, with:
 
 - `traces/`: per episode, the original header (its fingerprint and role bindings updated,
   so a later `confide run` with the new judge resumes there), the played events copied
@@ -30,10 +30,11 @@ and is not empty, with:
 Before anything is written, each finished trace must carry the fingerprint this
 experiment gives its episode, apart from the rebound roles and the scoring version (the
 current scorer is the point), and a scoring marker; otherwise the rescore is refused with
-every problem listed. A new judge's model spec is built (not called) up front, so a typo
-fails at once. `experiment.yaml` stores keys and URL passwords redacted: those model
-options are left out (the providers read credentials from the environment, as the run
-did) and their fingerprints are taken from the traces.
+every problem listed. Every planned episode left out (no trace, a trace cut off before
+its footer) is named in the summary and `rescore.json`. A new judge's model spec is built
+(not called) up front, so a typo fails at once. `experiment.yaml` stores keys and URL
+passwords redacted: those model options are left out (the providers read credentials from
+the environment, as the run did) and their fingerprints are taken from the traces.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class RescoreSummary:
     kept_failed: int
     failed: dict[str, str] = field(default_factory=dict)
     """Episode -> error, for episodes whose scoring raised (new footer status error)."""
+    not_rescored: dict[str, str] = field(default_factory=dict)
+    """Episode -> why it is not in the rescore (no trace, a trace cut off before its
+    footer, a symlink), for every planned episode left out."""
     rows: Sequence[dict[str, Any]] = field(default_factory=list)
     table: list[dict[str, Any]] = field(default_factory=list)
     comparison: list[dict[str, Any]] = field(default_factory=list)
@@ -113,7 +117,8 @@ async def rescore_run_async(
         update={"roles": {**experiment.roles, **rebind}, "output_dir": str(target)}
     )
     plans = expand(spec, experiment)
-    finished = _finished(source, spec, experiment, plans, rebind)
+    left_out: dict[str, str] = {}
+    finished = _finished(source, spec, experiment, plans, rebind, left_out)
     options, hidden = redacted_options(scored.model_options)
     models = RunModels(cache_dir=scored.cache_dir, options=options, prices=run_prices(scored))
     for role in sorted(rebind):  # a bad model spec fails here, not in every episode
@@ -127,7 +132,7 @@ async def rescore_run_async(
     with run_lock(target):
         return await _rescore_locked(
             spec, source, target, experiment, scored, plans, finished, sorted(rebind),
-            models, hidden,
+            models, hidden, left_out,
         )
 
 
@@ -155,9 +160,12 @@ def _check_roles(spec: BenchmarkSpec, rebind: Mapping[str, str]) -> None:
 
 
 def _check_target(source: Path, target: Path) -> None:
-    if target.resolve() == source.resolve():
+    inside, home = target.resolve(), source.resolve()
+    if inside == home or inside.is_relative_to(home):
+        where = "is" if inside == home else "is inside"
         raise RescoreError(
-            f"--out {target} is the run being rescored; a rescore never writes into its source"
+            f"--out {target} {where} the run being rescored ({source}); a rescore never "
+            "writes into its source: give a directory outside it"
         )
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise RescoreError(f"--out {target} exists and is not empty; give a new directory")
@@ -176,9 +184,11 @@ def _finished(
     experiment: Experiment,
     plans: list[EpisodePlan],
     rebind: Mapping[str, str],
+    left_out: dict[str, str],
 ) -> list[_Finished]:
     """The finished episodes of the source run, in plan order, after checking that each
-    trace was made under this experiment and can be cut at its scoring marker."""
+    trace was made under this experiment and can be cut at its scoring marker; every
+    other planned episode goes to `left_out` with the reason."""
     expected = episode_fingerprints(spec.id, experiment, plans)
     free = {*_SCORING_KEYS, *(f"roles.{role}" for role in rebind)}
     free |= redacted_options(experiment.model_options)[1]
@@ -186,7 +196,11 @@ def _finished(
     problems: list[str] = []
     for plan in plans:
         path = find_trace(source / "traces", plan.episode_id)
-        if path.is_symlink() or not path.exists():
+        if path.is_symlink():
+            left_out[plan.episode_id] = f"{path} is a symlink (never followed)"
+            continue
+        if not path.exists():
+            left_out[plan.episode_id] = "no trace (the episode never finished)"
             continue
         try:
             trace = read_trace(path)
@@ -194,6 +208,7 @@ def _finished(
             problems.append(str(exc))
             continue
         if trace.footer is None:
+            left_out[plan.episode_id] = f"{path} has no footer (cut off before its end)"
             continue
         ok = trace.footer.status == "ok"
         want, have = expected[plan.episode_id], trace.header.fingerprint
@@ -227,6 +242,7 @@ async def _rescore_locked(
     rebound: list[str],
     models: RunModels,
     hidden: set[str],
+    left_out: dict[str, str],
 ) -> RescoreSummary:
     started = time.time()
     if any(p.name != LOCK_FILE for p in target.iterdir()):  # filled since `_check_target`
@@ -281,6 +297,7 @@ async def _rescore_locked(
         "failed_in_rescore": sorted(failed),
         "kept_failed": len(finished) - len(rescored),
         "not_finished": len(plans) - len(finished),
+        "not_rescored": dict(left_out),
         "confide": __version__,
         "started_at": started,
         "usage": {k: v.model_dump() for k, v in models.meter.snapshot().items()},
@@ -292,6 +309,7 @@ async def _rescore_locked(
         rescored=len(rescored),
         kept_failed=len(finished) - len(rescored),
         failed=failed,
+        not_rescored=left_out,
         rows=rows,
         table=table,
         comparison=comparison,

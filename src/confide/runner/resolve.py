@@ -9,7 +9,8 @@ no single value: an option whose default depends on the task (declared with
 given, and a role whose default is derived from other roles (declared with
 `default=None`, e.g. Incognita's gate, which follows the customer). The environment's own
 sampling settings (`BenchmarkSpec.sampling_defaults`) appear under `sampling`, the
-experiment's settings over them field by field.
+experiment's settings over them field by field. An experiment without `output_dir` gets
+its default run directory (`rundir.default_run_dir`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.sampling import Sampling
 from confide.runner.config import Experiment
+from confide.runner.rundir import default_run_dir
 
 
 def resolved_options(model: type[BaseModel], raw: dict[str, Any]) -> dict[str, Any]:
@@ -59,7 +61,7 @@ def resolve_experiment(spec: BenchmarkSpec, experiment: Experiment) -> Experimen
     experiment that passed the preflight."""
     roles = {role.name: role.default for role in spec.roles if role.default is not None}
     roles.update(experiment.roles)
-    return experiment.model_copy(
+    resolved = experiment.model_copy(
         update={
             "suite": experiment.suite
             if experiment.suite is not None or experiment.tasks is not None
@@ -75,3 +77,6 @@ def resolve_experiment(spec: BenchmarkSpec, experiment: Experiment) -> Experimen
             "concurrency": experiment.episodes_at_once,
         }
     )
+    if resolved.output_dir is None:  # the default layout, named after the resolved fields
+        resolved = resolved.model_copy(update={"output_dir": str(default_run_dir(resolved))})
+    return resolved

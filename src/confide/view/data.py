@@ -15,8 +15,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import (
     EnvEvent,
@@ -30,8 +28,14 @@ from confide.core.trace_view import participants, visible
 from confide.core.viewing import LeakMarker, RunLeaks
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
+from confide.untrusted import load_yaml
 from confide.view.episodes import read_rows
 from confide.view.perspective import exposures
+
+
+class NotFound(ConfideError):
+    """A site path names no page, run or episode; the message holds only the path's own
+    parts (safe to answer with)."""
 
 
 @dataclass
@@ -44,7 +48,7 @@ class RunData:
     @cached_property
     def experiment(self) -> dict[str, Any]:
         path = self.path / "experiment.yaml"
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) if path.is_file() else None
+        data = load_yaml(path, "experiment file") if path.is_file() else None
         return data if isinstance(data, dict) else {}
 
     @cached_property
@@ -72,10 +76,17 @@ class RunData:
         return hooks.leaks(self.path) if hooks is not None and hooks.leaks else _NoLeaks()
 
     def trace_path(self, episode_id: str) -> Path:
-        """The episode's trace file; only ids listed in results.csv are served."""
+        """The episode's trace file; only ids listed in results.csv are served, and only
+        from a regular file, not a symlink, that lies inside the run directory."""
         if episode_id not in {r.get("episode_id") for r in self.rows}:
-            raise ConfideError(f"{self.path}: no episode {episode_id!r} in results.csv")
-        return find_trace(self.path / "traces", episode_id)
+            raise NotFound(f"no episode {episode_id!r} in the run's results.csv")
+        path = find_trace(self.path / "traces", episode_id)
+        if path.is_symlink() or not path.is_file() or not path.resolve().is_relative_to(
+            self.path.resolve()
+        ):
+            raise NotFound(f"the trace of {episode_id!r} is not a regular file inside the "
+                           "run directory")
+        return path
 
     def summary(self) -> dict[str, Any]:
         """The run's headline table (summary.csv) and its episode rows."""

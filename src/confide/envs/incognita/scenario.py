@@ -39,6 +39,7 @@ Decisions
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
@@ -99,12 +100,17 @@ class CustomerField(BaseModel):
         return token
 
 
+CARD_ID = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+"""A card id: lowercase letters and digits in words joined by single hyphens (it names
+the card's episodes and their trace files)."""
+
+
 class TaskCard(BaseModel):
     """One task: customer side, gold actions, output assertions (see module docstring)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    card_id: str = Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    card_id: str = Field(pattern=CARD_ID.pattern)
     summary: str
     user_id: str
     opening_line: str = Field(min_length=1)

@@ -61,7 +61,7 @@ from confide.envs.incognita.loaders import (
 from confide.envs.incognita.outputs.golden import CHOICES, build_task_reference
 from confide.envs.incognita.outputs.reference import ReferenceDataError
 from confide.envs.incognita.participants.judge import literals
-from confide.envs.incognita.scenario import CardError, CustomerField, TaskCard
+from confide.envs.incognita.scenario import CARD_ID, CardError, CustomerField, TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolError, ToolKind, execute
 from confide.envs.incognita.world import User, World, WorldDataError
 from confide.errors import ConfideError
@@ -351,13 +351,18 @@ def output_assertions(task: SourceTask) -> tuple[list[str], list[str]]:
 
 def convert_task(world: World, task: SourceTask, prefix: str) -> Conversion:
     """`task` as a card with id ``<prefix>-<task id>`` (or the reason it cannot be one)."""
+    card_id = f"{prefix}-{task.task_id}".lower()
+    if not CARD_ID.match(card_id):
+        return Conversion(task_id=task.task_id, card=None, reason=(
+            f"task id {task.task_id!r} cannot name a card: card ids are lowercase letters "
+            "and digits in words joined by single hyphens"))
     try:
         calls = gold_actions(world, task.actions)
         user_id = customer_of(world, task, calls)
         side = customer_side(task.instruction, world.users[user_id], calls, world)
         kept, actions = output_assertions(task)
         card = TaskCard(
-            card_id=f"{prefix}-{task.task_id}".lower(),
+            card_id=card_id,
             summary=f"{prefix} retail task {task.task_id}, converted: {side.opening_line}",
             user_id=user_id,
             opening_line=side.opening_line,
