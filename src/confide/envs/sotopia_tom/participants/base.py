@@ -130,7 +130,7 @@ class ModelAgent:
             ChatMessage(role="system", content=self.system_prompt(observation)),
             ChatMessage(
                 role="user",
-                content=turn_prompt(observation, self.reply_schema, self.notes(observation)),
+                content=turn_prompt(observation, self.notes(observation)),
             ),
         ]
         result = await generate_structured(
