@@ -37,7 +37,7 @@ import os
 import random
 import tempfile
 import threading
-from collections import defaultdict
+from collections import Counter, defaultdict
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -339,10 +339,11 @@ def main() -> None:
         )
     measured = [r for r in rows if r[6] >= 0]
     for column, label in ((6, "schema first (OpenAI)"), (7, "no schema (vLLM, llama.cpp)")):
-        lows = [f"{r[0]}/{r[1][:12]}/{r[2]}" for r in measured if r[column] < 0.90]
+        lows = Counter(f"{r[0].split()[0]} {r[2]}" for r in measured if r[column] < 0.90)
+        below = ", ".join(f"{part} ({n})" for part, n in sorted(lows.items())) or "none"
         print(
-            f"{label}: {len(measured) - len(lows)} of {len(measured)} seat/roles at >= 0.90 "
-            f"after the seat's second call; below: {', '.join(lows) or 'none'}"
+            f"{label}: {len(measured) - lows.total()} of {len(measured)} seat/roles at "
+            f">= 0.90 after the seat's second call; below: {below}"
         )
 
 
