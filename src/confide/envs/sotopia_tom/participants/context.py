@@ -17,7 +17,8 @@ information is the paper's (sections 5.3, A.9: the shared card and the
 perspective-filtered history, plus each strategy's notes) in the same wording; only the
 order changed (the counters moved from the top to the end, and the "new since your last
 turn" line, which used to sit inside the history, now names the first new message at the
-end). The reply's JSON schema is not written into the prompt: `generate_structured`
+end, and the fixed reply-format line moved to the end of the system prompt). The reply's
+JSON schema is not written into the prompt: `generate_structured`
 sends it once per request, as the response format or, on an endpoint without one,
 appended to the end of the last user turn (`confide.llm.structured_output`).
 """
