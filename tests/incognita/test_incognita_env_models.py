@@ -183,14 +183,18 @@ def test_indirect_agent_holds_no_tools() -> None:
 def test_customer_prompt_holds_only_released_fields_and_its_requests() -> None:
     card = task("sd-05-return-whole-order")
     episode = run(card, "social", "reference", roles={"customer": MOCK})
-    prompts = [e.messages[0]["content"] for e in episode.trace.events
-               if isinstance(e, ModelCall) and e.seat == "USER" and e.purpose == "act"]
+    calls = [e.messages for e in episode.trace.events
+             if isinstance(e, ModelCall) and e.seat == "USER" and e.purpose == "act"]
     released: list[str] = []
     values = {f.token: f.value for f in card.card.customer_fields}
     releases = iter(e.data.field for e in episode.env("gate_release"))
-    for prompt, field in zip(prompts, releases, strict=False):
+    for messages, field in zip(calls, releases, strict=False):
         released.append(field)
+        prompt = messages[0]["content"]
         assert card.card.requests[0] in prompt and card.card.opening_line in prompt
+        # its memory: the system prompt's block and the blocks released since (issue 32)
+        memory = "\n".join(block.split("</memory>")[0] for m in messages
+                           for block in m["content"].split("<memory>")[1:])
         for token, value in values.items():
-            assert (value in prompt) == (token in released)
+            assert (value in memory) == (token in released)
     assert episode.row["gate_releases"] == 3

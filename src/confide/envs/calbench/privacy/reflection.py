@@ -23,6 +23,14 @@ seat without a thread is asked from a self-contained prompt: who it is, the tran
 the messages delivered to it in the round, and the question. The event records which
 (`context`: "thread" or "transcript").
 
+Prompt prefix (issue 32): a check-in starts with the seat's whole thread, which its turn
+requests already sent. An earlier check-in's question and answer are not carried into the
+next check-in either: F.3 keeps these calls out of every later context ("record_history=
+false ... not inserted into later game context"), and an observer that saw its earlier
+reports could anchor on them, which would change what the measure reads. Under a cache
+that puts the response schema first (OpenAI), a check-in, whose schema differs from the
+turns', reuses only the previous check-in's prefix (`bench/prompt_cache.py` shows both).
+
 Engine wiring: `Game(..., after_round=hook)` awaits `hook(round_index)` after each round's
 resolution; `reflection_hook(ctx, scenario, binding, players)` builds that hook for the
 model seats of a lineup (None when no seat is a model).

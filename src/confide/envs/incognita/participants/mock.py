@@ -20,7 +20,8 @@ offline and deterministically:
   layer's text fallback) and its answers plain text that names no tool.
 - gate classifier (``GateAnswer``): the keyword matcher of `gate.match_field`.
 - customer (no schema): answers the field the agent's message asks about from its
-  <memory>, else raises its first request, else says it is not sure.
+  <memory> blocks (the system prompt's and those released later in the conversation),
+  else raises its first request, else says it is not sure.
 - judge (``JudgeReply``): the literal check of `judge.LiteralJudge`.
 
 It does not solve tasks; it exercises the machinery. `register_incognita_mock()` makes
@@ -224,14 +225,19 @@ def _pending(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]] | None:
 
 def _customer(messages: list[ChatMessage]) -> str:
     system = messages[0].content
-    memory = system.split("<memory>", 1)[-1].split("</memory>", 1)[0]
+    memory = "\n".join(
+        block.split("</memory>", 1)[0]
+        for message in messages
+        for block in message.content.split("<memory>")[1:]
+    )  # the system prompt's block and those released later in the conversation
     by_label = {field_label(token).lower(): token for token in RELEASE_TOKENS}
     values: dict[str, str] = {}
     for label, value in re.findall(r"^- ([^:\n]+): (.*)$", memory, re.MULTILINE):
         token = by_label.get(label.lower())
         if token is not None:
             values[token] = value
-    asked = match_field(messages[-1].content, list(values))
+    said = messages[-1].content.split("\n\n<memory>", 1)[0]  # the agent's own words
+    asked = match_field(said, list(values))
     if asked is not None:
         return values[asked]
     requests = re.findall(r"^- (.*)$", system.split("<requests>", 1)[-1], re.MULTILINE)

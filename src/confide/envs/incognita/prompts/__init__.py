@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from confide.llm.prompts import PromptError, PromptFiles
 
-PROMPT_VERSION = "3"
+PROMPT_VERSION = "4"
 """Bumped whenever a prompt text changes (recorded in the episode setup event)."""
 
 FILES = PromptFiles(__name__)

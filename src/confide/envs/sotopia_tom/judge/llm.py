@@ -8,6 +8,12 @@ coverage, existing utterance ids that fit the entry); `generate_structured` send
 problem back for repair, up to `max_attempts` calls. A metric whose reply never
 validates is a typed failure: its verdict is None and the reason is kept in
 `Verdicts.failures`, so the episode's score for that metric is missing rather than wrong.
+
+The reply's schema (the episode-specific one) goes with the request once, as its response
+format (`generate_structured`; an endpoint without one gets it appended to the user
+prompt), never also in the text (issue 32). The four calls of an episode cannot share a
+prefix: each starts with its own metric's system prompt, as A.10 has it; across episodes
+each metric's system prompt is the shared prefix.
 """
 
 from __future__ import annotations
@@ -46,7 +52,6 @@ def judge_messages(
         k: [v if isinstance(v, str) else v.model_dump() for v in items]
         for k, items in checklist.items()
     }
-    schema = VERDICT_TYPES[metric].model_json_schema()
     user = render(
         "context.txt",
         PROMPTS,
@@ -55,7 +60,6 @@ def judge_messages(
         ownership=render_ownership(scenario),
         transcript=render_transcript(utterances),
         checklist=json.dumps(data, indent=1, ensure_ascii=False),
-        schema=json.dumps(schema),
     )
     return [
         ChatMessage(role="system", content=render(f"{metric}.txt", PROMPTS)),

@@ -34,6 +34,9 @@ from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structu
 Emit = Callable[[EnvEvent], None]
 BASELINE = "basic.txt"
 """The Basic prompt's guidance, shared by every strategy."""
+REPLY_FORMAT = "Reply with one JSON object that follows the reply schema, and nothing else."
+"""The fixed format line, at the end of the system prompt (it used to close every turn
+prompt; the per-turn prompt now ends with "Choose your next action." alone)."""
 
 
 class ActionChoice(BaseModel):
@@ -115,6 +118,7 @@ class ModelAgent:
         parts = [render_card(observation.briefing, observation.limits), render(BASELINE)]
         if self.guidance is not None:
             parts.append(render(self.guidance))
+        parts.append(REPLY_FORMAT)
         return "\n\n".join(parts)
 
     async def prepare(self, observation: InfoObservation) -> None:
@@ -130,7 +134,7 @@ class ModelAgent:
             ChatMessage(role="system", content=self.system_prompt(observation)),
             ChatMessage(
                 role="user",
-                content=turn_prompt(observation, self.reply_schema, self.notes(observation)),
+                content=turn_prompt(observation, self.notes(observation)),
             ),
         ]
         result = await generate_structured(

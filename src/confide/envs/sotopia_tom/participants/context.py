@@ -5,15 +5,27 @@ pre-interaction knowledge with sensitivity labels, sharing policy, participants 
 knowledge domain map -- and the same perspective-filtered history (only messages the
 agent sent or received); they differ only in the guidance appended to the card and in
 the notes (coach advice, belief or planning state) added to the turn prompt.
+
+Prompts that keep their prefix (issue 32): an acting call is the system prompt (the card
+and the guidance, fixed for the episode) and one user message that starts with the
+history in delivery order, which only grows from turn to turn, and ends with what
+changes every turn: the round and turn counters, who is still present, where the
+messages new since the agent's last turn start, the strategy's notes, the environment's
+feedback and the request for an action. So each call's prompt starts with the whole
+history part of the previous one, which a provider's prompt cache serves. The
+information is the paper's (sections 5.3, A.9: the shared card and the
+perspective-filtered history, plus each strategy's notes) in the same wording; only the
+order changed (the counters moved from the top to the end, and the "new since your last
+turn" line, which used to sit inside the history, now names the first new message at the
+end, and the fixed reply-format line moved to the end of the system prompt). The reply's
+JSON schema is not written into the prompt: `generate_structured`
+sends it once per request, as the response format or, on an endpoint without one,
+appended to the end of the last user turn (`confide.llm.structured_output`).
 """
 
 from __future__ import annotations
 
-import functools
-import json
 from collections.abc import Sequence
-
-from pydantic import BaseModel
 
 from confide.core.message import Message
 from confide.envs.sotopia_tom.actions import (
@@ -80,30 +92,24 @@ def render_message(message: Message, me: str) -> str:
     return f"[{utterance_id(message)}] {speaker} {route}: {text}"
 
 
-def render_history(messages: Sequence[Message], me: str, first_new: int | None = None) -> str:
-    """The agent's history, marking where the messages new since its last turn start."""
+def render_history(messages: Sequence[Message], me: str) -> str:
+    """The agent's history, one line per message in delivery order."""
     if not messages:
         return "(nothing has been said yet)"
-    lines = []
-    for index, message in enumerate(messages):
-        if first_new is not None and index == first_new:
-            lines.append("--- new since your last turn ---")
-        lines.append(render_message(message, me))
-    return "\n".join(lines)
+    return "\n".join(render_message(message, me) for message in messages)
 
 
-@functools.cache
-def schema_text(schema: type[BaseModel]) -> str:
-    """The JSON schema a reply must follow, compact (built once per reply type: pydantic
-    builds a schema slowly, and every turn prompt carries one)."""
-    return json.dumps(schema.model_json_schema(), separators=(",", ":"))
+def new_since(observation: InfoObservation) -> str:
+    """Where the messages new since the agent's last turn start (empty when none are)."""
+    if observation.first_new >= len(observation.history):
+        return ""
+    first = utterance_id(observation.history[observation.first_new])
+    return f"New since your last turn: the messages from [{first}] on.\n"
 
 
-def turn_prompt(
-    observation: InfoObservation, schema: type[BaseModel], notes: Sequence[str] = ()
-) -> str:
-    """The user message of one acting call (prompts/turn.txt)."""
-    first_new = observation.first_new if observation.first_new < len(observation.history) else None
+def turn_prompt(observation: InfoObservation, notes: Sequence[str] = ()) -> str:
+    """The user message of one acting call (prompts/turn.txt): the history first, in
+    delivery order, then what changes every turn (module docstring)."""
     feedback = f"\nNOTE: {observation.feedback}\n" if observation.feedback else ""
     return render(
         "turn.txt",
@@ -111,8 +117,8 @@ def turn_prompt(
         turn=observation.turn,
         max_turns=observation.limits.max_turns,
         present=", ".join(observation.present),
-        history=render_history(observation.history, observation.agent, first_new),
+        history=render_history(observation.history, observation.agent),
+        new=new_since(observation),
         notes="".join(f"\n{note}\n" for note in notes),
         feedback=feedback,
-        schema=schema_text(schema),
     )

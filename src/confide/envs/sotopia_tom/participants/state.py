@@ -13,6 +13,13 @@ states the bound and older entries are dropped after every update), and a privac
 log of probing attempts with their round and author. Same token budget, same cadence, same
 tracker, memory and log for both strategies; only the slot and the acting guidance differ.
 
+Prompt order (issue 32): an update prompt holds the fixed instructions, then the agent's
+card (the same at every update), then the current state and the new messages, which
+change every time and so come last; the paper (A.9: the update "receives only the new
+messages and the current state") rules out a growing conversation here. Same
+information and wording as before, only the order changed. The state's JSON schema goes
+with the request as its response format (`generate_structured`), not in the text.
+
 The state is persisted in the trace turn by turn: every turn emits one `<state_event>`
 event visible only to the agent, with the phase (`init`, `update`, `unchanged`), the ids
 of the messages processed, whether the call succeeded, and the full state. A failed call
@@ -30,7 +37,7 @@ from pydantic import BaseModel
 from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import InfoObservation
 from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent
-from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
+from confide.envs.sotopia_tom.participants.context import render_card, render_history
 from confide.envs.sotopia_tom.prompts import render
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
@@ -145,7 +152,6 @@ class StatefulAgent(ModelAgent):
             "name": briefing.name,
             "role": briefing.role,
             "others": ", ".join(m.name for m in briefing.members if m.name != briefing.name),
-            "schema": schema_text(self.state_schema),
             "memory_size": self.memory_size,
             "context": "YOUR CARD\n" + render_card(briefing, observation.limits),
         }

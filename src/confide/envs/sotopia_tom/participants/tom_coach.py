@@ -9,6 +9,10 @@ guard). The coach keeps no memory between turns: it rebuilds its analysis from t
 history every time. The note is also recorded as a `coach_note` event visible only to the
 agent; a coach call that never validates is a `coach_failure` and the agent acts without
 a note. A retry in the same round (after refused recipients) reuses that round's note.
+
+Prompt order (issue 32): the coach's prompt is its fixed instructions, the agent's card,
+then the whole history, which only grows, so each coach call starts with the previous
+one. Its JSON schema goes with the request as the response format, not in the text.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import InfoObservation
 from confide.envs.sotopia_tom.participants.base import Emit, ModelAgent, ToMReply
-from confide.envs.sotopia_tom.participants.context import render_card, render_history, schema_text
+from confide.envs.sotopia_tom.participants.context import render_card, render_history
 from confide.envs.sotopia_tom.prompts import render
 from confide.llm import ChatMessage, ChatModel, GenerateConfig, generate_structured
 
@@ -59,7 +63,6 @@ class ToMCoachAgent(ModelAgent):
             "coach.txt",
             name=briefing.name,
             role=briefing.role,
-            schema=schema_text(CoachNote),
             context=context,
         )
         return [ChatMessage(role="user", content=prompt)]
