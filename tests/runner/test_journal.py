@@ -10,9 +10,14 @@ an episode played in one go.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
+import signal
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -23,7 +28,7 @@ from confide.core.trace import read_trace
 from confide.llm import ChatMessage, Completion, GenerateConfig
 from confide.llm.providers.json_instance import minimal_instance
 from confide.llm.request import request_key
-from confide.runner import build_experiment, run_experiment
+from confide.runner import build_experiment, run_experiment, run_experiment_async
 from confide.runner.journal import (
     JOURNAL_DIR,
     EpisodeJournal,
@@ -35,6 +40,7 @@ from confide.runner.journal import (
 )
 from confide.runner.results import read_csv
 
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 FAIL_AT = 30
 """The first episode call the server refuses (its 30th)."""
 
@@ -43,12 +49,16 @@ class SotopiaServer:
     """`/v1/chat/completions` answering a Sotopia-ToM agent with a public, substantive
     message (so the conversation runs to its turn limit) and any other request with a
     minimal instance of its schema. From the episode call `fail_at` on, while `down`,
-    every request gets HTTP 503. `bodies` holds every request body, probes included."""
+    every request gets HTTP 503. `kill_at` (call number, pid) SIGKILLs the client when that
+    call arrives; `on_call(number)` is told of each episode call answered. `bodies` holds
+    every request body, probes included."""
 
     def __init__(self, fail_at: int | None = None) -> None:
         self.bodies: list[dict[str, Any]] = []
         self.fail_at = fail_at
         self.down = fail_at is not None
+        self.kill_at: tuple[int, int] | None = None
+        self.on_call: Callable[[int], object] | None = None
         self._answered = 0
         self._lock = threading.Lock()
         server = self
@@ -85,9 +95,14 @@ class SotopiaServer:
             probe = _probe(body)
             if not probe and self.down and self._answered + 1 >= (self.fail_at or 0):
                 return 503, {"error": {"message": "overloaded", "type": "server_error"}}
+            if not probe and self.kill_at is not None and self._answered + 1 == self.kill_at[0]:
+                os.kill(self.kill_at[1], signal.SIGKILL)
+                return 503, {"error": {"message": "gone", "type": "server_error"}}
             if not probe:
                 self._answered += 1
             number = self._answered
+        if not probe and self.on_call is not None:
+            self.on_call(number)
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
         if "action" in schema.get("properties", {}):
@@ -270,3 +285,67 @@ async def test_a_journaled_model_replays_then_goes_live(tmp_path: Path) -> None:
     lines = journal.path.read_text().splitlines()  # header, the earlier answer, the new one
     assert json.loads(lines[0])["episode_id"] == "ep" and len(lines) == 3
 
+
+
+KILL_AT = 16
+"""The episode call at whose arrival the server SIGKILLs the run (15 answered before)."""
+
+
+def test_a_run_killed_mid_episode_resumes_from_its_journal(tmp_path: Path) -> None:
+    fake = SotopiaServer()
+    out = tmp_path / "run"
+    experiment = tmp_path / "experiment.yaml"
+    fields = _sotopia(out, fake.base_url).model_dump(mode="json", exclude_unset=True)
+    experiment.write_text(json.dumps(fields))  # JSON is YAML
+    cmd = [sys.executable, "-m", "confide", "run", str(experiment), "--no-progress"]
+    proc = subprocess.Popen(cmd, env={**os.environ, "PYTHONPATH": SRC},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    fake.kill_at = (KILL_AT, proc.pid)
+    try:
+        _, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == -signal.SIGKILL, err.decode()[-2000:]
+    assert not list((out / "traces").glob("*.jsonl.gz"))  # killed before any trace ended
+    answered = fake.episode_bodies()[: KILL_AT - 1]
+
+    fake.kill_at = None
+    before = len(fake.bodies)
+    try:
+        summary = run_experiment(_sotopia(out, fake.base_url), show_progress=False)
+    finally:
+        fake.close()
+    assert summary.failed == [] and summary.finished == 1
+    answered_keys = {_key(b) for b in answered}
+    resent = [b for b in fake.bodies[before:] if not _probe(b)]
+    assert resent and not [b for b in resent if _key(b) in answered_keys]
+    (path,) = (out / "traces").glob("*.jsonl.gz")
+    calls = read_trace(path).model_calls()
+    assert sum(c.cached for c in calls) == KILL_AT - 1
+    assert not list((out / JOURNAL_DIR).iterdir())
+
+
+async def test_a_stopped_episode_keeps_its_journal_and_resumes_from_it(tmp_path: Path) -> None:
+    fake = SotopiaServer()
+    out = tmp_path / "run"
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    fake.on_call = lambda number: loop.call_soon_threadsafe(stop.set) if number == 10 else None
+    try:
+        first = await run_experiment_async(_sotopia(out, fake.base_url), show_progress=False,
+                                           stop=stop)
+        assert first.interrupted and first.finished == 0
+        assert not list(out.rglob("*.partial"))
+        (journal,) = (out / JOURNAL_DIR).iterdir()
+        recorded = len(journal.read_text().splitlines()) - 1
+        assert recorded >= 9
+        fake.on_call = None
+        before = len(fake.bodies)
+        second = await run_experiment_async(_sotopia(out, fake.base_url), show_progress=False)
+    finally:
+        fake.close()
+    assert second.failed == [] and second.finished == 1
+    (path,) = (out / "traces").glob("*.jsonl.gz")
+    calls = read_trace(path).model_calls()
+    assert sum(c.cached for c in calls) == recorded
+    assert len([b for b in fake.bodies[before:] if not _probe(b)]) == len(calls) - recorded

@@ -94,7 +94,10 @@ def _bounded_int(text: str) -> int:
     digits = len(text) - text.startswith("-")
     if digits > MAX_INT_DIGITS:
         raise _LongInteger(digits)
-    return int(text)
+    try:
+        return int(text)
+    except ValueError:  # the process set a lower limit than CPython's default
+        raise _LongInteger(digits) from None
 
 
 def loads_reply(text: str) -> Any:
@@ -127,8 +130,12 @@ def call_arguments(call: ToolCall) -> dict[str, Any] | str:
     """A call's arguments as a JSON object, or a sentence saying what was wrong."""
     try:
         data = loads_reply(call.arguments or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        return f"the arguments of your {call.name} call are not valid JSON: {call.arguments[:60]!r}"
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return (
+            f"the arguments of your {call.name} call are not valid JSON ({why}): "
+            f"{call.arguments[:60]!r}"
+        )
     if not isinstance(data, dict):
         return f"the arguments of your {call.name} call must be a JSON object"
     try:
