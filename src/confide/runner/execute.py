@@ -238,6 +238,8 @@ async def _run_checked(
                     bar.advance(ok)
 
         await asyncio.gather(*(worker() for _ in range(at_once)))
+    with contextlib.suppress(OSError):  # the journals' folder, once every journal is gone
+        journal_dir.rmdir()
 
     played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in results]
