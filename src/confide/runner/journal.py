@@ -144,7 +144,9 @@ class EpisodeJournal:
         with self._lock:
             if self._fd is None:
                 self._fd = self._start()
-            os.write(self._fd, line.encode())
+            data = memoryview(line.encode())
+            while data:  # a regular file takes it in one write but for a full disk
+                data = data[os.write(self._fd, data):]
             os.fsync(self._fd)
 
     def _start(self) -> int:
