@@ -16,8 +16,8 @@ nested deeper than `confide.untrusted.MAX_DEPTH`, a string holding a lone surrog
 escape, U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
 `Completion`), an integer of more than `MAX_INT_DIGITS` digits (which `int` refuses with
 a ValueError, issue 30 item 8) or a reply cut for its size (`llm.recorder.bounded`) each
-come back as a problem for the repair turn. Every JSON reader of model output
-(`loads_reply`) is used by the tool-call parsers and the environments' own readers too.
+come back as a problem for the repair turn. `loads_reply` is the one JSON reader of
+model output: the tool-call parsers and the environments' own readers use it too.
 
 When the request offers tools (`config.tools`), a reply may instead be a tool call: it
 is accepted as `StructuredResult.tool_call` when it is exactly one call, with no text
