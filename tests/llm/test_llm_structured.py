@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from pydantic import BaseModel, Field
 
 from confide.llm import (
@@ -116,3 +119,33 @@ def test_extraction_and_parse() -> None:
     assert parse_reply(reply, Meeting) == Meeting(day=5, title="ok")
     wrong = parse_reply(Completion(model="mock/x", text="[1]"), Meeting)
     assert isinstance(wrong, str) and "the top-level value" in wrong
+
+
+def test_every_reader_of_model_json_bounds_its_integers() -> None:
+    """Issue 30 item 8: an integer over 4,300 digits is invalid output in each reader of
+    model JSON (the structured parser, tool-call arguments, text-mode tool calls and
+    Incognita's embedded requests), never a ValueError that ends the episode."""
+    import sys
+
+    from confide.envs.incognita.participants.scripted import embedded_request
+    from confide.llm.structured import MAX_INT_DIGITS, call_arguments, loads_reply
+    from confide.llm.tools import calls_from_text
+    from confide.llm.types import ToolCall, ToolSpec
+
+    long = "8" * (MAX_INT_DIGITS + 1)
+    assert loads_reply("[" + "8" * MAX_INT_DIGITS + "]") == [int("8" * MAX_INT_DIGITS)]
+    with pytest.raises(json.JSONDecodeError, match="4301 digits") as caught:
+        loads_reply('{"a": 1, "b": ' + long + "}")
+    assert caught.value.pos == len('{"a": 1, "b": ')
+    problem = call_arguments(ToolCall(id="c", name="refund", arguments='{"n": ' + long + "}"))
+    assert isinstance(problem, str) and "4301 digits" in problem
+    tools = [ToolSpec(name="refund", description="Refund an order.")]
+    assert calls_from_text('{"tool": "refund", "arguments": {"n": ' + long + "}}", tools) == []
+    assert embedded_request('please {"tool": "refund", "arguments": {"n": ' + long + "}}") is None
+    before = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)  # a lower limit set by the process is held too
+    try:
+        with pytest.raises(json.JSONDecodeError, match="1000 digits"):
+            loads_reply("1" * 1000)
+    finally:
+        sys.set_int_max_str_digits(before)

@@ -1,6 +1,7 @@
 """One odd model reply never aborts an episode (issue 12 item 7): a lone surrogate (raw
-in the reply text, or as a JSON escape inside an otherwise well-shaped reply) and a reply
-of 1,000 unclosed `[` are invalid model output in every model seat and role of all
+in the reply text, or as a JSON escape inside an otherwise well-shaped reply), a reply
+of 1,000 unclosed `[` and one holding an integer of 5,000 digits (issue 30 item 8: `int`
+refuses more than 4,300) are invalid model output in every model seat and role of all
 three benchmarks; the episode finishes `ok` with the failure recorded, and its trace and
 the response cache are written and read back."""
 
@@ -62,6 +63,7 @@ ODD = {
     "raw-surrogate-in-json": _raw_surrogate_in_json,
     "escaped-surrogates": _escaped_surrogates,
     "unclosed-brackets": lambda m, c: "[" * 1000,
+    "long-integer": lambda m, c: '{"action": ' + "9" * 5000 + "}",
 }
 INVALID_EVENT = {
     "calbench": calbench_events.InvalidResponse,
@@ -118,6 +120,8 @@ def test_odd_reply_is_invalid_output_not_an_episode_error(
         ('{"x": "\\ud800"}', "lone surrogate (\\ud800)"),
         ("[" * 1000, "more than 100 levels deep"),
         ("[" * 150 + "]" * 150, "more than 100 levels deep"),
+        ('{"x": "a", "n": -' + "1" * 4301 + "}", "an integer of 4301 digits (the most is 4300)"),
+        ("[" + "7" * 10**5 + "]", "(character 1)"),
     ],
 )
 def test_parse_reply_names_the_problem(text: str, problem: str) -> None:

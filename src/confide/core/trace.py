@@ -27,6 +27,13 @@ classes, never names, and reads typed fields, never dictionary keys. Schema vers
 introduced them (the JSON of an event is unchanged; its `data` is now validated); a trace
 of schema 1 is refused with a clear error rather than read half way.
 
+A trace never grows past what its readers accept (`confide.untrusted.MAX_BYTES`,
+inflated): the writer counts the bytes of its lines, and an event that would take the
+events past `EVENT_BUDGET` is refused with a `TraceError`, which ends the episode as an
+error whose footer still fits (issue 30 item 3). A single model reply is bounded long
+before that (`llm.recorder.bounded`), so only an episode of very many huge calls meets
+the budget.
+
 Events carry `ts` (wall-clock seconds since the episode started) and model calls carry
 latencies; `canonical_events` drops exactly those so two runs of a deterministic lineup
 compare equal.
@@ -77,6 +84,12 @@ _MODEL_CALL = '"model_call"'
 """Lines holding this are decoded with json first (their prompt may be a reference)."""
 COMPRESS_LEVEL = 3
 _GZIP_MAGIC = b"\x1f\x8b"
+
+
+FOOTER_RESERVE = 32 * 2**20
+"""Bytes kept for the footer (result rows, metrics, final state: kilobytes in practice)."""
+EVENT_BUDGET = MAX_BYTES - FOOTER_RESERVE
+"""The most bytes of JSON lines a trace's header and events may take."""
 
 
 LEGACY_SUFFIX = ".jsonl"
@@ -382,6 +395,8 @@ class TraceWriter(TraceRecorder):
             filename="", fileobj=self._raw, mode="wb", compresslevel=COMPRESS_LEVEL, mtime=0
         )
         self._pending: list[bytes] = []
+        self._size = 0
+        """Bytes of the lines so far (the trace's inflated size)."""
         self._prompts: dict[tuple[str | None, str], tuple[int, list[dict[str, Any]]]] = {}
         self._flushed = time.monotonic()
 
@@ -394,10 +409,15 @@ class TraceWriter(TraceRecorder):
         # each event is serialized as it comes (the trace holds it as it was when emitted),
         # the lines are scrubbed and compressed in batches: one call per line costs more
         # than the work itself
-        if isinstance(event, ModelCall):
-            self._pending.append(self._model_call_line(event))
-        else:
-            self._pending.append(_json_line(event))
+        line = self._model_call_line(event) if isinstance(event, ModelCall) else _json_line(event)
+        self._size += len(line) + 1
+        if self._size > EVENT_BUDGET and not isinstance(event, EpisodeEnd):
+            self._size = EVENT_BUDGET + 1  # every later event is refused too
+            raise TraceError(
+                f"trace {self.episode_id}: a {event.kind} event of {len(line)} bytes would "
+                f"take the trace past {EVENT_BUDGET} bytes, the most its readers accept"
+            )
+        self._pending.append(line)
         if now - self._flushed >= FLUSH_INTERVAL_S:
             self.flush()
 

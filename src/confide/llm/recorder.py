@@ -10,11 +10,21 @@ Errors are recorded by their (already redacted) message and their class, so no k
 reaches a trace and every error says whether it was transient. `retries` counts the
 provider attempts the retry wrapper below made again for this call (`count_retry`, through
 a context variable the recorder sets per call), so the trace says what a call cost in
-attempts (issue 32 item 2).
+attempts.
+
+A reply over `MAX_REPLY_CHARS` is cut before it is recorded or returned (`bounded`): the
+caller, the trace and the call journal all hold its first `KEPT_CHARS` characters, its
+size and its SHA-256 (`Completion.cut`), and `llm.structured` counts it as an invalid
+reply (a model answering 10 MB of text once made a trace no reader accepted).
+The limit is far above any reply a model is asked for (a million characters is about
+250,000 tokens, twice the longest output of current models), so only a broken or
+hostile endpoint meets it; the trace writer's own budget (`core.trace.EVENT_BUDGET`)
+bounds the whole trace.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -23,7 +33,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from confide.llm.errors import ModelError
-from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig
+from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig, ReplyCut
+
+MAX_REPLY_CHARS = 1_000_000
+"""The largest reply kept whole, in characters of text, tool-call names and arguments."""
+KEPT_CHARS = 4_000
+"""How much of the text of a reply over the limit is kept, to show what it was."""
 
 _ATTEMPT: ContextVar[int] = ContextVar("confide_llm_attempt", default=1)
 _RETRIES: ContextVar[list[int] | None] = ContextVar("confide_llm_retries", default=None)
@@ -44,6 +59,26 @@ def attempt_scope(attempt: int) -> Iterator[None]:
         yield
     finally:
         _ATTEMPT.reset(token)
+
+
+def bounded(completion: Completion) -> Completion:
+    """`completion`, or, when its text and tool calls together are over `MAX_REPLY_CHARS`
+    characters, its text's first `KEPT_CHARS` characters with `cut` set (the size and the
+    SHA-256 of the text's UTF-8 followed by, per tool call, NUL, name, NUL, arguments)
+    and no tool calls or log probabilities. Idempotent."""
+    calls = completion.tool_calls
+    size = len(completion.text) + sum(len(c.name) + len(c.arguments) for c in calls)
+    if size <= MAX_REPLY_CHARS:
+        return completion
+    digest = hashlib.sha256(completion.text.encode())
+    for call in calls:
+        digest.update(b"\0" + call.name.encode() + b"\0" + call.arguments.encode())
+    return completion.model_copy(update={
+        "text": completion.text[:KEPT_CHARS],
+        "tool_calls": [],
+        "logprobs": None,
+        "cut": ReplyCut(chars=size, sha256=digest.hexdigest()),
+    })
 
 
 class ModelCallRecord(BaseModel):
@@ -98,7 +133,7 @@ class RecordingModel:
         retries = [0]
         token = _RETRIES.set(retries)
         try:
-            completion = await self.inner.generate(messages, config=config)
+            completion = bounded(await self.inner.generate(messages, config=config))
         except ModelError as exc:
             failed = {"error": str(exc), "error_kind": exc.kind, "error_class": exc.error_class,
                       "retries": retries[0]}

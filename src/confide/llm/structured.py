@@ -13,8 +13,11 @@ failure, not a wrong answer by the agent, and must not be scored as one.
 
 A reply that cannot be data is invalid output like any other, never an exception: JSON
 nested deeper than `confide.untrusted.MAX_DEPTH`, a string holding a lone surrogate
-escape, or U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
-`Completion`) each come back as a problem for the repair turn.
+escape, U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
+`Completion`), an integer of more than `MAX_INT_DIGITS` digits (which `int` refuses with
+a ValueError, issue 30 item 8) or a reply cut for its size (`llm.recorder.bounded`) each
+come back as a problem for the repair turn. `loads_reply` is the one JSON reader of
+model output: the tool-call parsers and the environments' own readers use it too.
 
 When the request offers tools (`config.tools`), a reply may instead be a tool call: it
 is accepted as `StructuredResult.tool_call` when it is exactly one call, with no text
@@ -35,11 +38,16 @@ from typing import Any, Generic, Literal, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from confide.llm.errors import ModelError, ModelSpecError
-from confide.llm.recorder import attempt_scope
+from confide.llm.recorder import MAX_REPLY_CHARS, attempt_scope
 from confide.llm.types import ChatMessage, ChatModel, Completion, GenerateConfig, ToolCall
 from confide.untrusted import MAX_DEPTH, REPLACEMENT, InputError, check_plain
 
 T = TypeVar("T", bound=BaseModel)
+
+MAX_INT_DIGITS = 4300
+"""The most digits an integer in a reply may have: CPython's default limit on converting
+text to int, held here whatever limit the process set (`sys.set_int_max_str_digits`)."""
+_LONG_INT = re.compile(rf"-?\d{{{MAX_INT_DIGITS + 1},}}")
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 _MAX_SHOWN = 80
@@ -76,12 +84,58 @@ class StructuredResult(BaseModel, Generic[T]):
     error: str | None = None
 
 
+class _LongInteger(ValueError):
+    def __init__(self, digits: int) -> None:
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text) - text.startswith("-")
+    if digits > MAX_INT_DIGITS:
+        raise _LongInteger(digits)
+    try:
+        return int(text)
+    except ValueError:  # the process set a lower limit than CPython's default
+        raise _LongInteger(digits) from None
+
+
+def loads_reply(text: str) -> Any:
+    """`json.loads` for text a model wrote: an integer longer than `MAX_INT_DIGITS` digits
+    is a `json.JSONDecodeError` naming its length and where it starts (plain `json.loads`
+    raises a bare ValueError, which would end the episode as an error). Deep nesting still
+    raises RecursionError, for the caller to name."""
+    try:
+        return json.loads(text, parse_int=_bounded_int)
+    except _LongInteger as exc:
+        found = _LONG_INT.search(text)
+        raise json.JSONDecodeError(
+            f"an integer of {exc.digits} digits (the most is {MAX_INT_DIGITS})",
+            text,
+            found.start() if found is not None else 0,
+        ) from None
+
+
+def cut_problem(completion: Completion) -> str | None:
+    """What is wrong with a reply cut for its size (`Completion.cut`), or None."""
+    if completion.cut is None:
+        return None
+    return (
+        f"your reply was {completion.cut.chars} characters long, over the limit of "
+        f"{MAX_REPLY_CHARS}"
+    )
+
+
 def call_arguments(call: ToolCall) -> dict[str, Any] | str:
     """A call's arguments as a JSON object, or a sentence saying what was wrong."""
     try:
-        data = json.loads(call.arguments or "{}")
-    except (json.JSONDecodeError, RecursionError):
-        return f"the arguments of your {call.name} call are not valid JSON: {call.arguments[:60]!r}"
+        data = loads_reply(call.arguments or "{}")
+    except (json.JSONDecodeError, RecursionError) as exc:
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
+        return (
+            f"the arguments of your {call.name} call are not valid JSON ({why}): "
+            f"{call.arguments[:60]!r}"
+        )
     if not isinstance(data, dict):
         return f"the arguments of your {call.name} call must be a JSON object"
     try:
@@ -141,6 +195,9 @@ def _validation_problem(exc: ValidationError) -> str:
 
 def parse_reply(completion: Completion, schema: type[T]) -> T | str:
     """Parse a reply into `schema`: the value, or a sentence saying what was wrong."""
+    cut = cut_problem(completion)
+    if cut is not None:
+        return cut
     broken = completion.text.find(REPLACEMENT)
     if broken >= 0:
         return (
@@ -151,7 +208,7 @@ def parse_reply(completion: Completion, schema: type[T]) -> T | str:
     if not text:
         return "your reply was empty"
     try:
-        data = json.loads(text)
+        data = loads_reply(text)
     except json.JSONDecodeError as exc:
         problem = _json_problem(text, exc)
         if completion.finish_reason == "length":
@@ -196,9 +253,19 @@ def bad_reply(completion: Completion, problem: str) -> list[ChatMessage]:
 async def generate_in_context(
     model: ChatModel, messages: Sequence[ChatMessage], *, config: GenerateConfig
 ) -> Completion | str:
-    """`model.generate`, or, when the conversation no longer fits the model's context, a
-    sentence saying so: the model's limit is invalid output for the seat to record (as
-    for any other unusable reply), not an error that aborts the episode."""
+    """`model.generate`, or, when the conversation no longer fits the model's context or
+    the reply was cut for its size, a sentence saying so: the model's limit or its
+    runaway reply is invalid output for the seat to record (as for any other unusable
+    reply), not an error that aborts the episode."""
+    completion = await _generate(model, messages, config=config)
+    if isinstance(completion, str):
+        return completion
+    return cut_problem(completion) or completion
+
+
+async def _generate(
+    model: ChatModel, messages: Sequence[ChatMessage], *, config: GenerateConfig
+) -> Completion | str:
     try:
         return await model.generate(messages, config=config)
     except ModelError as exc:
@@ -228,11 +295,11 @@ async def generate_structured(
     problem = ""
     for number in range(1, max_attempts + 1):
         with attempt_scope(number):
-            completion = await generate_in_context(model, conversation, config=config)
+            completion = await _generate(model, conversation, config=config)
         if isinstance(completion, str):
             return StructuredResult[T](ok=False, attempts=attempts, error=completion)
         outcome: T | str | None
-        if not completion.tool_calls:
+        if not completion.tool_calls:  # a reply cut for its size has none
             outcome = parse_reply(completion, schema)
         elif not config.tools:
             outcome = "you called a tool, but no tools are offered here"

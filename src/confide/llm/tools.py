@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from confide.llm.structured import extract_json_text
+from confide.llm.structured import extract_json_text, loads_reply
 from confide.llm.types import ChatMessage, Completion, ToolCall, ToolSpec
 
 TEXT_CALL_ID = "text-call-{n}"
@@ -115,8 +115,8 @@ def tools_in_prompt(
 
 def _arguments(text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return loads_reply(text)
+    except (json.JSONDecodeError, RecursionError):
         return text
 
 
@@ -125,7 +125,7 @@ def calls_from_text(text: str, tools: Sequence[ToolSpec]) -> list[ToolCall]:
     tool's name) and optionally "arguments"; anything else is no call (the text stays
     the reply)."""
     try:
-        data = json.loads(extract_json_text(text))
+        data = loads_reply(extract_json_text(text))
     except (json.JSONDecodeError, RecursionError):
         return []
     if not isinstance(data, dict) or set(data) - {"tool", "arguments"}:

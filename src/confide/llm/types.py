@@ -156,6 +156,15 @@ class Usage(BaseModel):
         )
 
 
+class ReplyCut(BaseModel, frozen=True):
+    """What a reply over the size limit was before it was cut (`llm.recorder.bounded`):
+    its size in characters (text, tool-call names and arguments) and the SHA-256 of that
+    content, so the stored head can be told apart from the whole."""
+
+    chars: int = Field(ge=0)
+    sha256: str
+
+
 class Completion(BaseModel):
     """A model reply. `cached` is True when it came from the on-disk cache rather than a
     provider call; `finish_reason` is "stop", "length" (cut off by max_tokens) or a
@@ -179,10 +188,13 @@ class Completion(BaseModel):
     "text" records the fallback to JSON in text in the trace."""
     logprobs: list[TokenLogprob] | None = None
     """The reply's tokens with their log probabilities, when asked for and given."""
+    cut: ReplyCut | None = None
+    """Set when the reply was over the size limit: `text` then holds only its head, and
+    the reply is invalid output (`llm.structured`)."""
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> Any:
-        return _compact(handler, self, "tool_calls", "tool_mode", "logprobs")
+        return _compact(handler, self, "tool_calls", "tool_mode", "logprobs", "cut")
 
     @field_validator("text")
     @classmethod

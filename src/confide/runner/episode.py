@@ -22,6 +22,7 @@ from confide.core.trace import (
 )
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
+from confide.runner.journal import EpisodeJournal, pays
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels
 from confide.runner.rundir import run_dir_of
@@ -38,18 +39,27 @@ async def run_episode(
     stop: asyncio.Event,
     placement: Mapping[str, str] | None = None,
     meta: Mapping[str, Any] | None = None,
+    journal_dir: Path | None = None,
 ) -> EpisodeEnd | None:
     """Run one episode into its trace file and return its slim footer (`slim`); an
     exception becomes a failed footer (the run goes on). When `stop` is set first, the
     episode is cancelled, its partial trace removed, and None returned. The header is
-    `episode_start`'s."""
+    `episode_start`'s. Given `journal_dir`, every answered model call is journaled there
+    and the answers an earlier attempt journaled are replayed (`runner.journal`); the
+    journal is removed once the episode finished ok."""
     roles = [SeatSpec(spec) for spec in experiment.roles.values()]
     modes = await models.structured_output([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
     writer.emit(episode_start(spec, plan, experiment, fingerprint, placement, meta, modes))
+    journal = None
+    if journal_dir is not None and any(pays(seat.model) for seat in [*plan.lineup, *roles]):
+        journal = await asyncio.to_thread(
+            EpisodeJournal.open, journal_dir, plan.episode_id, fingerprint
+        )
     ctx = episode_context(spec, plan, experiment, writer, models)
-    body = asyncio.ensure_future(spec.run_episode(ctx))
+    with journal.scope() if journal is not None else contextlib.nullcontext():
+        body = asyncio.ensure_future(spec.run_episode(ctx))  # the task keeps the scope
     stopped = asyncio.ensure_future(stop.wait())
     await asyncio.wait((body, stopped), return_when=asyncio.FIRST_COMPLETED)
     stopped.cancel()
@@ -58,10 +68,14 @@ async def run_episode(
         with contextlib.suppress(asyncio.CancelledError, Exception):  # let it unwind
             await body
         await asyncio.to_thread(writer.discard)
+        if journal is not None:
+            await asyncio.to_thread(journal.close)
         return None
     footer = with_spend(spec, await ended(body), writer.events)
     # fsync + rename off the event loop, so one episode's disk flush never stalls the others
     await asyncio.to_thread(writer.finish, footer)
+    if journal is not None:  # after the trace is in place: it then holds every call
+        await asyncio.to_thread(journal.settle, footer.status == "ok")
     return slim(footer)
 
 

@@ -2,7 +2,8 @@
 
 Each episode writes its own trace; results are rebuilt from complete traces, so a run
 killed at any point and started again runs every episode exactly once: complete traces
-(status ok) are skipped, partial or failed ones are run again from scratch. A finished
+(status ok) are skipped, partial or failed ones are run again, their answered model calls
+replayed from the episode's journal (`journal`) rather than paid for again. A finished
 episode is reused only when its fingerprint matches this run's (`fingerprint`); the run
 holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
 (`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
@@ -39,6 +40,7 @@ from confide.runner.episode import load_complete, run_episode
 from confide.runner.expand import EpisodePlan, expand, worker_chains
 from confide.runner.fingerprint import check_resume, episode_fingerprints
 from confide.runner.interrupt import StopSignals
+from confide.runner.journal import JOURNAL_DIR, drop_finished
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
@@ -212,6 +214,8 @@ async def _run_checked(
     provenance = prices.provenance(experiment.price_table)
     write_run_json(run_dir, experiment, {**meta, "prices": provenance})
     todo = [p for p in plans if p.episode_id not in results]
+    journal_dir = run_dir / JOURNAL_DIR
+    drop_finished(journal_dir, results)
     models = RunModels(
         cache_dir=experiment.cache_dir, options=experiment.model_options, prices=prices
     )
@@ -219,7 +223,8 @@ async def _run_checked(
 
     async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:
         return await run_episode(
-            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta=meta
+            spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta=meta,
+            journal_dir=journal_dir,
         )
 
     play: Callable[[EpisodePlan], Awaitable[EpisodeEnd | None]] = play_here
@@ -254,6 +259,8 @@ async def _run_checked(
                     bar.advance(ok)
 
         await asyncio.gather(*(worker() for _ in range(min(at_once, len(todo)))))
+    with contextlib.suppress(OSError):  # the journals' folder, once every journal is gone
+        journal_dir.rmdir()
 
     played = time.perf_counter()
     finished = [p for p in plans if p.episode_id in results]

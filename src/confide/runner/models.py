@@ -24,6 +24,7 @@ from confide.llm.sampled import SampledModel
 from confide.llm.spec import parse_spec, providers
 from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
 from confide.runner.config import Experiment
+from confide.runner.journal import journaled
 
 
 class RunModels:
@@ -91,7 +92,7 @@ class RunModels:
         def sink(record: ModelCallRecord) -> None:
             trace.emit(model_call_event(record, seat=seat, purpose=purpose, part=part))
 
-        model = with_recorder(self.base(spec), sink)
+        model = with_recorder(journaled(spec, self.base(spec)), sink)
         overrides = sampling.overrides() if sampling is not None else {}
         return SampledModel(model, overrides) if overrides else model
 

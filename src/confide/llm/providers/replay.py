@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +67,43 @@ def load_recorded_calls(path: Path, seat: str | None = None) -> list[RecordedCal
     return calls
 
 
+class RecordedAnswers:
+    """Recorded answers by the key of their request, each given once: identical requests
+    in recorded order and, with `fallback`, an unmatched request the next unused answer
+    in recorded order. Shared by replay and the run's call journal
+    (`confide.runner.journal`)."""
+
+    def __init__(self, keys: Iterable[str]) -> None:
+        self._by_key: dict[str, deque[int]] = {}
+        count = 0
+        for count, key in enumerate(keys, start=1):
+            self._by_key.setdefault(key, deque()).append(count - 1)
+        self._used = [False] * count
+        self._cursor = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._used)
+
+    def take(self, key: str, *, fallback: bool = False) -> int | None:
+        """The index of the answer to give the request `key`, now used; None if none."""
+        with self._lock:
+            queue = self._by_key.get(key)
+            while queue:
+                index = queue.popleft()
+                if not self._used[index]:
+                    self._used[index] = True
+                    return index
+            if not fallback:
+                return None
+            while self._cursor < len(self._used) and self._used[self._cursor]:
+                self._cursor += 1
+            if self._cursor == len(self._used):
+                return None
+            self._used[self._cursor] = True
+            return self._cursor
+
+
 class ReplayModel:
     """Answers requests with completions recorded in a trace."""
 
@@ -75,38 +112,16 @@ class ReplayModel:
         self.name = f"replay/{path}"
         self.strict = strict
         self._calls = load_recorded_calls(self.path, seat)
-        self._by_key: dict[str, deque[int]] = {}
-        for index, call in enumerate(self._calls):
-            self._by_key.setdefault(request_key(call.messages, call.config), deque()).append(index)
-        self._used = [False] * len(self._calls)
-        self._cursor = 0
-        self._lock = threading.Lock()
+        self._answers = RecordedAnswers(request_key(c.messages, c.config) for c in self._calls)
 
     def __repr__(self) -> str:
         return f"ReplayModel(path={str(self.path)!r}, calls={len(self._calls)})"
-
-    def _take(self, key: str) -> int | None:
-        with self._lock:
-            queue = self._by_key.get(key)
-            while queue:
-                index = queue.popleft()
-                if not self._used[index]:
-                    self._used[index] = True
-                    return index
-            if self.strict:
-                return None
-            while self._cursor < len(self._calls) and self._used[self._cursor]:
-                self._cursor += 1
-            if self._cursor == len(self._calls):
-                return None
-            self._used[self._cursor] = True
-            return self._cursor
 
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
         start = time.perf_counter()
-        index = self._take(request_key(messages, config))
+        index = self._answers.take(request_key(messages, config), fallback=not self.strict)
         if index is None:
             last_user = next((m.content for m in reversed(messages) if m.role == "user"), "")
             why = (

@@ -42,6 +42,7 @@ from confide.envs.incognita.conditions import AGENT
 from confide.envs.incognita.execution import ToolOutcome
 from confide.envs.incognita.scenario import TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolKind
+from confide.llm.structured import loads_reply
 
 _EMBEDDED = re.compile(r"\{.*\}", re.DOTALL)
 
@@ -54,8 +55,8 @@ def embedded_request(text: str | None) -> tuple[str, dict[str, JsonValue]] | Non
     if found is None:
         return None
     try:
-        data = json.loads(found.group(0))
-    except json.JSONDecodeError:
+        data = loads_reply(found.group(0))
+    except (json.JSONDecodeError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
