@@ -170,7 +170,7 @@ async def test_per_provider_concurrency_limit() -> None:
     b = LimitedModel(Tracking(slow, name="b"), limiter, "mock")
     await asyncio.gather(*(m.generate(HI, config=GenerateConfig()) for m in [a, b] * 5))
     assert peak == 2  # shared across both models of the provider
-    with pytest.raises(ModelSpecError, match="must be >= 1"):
+    with pytest.raises(ModelSpecError, match=">= 1"):
         ProviderLimiter({"openai": 0})
 
 
@@ -279,7 +279,7 @@ def test_parse_spec() -> None:
     assert parse_spec("openai/gpt-5-mini") == ModelSpec("openai", "gpt-5-mini")
     assert parse_spec("replay/runs/a/ep.jsonl") == ModelSpec("replay", "runs/a/ep.jsonl")
     assert str(parse_spec(" openai-api/org/model ")) == "openai-api/org/model"
-    for bad in ("gpt-5", "openai/", "anthropic/claude", ""):
+    for bad in ("gpt-5", "openai/", "acme/claude", ""):
         with pytest.raises(ModelSpecError, match="model spec"):
             parse_spec(bad)
 

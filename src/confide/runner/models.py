@@ -22,7 +22,7 @@ from confide.llm.factory import shipped_prices
 from confide.llm.pricing import PriceTable, load_price_table
 from confide.llm.sampled import SampledModel
 from confide.llm.spec import parse_spec, providers
-from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
+from confide.llm.structured_output import negotiates, structured_output_mode
 from confide.runner.config import Experiment
 
 
@@ -64,7 +64,7 @@ class RunModels:
         modes: dict[str, str] = {}
         specs = (seat.model for seat in seats if seat.model is not None)
         for spec in dict.fromkeys(specs):
-            if spec.partition("/")[0] not in PROVIDERS_WITH_MODES:
+            if not negotiates(spec):
                 continue  # not built before its episode needs it
             try:
                 mode = await structured_output_mode(self.base(spec))
