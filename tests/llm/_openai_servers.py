@@ -197,14 +197,14 @@ def run_one(
 
 
 def run_with(
-    benchmark: str, model: str, out: Path, model_options: dict[str, Any]
+    benchmark: str, model: str, out: Path, model_options: dict[str, Any], **extra: Any
 ) -> tuple[RunSummary, Trace]:
     """One episode of `benchmark`, on small budgets, with `model` in every model seat and
-    role and the run's `model_options`."""
+    role, the run's `model_options` and any `extra` experiment fields."""
     fields = json.loads(json.dumps(EPISODES[benchmark]).replace("{model}", model))
     experiment = build_experiment({
         "benchmark": benchmark, "limit": 1, "output_dir": str(out), **fields,
-        "options": SMALL_BUDGETS[benchmark], "model_options": model_options,
+        "options": SMALL_BUDGETS[benchmark], "model_options": model_options, **extra,
     })
     summary = run_experiment(experiment, show_progress=False)
     (trace_path,) = (out / "traces").glob("*.jsonl.gz")

@@ -9,7 +9,6 @@ import asyncio
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 from _openai_servers import EPISODES, run_with
@@ -124,7 +123,7 @@ def test_a_missing_extra_is_one_line_naming_it() -> None:
 
 
 def test_a_bad_limit_option_is_one_clear_error() -> None:
-    with pytest.raises(ModelSpecError, match="limiter must be a ProviderLimiter.*max_connections"):
+    with pytest.raises(ModelSpecError, match=r"limiter must be a ProviderLimiter.*max_connections"):
         get_model("mock/echo", limiter=16)
     with pytest.raises(ModelSpecError, match="max_connections for mock/echo must be an integer"):
         get_model("mock/echo", max_connections=0)
