@@ -204,26 +204,32 @@ class FakeAnthropic(FakeVendor):
 
 
 class FakeGemini(FakeVendor):
-    """`POST /v1beta/models/{model}:generateContent` as Google documents it."""
+    """`POST /v1beta/models/{model}:generateContent` (or `/v1/...`) as Google documents it."""
 
-    _ROUTE = re.compile(r"^/v1beta/models/([^:/]+):generateContent$")
+    _ROUTE = re.compile(r"^/v1(?:beta)?/models/([^:/]+):generateContent$")
 
     def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if self._ROUTE.match(path) is None:
             return 404, {"error": {"code": 404, "message": f"no route {path}",
                                    "status": "NOT_FOUND"}}
         config = body.get("generationConfig") or {}
-        thinking = (config.get("thinkingConfig") or {})
-        thinks = bool(thinking) and thinking.get("thinkingBudget", 1) != 0
+        thinking = config.get("thinkingConfig") or {}  # keys in either JSON spelling
+        budget = thinking.get("thinkingBudget", thinking.get("thinking_budget", 1))
+        thinks = bool(thinking) and budget != 0
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
         parts: list[dict[str, Any]] = []
-        if thinks and thinking.get("includeThoughts"):
+        if thinks and (thinking.get("includeThoughts") or thinking.get("include_thoughts")):
             parts.append({"text": "Let me see.", "thought": True})
-        if schema is not None:
+        contents = body.get("contents") or []
+        last = contents[-1]["parts"][-1] if contents and contents[-1]["parts"] else {}
+        declared = [f for t in body.get("tools") or [] for f in t.get("functionDeclarations", [])]
+        if declared and str(last.get("text", "")).startswith("call "):
+            parts.append({"functionCall": {"name": declared[0]["name"], "args": {"q": 1}},
+                          "thoughtSignature": "c2ln"})
+        elif schema is not None:
             parts.append({"text": json.dumps(minimal_instance(schema))})
         else:
             parts.append({"text": "Sure."})
-        contents = body.get("contents") or []
         prefixes = [[body.get("systemInstruction"), body.get("tools"), contents[:n]]
                     for n in range(1, len(contents) + 1)]
         read, _ = self.cache(prefixes, prefixes)  # implicit caching: every prefix
