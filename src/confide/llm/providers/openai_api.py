@@ -54,6 +54,7 @@ import openai
 from pydantic import BaseModel, Field, ValidationError
 
 from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
+from confide.llm.presets import get_preset
 from confide.llm.providers.http_common import (
     SHOWN_BODY,
     error_message,
@@ -453,13 +454,42 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
         tool_calls=options.get("tool_calls"),
     )
 
-
-
 def make_openai(model: str, **options: Any) -> OpenAIChatModel:
     """The `openai` provider's factory."""
     return make_openai_model(ModelSpec("openai", model), **options)
 
 
 def make_openai_compatible(model: str, **options: Any) -> OpenAIChatModel:
-    """The `openai-api` provider's factory."""
-    return make_openai_model(ModelSpec("openai-api", model), **options)
+    """The `openai-api` provider's factory (with the option `preset`, a known service's
+    settings fill the options left unset: `confide.llm.presets`)."""
+    spec = ModelSpec("openai-api", model)
+    if "preset" in options:
+        options = with_preset(spec, options)
+    return make_openai_model(spec, **options)
+
+
+def with_preset(spec: ModelSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` without `preset`, its service's settings filling the ones left unset;
+    a hosted service's key variable must be set (or `api_key` given)."""
+    options = dict(options)
+    name = options.pop("preset")
+    preset = get_preset(name, str(spec))
+    fills = {
+        "base_url": preset.base_url,
+        "structured_output": preset.structured_output,
+        "tool_calls": preset.tool_calls,
+    }
+    for field, value in fills.items():
+        if options.get(field) is None and value is not None:
+            options[field] = value
+    if options.get("api_key") is None:
+        key = os.environ.get(preset.key_variable)
+        if key:
+            options["api_key"] = key
+        elif preset.key_required:
+            raise ModelError(
+                f"no API key: set {preset.key_variable} (preset {name}) or pass api_key=...",
+                model=str(spec),
+                kind="config",
+            )
+    return options
