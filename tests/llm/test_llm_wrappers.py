@@ -187,7 +187,10 @@ async def test_limiter_works_across_event_loops() -> None:
 
 def test_price_table() -> None:
     table = load_price_table()
-    assert table.version and table.as_of == "2025-08-07"
+    assert table.version and table.as_of == max(p.date or "" for p in table.models.values())
+    assert all(p.date and p.source for p in table.models.values())  # each entry dated, sourced
+    cached = Usage(prompt_tokens=1_000_000, cached_prompt_tokens=400_000, completion_tokens=0)
+    assert table.cost("anthropic/claude-sonnet-4-5", cached) == pytest.approx(0.6 * 3 + 0.4 * 0.3)
     usage = Usage(prompt_tokens=2_000_000, completion_tokens=500_000)
     assert table.cost("openai/gpt-4.1", usage) == pytest.approx(2 * 2.0 + 0.5 * 8.0)
     assert table.cost("openai/gpt-4o-2024-08-06", usage) == pytest.approx(2 * 2.5 + 0.5 * 10.0)

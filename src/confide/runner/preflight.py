@@ -7,13 +7,15 @@ experiment names before anything is written: the benchmark's declared inputs
 strategies, conditions, sampling keys), the tasks and each lineup's seat count against
 every task, what a seat cannot do with the tasks (`BenchmarkSpec.task_problems`), and
 every model spec of a seat or role, built exactly as the run will build
-it (provider, model options, keys and base URLs, optional extras). It raises one
+it (provider, model options, keys and base URLs, optional extras); a model without a
+price in the run's price table is a warning (its cost is unknown, never $0). It raises one
 `PreflightError` listing every problem, or returns the `RunPlan` that `confide run
 --dry-run` prints.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,6 +31,8 @@ from confide.registry import get_benchmark
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan, expand, select_tasks
 from confide.runner.models import RunModels, run_prices
+
+_log = logging.getLogger("confide")
 
 
 class PreflightError(ConfideError):
@@ -182,9 +186,17 @@ def preflight(experiment: Experiment) -> RunPlan:
             )
     models = models_used(spec, experiment)
     try:
-        run_prices(experiment)
+        prices = run_prices(experiment)
     except ConfideError as exc:
         problems.append(f"price_table: {exc}")
+    else:
+        for model in models:
+            if "/" in model and prices.price(model) is None:
+                _log.warning(
+                    "model %s has no price in the price table (%s): its calls' cost is "
+                    "recorded as unknown, never as $0; give --price-table to price it",
+                    model, experiment.price_table or "shipped",
+                )
     problems += _model_problems(spec, experiment, models)
     episodes: list[EpisodePlan] = []
     if not problems:
