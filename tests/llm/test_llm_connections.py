@@ -169,3 +169,20 @@ def test_ollama_preset_sends_json_mode_first(tmp_path: Path) -> None:
     assert trace.footer is not None and trace.footer.status == "ok"
     formats = {(b.get("response_format") or {}).get("type") for b in server.requests}
     assert "json_schema" not in formats  # no refused negotiation step
+
+
+def test_an_unpriced_model_is_a_preflight_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    experiment = build_experiment({
+        "benchmark": "incognita", "limit": 1, "output_dir": str(tmp_path / "run"),
+        "conditions": ["direct"], "lineups": ["openai-api/unpriced-model"],
+        "roles": {"customer": "openai/gpt-4.1"},
+        "model_options": {"openai-api": {"base_url": "http://127.0.0.1:9/v1"},
+                          "openai": {"api_key": "sk-test-0123456789abcdefghij"}},
+    }, check=False)
+    with caplog.at_level("WARNING", logger="confide"):
+        preflight(experiment)
+    warned = [r.getMessage() for r in caplog.records if "no price" in r.getMessage()]
+    assert len(warned) == 1 and "openai-api/unpriced-model" in warned[0]
+    assert "never as $0" in warned[0]

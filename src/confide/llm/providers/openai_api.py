@@ -139,9 +139,27 @@ class _Usage(BaseModel):
         )
 
 
+class _Timings(BaseModel):
+    """llama.cpp's server adds `timings` to each reply; `cache_n` counts the prompt tokens
+    it took from its prompt cache (reported where `prompt_tokens_details` is not)."""
+
+    cache_n: int | None = None
+
+
 class _Response(BaseModel):
     choices: list[_Choice] = Field(min_length=1)
     usage: _Usage | None = None
+    timings: _Timings | None = None
+
+    def normalized_usage(self) -> Usage:
+        """The reply's usage, with llama.cpp's cache count where the usage has none."""
+        usage = (self.usage or _Usage()).normalized()
+        cache_n = self.timings.cache_n if self.timings is not None else None
+        if usage.cached_prompt_tokens == 0 and cache_n:
+            return usage.model_copy(
+                update={"cached_prompt_tokens": min(cache_n, usage.prompt_tokens)}
+            )
+        return usage
 
 
 def fixed_temperature(spec: ModelSpec) -> bool:
@@ -408,12 +426,11 @@ class OpenAIChatModel:
 
     def _completion(self, response: _Response, latency: float) -> Completion:
         choice = response.choices[0]
-        usage = response.usage or _Usage()
         refused = choice.message.content is None and choice.message.refusal is not None
         return Completion(
             model=self.name,
             text=choice.message.content or "",
-            usage=usage.normalized(),
+            usage=response.normalized_usage(),
             latency_s=latency,
             finish_reason="refusal" if refused else choice.finish_reason,
             tool_calls=openai_tool_calls(choice.message.tool_calls),
