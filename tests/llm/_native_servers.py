@@ -157,12 +157,27 @@ class FakeAnthropic(FakeVendor):
             return 400, {"type": "error", "error": {
                 "type": "invalid_request_error",
                 "message": "Thinking may not be enabled when tool_choice forces tool use."}}
+        if thinking and any(
+            m["role"] == "assistant"
+            and any(b.get("type") == "tool_use" for b in m["content"])
+            and m["content"][0].get("type") not in ("thinking", "redacted_thinking")
+            for m in body["messages"]
+        ):
+            return 400, {"type": "error", "error": {
+                "type": "invalid_request_error",
+                "message": "Expected `thinking` or `redacted_thinking`, but found `tool_use`."}}
         content: list[dict[str, Any]] = []
         if thinking:
             content.append({"type": "thinking", "thinking": "Let me see.", "signature": "c2ln"})
         tools = {t["name"]: t for t in body.get("tools") or []}
         reply_tool = tools.get("confide_reply")
-        if reply_tool is not None:
+        last = body["messages"][-1]["content"][-1]
+        others = [name for name in tools if name != "confide_reply"]
+        if others and str(last.get("text", "")).startswith("call "):
+            content.append({"type": "tool_use", "id": f"toolu_{len(self.requests)}",
+                            "name": others[0], "input": {"q": 1}})
+            stop = "tool_use"
+        elif reply_tool is not None:
             content.append({"type": "tool_use", "id": f"toolu_{len(self.requests)}",
                             "name": "confide_reply",
                             "input": minimal_instance(reply_tool["input_schema"])})

@@ -147,6 +147,21 @@ async def test_request_shape(fake: FakeAnthropic) -> None:
     assert fake.requests[-1]["tool_choice"] == {"type": "tool", "name": REPLY_TOOL}
 
 
+async def test_thinking_blocks_go_back_with_their_tool_calls(fake: FakeAnthropic) -> None:
+    model, _ = model_for(fake)
+    tool = ToolSpec(name="lookup", description="Look up.", parameters={"type": "object"})
+    config = GenerateConfig(tools=(tool,), reasoning_effort="low")
+    ask = ChatMessage(role="user", content="call lookup")
+    reply = await model.generate([ask], config=config)
+    (call,) = reply.tool_calls
+    history = [ask, ChatMessage(role="assistant", content="", tool_calls=(call,)),
+               ChatMessage(role="tool", content="1", tool_call_id=call.id)]
+    assert (await model.generate(history, config=config)).text == "Sure."
+    sent = fake.requests[-1]["messages"][1]["content"]
+    assert [b["type"] for b in sent] == ["thinking", "tool_use"]
+    assert sent[0]["signature"] == "c2ln"  # as the API returned it
+
+
 async def test_429_retry_after_is_honoured(fake: FakeAnthropic) -> None:
     fake.fail_next(429, {"type": "error", "error": {"type": "rate_limit_error",
                                                     "message": "slow down"}},
