@@ -191,13 +191,21 @@ def run_one(
 ) -> tuple[RunSummary, Trace]:
     """One episode of `benchmark`, on small budgets, with `model` in every model seat and
     role."""
+    options = {"openai-api": {"base_url": base_url, **model_options}}
+    os.environ.pop("CONFIDE_OPENAI_API_BASE_URL", None)
+    return run_with(benchmark, model, out, options)
+
+
+def run_with(
+    benchmark: str, model: str, out: Path, model_options: dict[str, Any], **extra: Any
+) -> tuple[RunSummary, Trace]:
+    """One episode of `benchmark`, on small budgets, with `model` in every model seat and
+    role, the run's `model_options` and any `extra` experiment fields."""
     fields = json.loads(json.dumps(EPISODES[benchmark]).replace("{model}", model))
     experiment = build_experiment({
         "benchmark": benchmark, "limit": 1, "output_dir": str(out), **fields,
-        "options": SMALL_BUDGETS[benchmark],
-        "model_options": {"openai-api": {"base_url": base_url, **model_options}},
+        "options": SMALL_BUDGETS[benchmark], "model_options": model_options, **extra,
     })
-    os.environ.pop("CONFIDE_OPENAI_API_BASE_URL", None)
     summary = run_experiment(experiment, show_progress=False)
     (trace_path,) = (out / "traces").glob("*.jsonl.gz")
     return summary, read_trace(trace_path)

@@ -57,3 +57,15 @@ def test_zero_kinds_keep_the_old_trace_bytes() -> None:
         "completion_tokens": 2,
         "cost_usd": None,
     }
+
+
+def test_llama_cpp_cache_count_is_read_where_usage_has_none() -> None:
+    from confide.llm.providers.openai_api import _Response
+
+    choice = {"message": {"content": "hi"}, "finish_reason": "stop"}
+    reply = {"choices": [choice], "usage": {"prompt_tokens": 900, "completion_tokens": 4},
+             "timings": {"cache_n": 850, "prompt_n": 50}}
+    assert _Response.model_validate(reply).normalized_usage().cached_prompt_tokens == 850
+    reported = {**reply, "usage": {**reply["usage"],
+                                   "prompt_tokens_details": {"cached_tokens": 512}}}
+    assert _Response.model_validate(reported).normalized_usage().cached_prompt_tokens == 512

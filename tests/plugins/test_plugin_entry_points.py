@@ -154,7 +154,8 @@ def test_a_model_plugin_is_a_provider(install: Install) -> None:
     assert model.meter.total().calls == 1  # wrapped like a builtin provider
     with pytest.raises(ModelSpecError, match="unknown model"):
         get_model("example/nope")
-    with pytest.raises(ModelSpecError, match="plugin 'junk' returned a str, not a ChatModel"):
+    with pytest.raises(ModelSpecError, match="factory returned a str, not a ChatModel"):
         get_model("junk/x")
     listing = CliRunner().invoke(app, ["models", "list"])
-    assert "providers: openai, openai-api, mock, local, replay, example, junk" in listing.stdout
+    builtin = "openai, openai-api, anthropic, google, mock, local, replay"
+    assert f"providers: {builtin}, example, junk" in listing.stdout

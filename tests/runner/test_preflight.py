@@ -250,9 +250,9 @@ def test_a_short_key_is_warned_once_at_preflight_and_is_no_problem(
 ) -> None:
     """Issue 20.3: a one-character key cannot be redacted safely; the preflight says so once
     (although a seat and a role both use the model) and the run is not refused for it."""
-    import confide.llm.providers.openai_api as openai_api
+    import confide.llm.providers.http_common as http_common
 
-    monkeypatch.setattr(openai_api, "_warned", set())
+    monkeypatch.setattr(http_common, "_warned", set())
     monkeypatch.setenv("CONFIDE_OPENAI_API_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("CONFIDE_OPENAI_API_KEY", "x")
     args = ["sotopia-tom", "--limit", "1", "--lineup", "openai-api/smollm2",

@@ -186,10 +186,11 @@ def test_provider_limit_holds_across_workers(
 ) -> None:
     from ray_probe import setup, start_gauge
 
-    from confide.llm import DEFAULT_LIMITS, unregister_mock
+    from confide.llm import unregister_mock
+    from confide.llm.registry import default_limits
     from confide.runner import ray_backend
 
-    monkeypatch.setattr(ray_backend, "PROVIDER_LIMITS", {**DEFAULT_LIMITS, "mock": 2})
+    monkeypatch.setattr(ray_backend, "PROVIDER_LIMITS", {**default_limits(), "mock": 2})
     setup()  # the driver's preflight builds mock/gauge too (the workers register their own)
     gauge = start_gauge()
     try:

@@ -5,8 +5,9 @@ Listed in `cli.main.COMMANDS` as `models` (imported when it runs).
 and the model, tokens, cost, latency and finish reason on stderr, so the reply can be
 piped. With `--schema FILE` (a JSON schema) decoding is constrained where the provider
 supports it and the reply is checked to parse as JSON. API keys and endpoints come from
-the environment (OPENAI_API_KEY, OPENAI_BASE_URL, CONFIDE_OPENAI_API_BASE_URL,
-CONFIDE_OPENAI_API_KEY).
+the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY,
+CONFIDE_OPENAI_API_BASE_URL... see docs/providers.md); a missing key or extra is one line.
+`confide models list` shows each provider's registry row.
 """
 
 from __future__ import annotations
@@ -96,12 +97,19 @@ def list_models() -> None:
     from confide.llm import mock_names  # imported here: `confide --help` stays fast
     from confide.llm.factory import shipped_prices
     from confide.llm.providers.local import LOCAL_MODELS
+    from confide.llm.registry import get_provider
     from confide.llm.spec import providers
     from confide.registry import benchmark_ids, get_benchmark
 
     prices = shipped_prices()
     local_names = ", ".join("local/" + name for name in LOCAL_MODELS)
     typer.echo(f"providers: {', '.join(providers())}")
+    for row in filter(None, map(get_provider, providers())):
+        limit = "no limit" if row.max_connections is None else f"{row.max_connections} in flight"
+        modes = "/".join(row.structured_output)
+        modes = f", structured output {modes}" if modes else ""
+        extra = f", extra `{row.extra}`" if row.extra else ""
+        typer.echo(f"  {row.name}: {row.about or 'plugin'} ({limit}{modes}{extra})")
     typer.echo(f"mock models: {', '.join('mock/' + name for name in mock_names())}")
     for benchmark in benchmark_ids():
         for spec, about in get_benchmark(benchmark).mocks:

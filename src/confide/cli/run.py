@@ -67,6 +67,16 @@ def run(
     cache: Annotated[
         Path | None, typer.Option(help="On-disk model response cache directory.")
     ] = None,
+    model_options: Annotated[
+        list[str] | None,
+        typer.Option("--model-options", help="Options of one model MODEL=KEY:VALUE[,KEY:VALUE], "
+                     "e.g. openai-api/deepseek-reasoner=preset:deepseek (docs/providers.md)."),
+    ] = None,
+    max_connections: Annotated[
+        list[str] | None,
+        typer.Option("--max-connections", help="Requests of one model in flight at once, "
+                     "MODEL=N, e.g. openai-api/fake=64 (default: its provider's limit)."),
+    ] = None,
     price_table: Annotated[
         Path | None,
         typer.Option(help="Price table JSON (the shape of confide/llm/prices.json) instead "
@@ -126,6 +136,7 @@ def run(
         "output_dir": str(out) if out else None,
         "cache_dir": str(cache) if cache else None,
         "price_table": str(price_table) if price_table else None,
+        "model_options": _model_options(model_options, max_connections) or None,
         "backend": backend,
         "ray_address": ray_address,
         "ray_traces": ray_traces,
@@ -235,6 +246,27 @@ def sampling_flags(items: list[str] | None) -> dict[str, dict[str, Any]]:
         if not dot or not who:
             raise ConfideError(f"--sampling expects WHO.FIELD=VALUE, got {key}={value!r}")
         result.setdefault(who, {})[name] = value
+    return result
+
+
+def _model_options(
+    items: list[str] | None, connections: list[str] | None
+) -> dict[str, dict[str, Any]]:
+    """`--model-options MODEL=KEY:VALUE,...` and `--max-connections MODEL=N` as
+    per-model `model_options` entries (values read as YAML)."""
+    from confide.untrusted import parse_yaml
+
+    result: dict[str, dict[str, Any]] = {}
+    for model, text in _pairs(items, "--model-options", parse=False).items():
+        for field in text.split(","):
+            key, sep, value = field.partition(":")
+            if not sep or not key.strip():
+                raise ConfideError(f"--model-options {model}: expected KEY:VALUE, got {field!r}")
+            result.setdefault(model, {})[key.strip()] = parse_yaml(
+                value, f"--model-options {model} {key}"
+            )
+    for model, value in _pairs(connections, "--max-connections", parse=True).items():
+        result.setdefault(model, {})["max_connections"] = value
     return result
 
 

@@ -10,9 +10,12 @@ Options for the wrappers: `cache_dir`; `retry` (a `RetryPolicy`, or a mapping of
 that override the provider's default policy); `sleep` (the retry wait function; tests
 inject one); `meter` (a `UsageMeter` to add to; a new one otherwise, reachable as
 `model.meter`); `prices` (a `PriceTable` or a path to one; the shipped table otherwise);
-`limiter` (a `ProviderLimiter`; one shared per process otherwise). Every other option
-goes to the provider, which rejects names it does not know. Mock and replay models retry
-without backoff (there is no server to spare), though a Retry-After is still honoured.
+`limiter` (a `ProviderLimiter`; one shared per process otherwise); `max_connections`
+(requests of this model in flight at once, in a pool of its own; otherwise the model
+shares its provider's pool at the registry row's default). Every other option goes to the
+provider, whose registry row rejects names it does not know. Providers whose row says
+`backoff=False` (mock, replay) retry without backoff (there is no server to spare),
+though a Retry-After is still honoured.
 """
 
 from __future__ import annotations
@@ -26,14 +29,17 @@ from pydantic import ValidationError
 
 from confide.llm.cache import CachedModel, ResponseCache
 from confide.llm.errors import ModelSpecError
-from confide.llm.limits import LimitedModel, ProviderLimiter
+from confide.llm.limits import LimitedModel, ProviderLimiter, check_limit
 from confide.llm.pricing import PriceTable, load_price_table
+from confide.llm.registry import Provider, get_provider
 from confide.llm.retry import RetryingModel, RetryPolicy
 from confide.llm.spec import ModelSpec, parse_spec
 from confide.llm.types import ChatModel
 from confide.llm.usage import MeteredModel, UsageMeter
 
-WRAPPER_OPTIONS = frozenset({"cache_dir", "retry", "sleep", "meter", "prices", "limiter"})
+WRAPPER_OPTIONS = frozenset(
+    {"cache_dir", "retry", "sleep", "meter", "prices", "limiter", "max_connections"}
+)
 _NO_BACKOFF = RetryPolicy(base_delay_s=0.0, max_delay_s=0.0)
 _SHARED_LIMITER = ProviderLimiter()
 
@@ -44,39 +50,24 @@ def shipped_prices() -> PriceTable:
     return load_price_table()
 
 
+def provider_row(spec: ModelSpec) -> Provider:
+    """The registry row of `spec`'s provider."""
+    row = get_provider(spec.provider)
+    if row is None:  # parse_spec already checked the name; the plugin vanished since
+        raise ModelSpecError(f"{spec}: unknown provider {spec.provider!r}")
+    return row
+
+
 def build_provider(spec: ModelSpec, **options: Any) -> ChatModel:
-    """The bare provider model for `spec` (no wrappers), importing it lazily."""
-    if spec.provider in ("openai", "openai-api"):
-        from confide.llm.providers.openai_api import make_openai_model
-
-        return make_openai_model(spec, **options)
-    if spec.provider == "mock":
-        from confide.llm.providers.mock_registry import make_mock
-
-        return make_mock(spec.name, **options)
-    if spec.provider == "local":
-        from confide.llm.providers.local import make_local_model
-
-        return make_local_model(spec.name, **options)
-    if spec.provider != "replay":
-        from confide.llm.providers.plugin import make_plugin_model
-
-        return make_plugin_model(spec, **options)
-    from confide.llm.providers.replay import OPTIONS, ReplayModel
-
-    unknown = sorted(options.keys() - OPTIONS)
-    if unknown:
-        raise ModelSpecError(
-            f"{spec}: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(OPTIONS))})"
-        )
-    return ReplayModel(spec.name, seat=options.get("seat"), strict=bool(options.get("strict")))
+    """The bare provider model for `spec` (no wrappers), built by its registry row."""
+    return provider_row(spec).build(spec.name, options)
 
 
 def _retry_policy(value: Any, spec: ModelSpec) -> RetryPolicy:
     """The policy given, or the provider's default with the given fields overridden."""
     if isinstance(value, RetryPolicy):
         return value
-    default = _NO_BACKOFF if spec.provider in ("mock", "replay") else RetryPolicy()
+    default = RetryPolicy() if provider_row(spec).backoff else _NO_BACKOFF
     if value is None:
         return default
     if isinstance(value, Mapping):
@@ -97,14 +88,32 @@ def _prices(value: Any) -> PriceTable:
     raise ModelSpecError(f"prices must be a PriceTable or a path, got {value!r}")
 
 
+def _limited(model: ChatModel, spec: ModelSpec, options: Mapping[str, Any]) -> LimitedModel:
+    """`model` in its connection pool: its own with `max_connections`, else its
+    provider's (at the row's default limit)."""
+    limiter = options.get("limiter")
+    if limiter is None:
+        limiter = _SHARED_LIMITER
+    elif not isinstance(limiter, ProviderLimiter):
+        raise ModelSpecError(
+            f"{spec}: option limiter must be a ProviderLimiter, got {limiter!r} "
+            "(to cap requests in flight, set max_connections: N)"
+        )
+    if options.get("max_connections") is not None:
+        limiter.set_limit(str(spec), check_limit(str(spec), options["max_connections"]))
+        return LimitedModel(model, limiter, str(spec))
+    limiter.set_limit(spec.provider, provider_row(spec).max_connections, default=True)
+    return LimitedModel(model, limiter, spec.provider)
+
+
 def get_model(spec: str, **options: Any) -> MeteredModel:
-    """A chat model for `provider/model`, with retry, concurrency limit, accounting and,
+    """A chat model for `provider/model`, with retry, connection limit, accounting and,
     given `cache_dir`, an on-disk response cache."""
     parsed = parse_spec(spec)
     provider_options = {k: v for k, v in options.items() if k not in WRAPPER_OPTIONS}
     meter = options.get("meter") or UsageMeter()
     model: ChatModel = build_provider(parsed, **provider_options)
-    model = LimitedModel(model, options.get("limiter") or _SHARED_LIMITER, parsed.provider)
+    model = _limited(model, parsed, options)
     retry_kwargs: dict[str, Any] = {"meter": meter}
     if options.get("sleep") is not None:
         retry_kwargs["sleep"] = options["sleep"]

@@ -6,7 +6,9 @@ per call (the openai client is built with `max_retries=0`). After failure number
 drawn uniformly from [1 - jitter, 1] ("equal jitter" spreads synchronized clients
 apart without ever waiting much less than the backoff). A server's Retry-After is
 honoured: the wait is at least that long, even when it exceeds `max_delay_s`, because
-retrying earlier would only be refused again. Jitter draws come from a `random.Random`
+retrying earlier would only be refused again. Rate limits are retried for as long as
+`rate_limit_budget_s` allows (minutes), other transient errors `max_attempts` times;
+every retry is counted in the meter. Jitter draws come from a `random.Random`
 seeded by the policy, so delays are reproducible; the sleep function is injectable so
 tests do not wait.
 """
@@ -37,6 +39,10 @@ class RetryPolicy(BaseModel):
     max_delay_s: float = Field(default=60.0, ge=0.0)
     jitter: float = Field(default=0.5, ge=0.0, le=1.0)
     seed: int = 0
+    rate_limit_budget_s: float = Field(default=600.0, ge=0.0)
+    """Rate limits (429) are retried past `max_attempts` while the waits on the call stay
+    within this many seconds: a real provider's per-minute limits need minutes, not the
+    seconds five quick attempts take."""
 
     def delay(self, failures: int, retry_after_s: float | None, rng: random.Random) -> float:
         """Seconds to wait after the `failures`-th consecutive failure."""
@@ -69,16 +75,25 @@ class RetryingModel:
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
     ) -> Completion:
-        attempt = 1
+        attempt, waited = 1, 0.0
         while True:
             try:
                 return await self.inner.generate(messages, config=config)
             except ModelError as exc:
                 failure = exc
-            if not failure.transient or attempt >= self.policy.max_attempts:
+            delay = self.policy.delay(attempt, failure.retry_after_s, self._rng)
+            # past max_attempts, a rate limit is waited out while the budget lasts (a
+            # policy without backoff, for servers that do not exist, never waits it out)
+            patient = (
+                failure.kind == "rate_limit"
+                and delay > 0
+                and waited + delay <= self.policy.rate_limit_budget_s
+            )
+            give_up = attempt >= self.policy.max_attempts and not patient
+            if not failure.transient or give_up:
                 raise failure.with_attempts(attempt)
             if self._meter is not None:
                 self._meter.record_retry(self.name)
             count_retry()
-            await self._sleep(self.policy.delay(attempt, failure.retry_after_s, self._rng))
-            attempt += 1
+            await self._sleep(delay)
+            attempt, waited = attempt + 1, waited + delay

@@ -1,21 +1,20 @@
 """Model specs of the form `provider/model` (the name after the first slash may itself
 contain slashes, e.g. `replay/runs/a/traces/ep1.jsonl` or `openai-api/org/model`).
-Providers are the builtin `PROVIDERS` and those of `confide.models` entry points."""
+Providers are those of the registry (`confide.llm.registry`): builtin, registered and
+plugin ones."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from confide import plugins
 from confide.llm.errors import ModelSpecError
-
-PROVIDERS: tuple[str, ...] = ("openai", "openai-api", "mock", "local", "replay")
+from confide.llm.registry import provider_names
 
 
 def providers() -> tuple[str, ...]:
-    """Builtin providers, then the plugin providers (a plugin never replaces a builtin)."""
-    extra = sorted(set(plugins.plugins(plugins.MODELS)) - set(PROVIDERS))
-    return (*PROVIDERS, *extra)
+    """Builtin providers, then the registered and plugin ones (a plugin never replaces a
+    builtin)."""
+    return provider_names()
 
 
 class ModelSpec(NamedTuple):

@@ -30,7 +30,6 @@ from confide.llm.types import ChatMessage, ChatModel, GenerateConfig
 
 StructuredOutput = Literal["json_schema", "json_object", "text"]
 MODES: tuple[StructuredOutput, ...] = ("json_schema", "json_object", "text")
-PROVIDERS_WITH_MODES = frozenset({"openai", "openai-api"})
 _ABOUT_FORMAT = re.compile(r"(?i)response_format|json_schema|json_object|guided|grammar|schema")
 
 PROBE_MESSAGES = (ChatMessage(role="user", content='Reply with {"ok": true}.'),)
@@ -77,6 +76,15 @@ def schema_in_prompt(messages: Sequence[ChatMessage], schema: dict[str, Any]) ->
 def about_response_format(message: str) -> bool:
     """Whether a refusal names the response format (it is then a capability error)."""
     return bool(_ABOUT_FORMAT.search(message))
+
+
+def negotiates(spec: str) -> bool:
+    """Whether `spec`'s provider chooses its structured-output mode per endpoint (its
+    registry row lists several modes); an unknown provider does not."""
+    from confide.llm.registry import get_provider
+
+    row = get_provider(spec.partition("/")[0])
+    return row is not None and row.negotiates
 
 
 @runtime_checkable

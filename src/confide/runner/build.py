@@ -27,10 +27,14 @@ def load_experiment(
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
     for key, value in (overrides or {}).items():
-        if key == "sampling" and isinstance(value, dict) and isinstance(data.get(key), dict):
-            merged = dict(data[key])  # per seat or role, field by field
+        mergeable = key in ("sampling", "model_options")
+        if mergeable and isinstance(value, dict) and isinstance(data.get(key), dict):
+            merged = dict(data[key])  # per seat, role or model scope, field by field
             for who, fields in value.items():
-                merged[who] = {**(merged.get(who) or {}), **fields}
+                before = merged.get(who)
+                if isinstance(before, dict) and isinstance(fields, dict):
+                    fields = {**before, **fields}
+                merged[who] = fields
             data[key] = merged
         elif value is not None:
             data[key] = value

@@ -49,9 +49,12 @@ async def run_episode(
     journal is removed once the episode finished ok."""
     roles = [SeatSpec(spec) for spec in experiment.roles.values()]
     modes = await models.structured_output([*plan.lineup, *roles])
+    connections = models.connections([*plan.lineup, *roles])
     # opening a file can take a millisecond on slow disks: do it off the event loop
     writer = await asyncio.to_thread(TraceWriter, trace_dir, plan.episode_id)
-    writer.emit(episode_start(spec, plan, experiment, fingerprint, placement, meta, modes))
+    writer.emit(
+        episode_start(spec, plan, experiment, fingerprint, placement, meta, modes, connections)
+    )
     journal = None
     if journal_dir is not None and any(pays(seat.model) for seat in [*plan.lineup, *roles]):
         journal = await asyncio.to_thread(
@@ -87,10 +90,11 @@ def episode_start(
     placement: Mapping[str, str] | None = None,
     meta: Mapping[str, Any] | None = None,
     modes: Mapping[str, str] | None = None,
+    connections: Mapping[str, int] | None = None,
 ) -> EpisodeStart:
     """The trace header of `plan`: what the episode is, each model's structured-output
-    mode, the sampling settings, the run metadata (`meta`: versions, start, CPU count) and,
-    given one, where the episode ran."""
+    mode and connection limit (models with one), the sampling settings, the run metadata
+    (`meta`: versions, start, CPU count) and, given one, where the episode ran."""
     meta = meta if meta is not None else run_metadata()
     return EpisodeStart(
         episode_id=plan.episode_id,
@@ -104,6 +108,7 @@ def episode_start(
             "roles": experiment.roles,
             "options": experiment.options,
             **({"structured_output": dict(modes)} if modes else {}),
+            **({"max_connections": dict(connections)} if connections else {}),
             **({"placement": dict(placement)} if placement else {}),
             **({"sampling": _sampling(experiment)} if experiment.sampling else {}),
             "host": {k: v for k, v in meta.items() if k != "versions"},

@@ -6,7 +6,8 @@ The experiment's `price_table` (loaded by `run_prices`) prices every model's cal
 The experiment's `model_options` go to every model; an entry keyed by a provider name
 whose value is a mapping (`local: {n_threads: 1}`) goes only to that provider's models
 and wins over the shared entries, so provider-specific settings do not break the other
-seats of a mixed lineup."""
+seats of a mixed lineup; an entry keyed by a model spec (`openai-api/deepseek-chat:
+{preset: deepseek, max_connections: 32}`) goes only to that model and wins over both."""
 
 from __future__ import annotations
 
@@ -20,9 +21,10 @@ from confide.errors import ConfideError
 from confide.llm import ChatModel, ModelCallRecord, UsageMeter, get_model, with_recorder
 from confide.llm.factory import shipped_prices
 from confide.llm.pricing import PriceTable, load_price_table
+from confide.llm.registry import get_provider
 from confide.llm.sampled import SampledModel
 from confide.llm.spec import parse_spec, providers
-from confide.llm.structured_output import PROVIDERS_WITH_MODES, structured_output_mode
+from confide.llm.structured_output import negotiates, structured_output_mode
 from confide.runner.config import Experiment
 from confide.runner.journal import journaled
 
@@ -44,19 +46,43 @@ class RunModels:
             self._options["prices"] = prices
         self._models: dict[str, ChatModel] = {}
 
+    def options(self, spec: str) -> dict[str, Any]:
+        """The model options `spec` is built with: shared, then its provider's, then its
+        own entry's."""
+        provider = parse_spec(spec).provider
+        scopes = providers()
+        options = {
+            k: v for k, v in self._options.items() if k not in scopes and "/" not in k
+        }
+        for scope in (provider, spec):
+            scoped = self._options.get(scope)
+            if isinstance(scoped, dict):
+                options.update(scoped)
+        return options
+
     def base(self, spec: str) -> ChatModel:
         """The shared wrapped model for `spec`."""
         if spec not in self._models:
-            provider = parse_spec(spec).provider
-            scopes = providers()
-            options = {k: v for k, v in self._options.items() if k not in scopes}
-            scoped = self._options.get(provider)
-            if isinstance(scoped, dict):
-                options.update(scoped)
+            options = self.options(spec)
             if self._cache_dir is not None:
                 options["cache_dir"] = self._cache_dir
             self._models[spec] = get_model(spec, meter=self.meter, **options)
         return self._models[spec]
+
+    def connections(self, seats: Iterable[SeatSpec]) -> dict[str, int]:
+        """Each model's connection limit among `seats`, for the trace header: its own
+        `max_connections`, else its provider's default (unlimited ones left out)."""
+        limits: dict[str, int] = {}
+        for spec in dict.fromkeys(seat.model for seat in seats if seat.model is not None):
+            try:
+                own = self.options(spec).get("max_connections")
+                row = get_provider(parse_spec(spec).provider)
+            except ConfideError:
+                continue
+            limit = own if own is not None else (row.max_connections if row else None)
+            if limit is not None:
+                limits[spec] = int(limit)
+        return limits
 
     async def structured_output(self, seats: Iterable[SeatSpec]) -> dict[str, str]:
         """The structured-output mode of each model among `seats` that negotiates one
@@ -65,7 +91,7 @@ class RunModels:
         modes: dict[str, str] = {}
         specs = (seat.model for seat in seats if seat.model is not None)
         for spec in dict.fromkeys(specs):
-            if spec.partition("/")[0] not in PROVIDERS_WITH_MODES:
+            if not negotiates(spec):
                 continue  # not built before its episode needs it
             try:
                 mode = await structured_output_mode(self.base(spec))

@@ -8,13 +8,15 @@ strategies, conditions, sampling keys), the tasks and each lineup's seat count a
 every task, what a seat cannot do with the tasks (`BenchmarkSpec.task_problems`), and
 every model spec of a seat or role, built exactly as the run will build
 it (provider, model options, keys and base URLs, optional extras), and the run's size and
-concurrency (`size_problems`). It raises one
+concurrency (`size_problems`); a model without a price in the run's price table is a
+warning (its cost is unknown, never $0). It raises one
 `PreflightError` listing every problem, or returns the `RunPlan` that `confide run
 --dry-run` prints.
 """
 
 from __future__ import annotations
 
+import logging
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +39,7 @@ MAX_EPISODES = 1_000_000
 MAX_CONCURRENCY = 1024
 """Most episodes run at once (per worker on Ray): each holds a worker coroutine, and more
 than this many would only queue on the providers' call limits."""
+_log = logging.getLogger("confide")
 
 
 class PreflightError(ConfideError):
@@ -190,9 +193,17 @@ def preflight(experiment: Experiment) -> RunPlan:
             )
     models = models_used(spec, experiment)
     try:
-        run_prices(experiment)
+        prices = run_prices(experiment)
     except ConfideError as exc:
         problems.append(f"price_table: {exc}")
+    else:
+        for model in models:
+            if "/" in model and prices.price(model) is None:
+                _log.warning(
+                    "model %s has no price in the price table (%s): its calls' cost is "
+                    "recorded as unknown, never as $0; give --price-table to price it",
+                    model, experiment.price_table or "shipped",
+                )
     problems += _model_problems(spec, experiment, models)
     problems += size_problems(spec, experiment, len(tasks))
     episodes: list[EpisodePlan] = []

@@ -44,7 +44,7 @@ header and a failed footer naming the cause), so it is a failed episode like any
 A killed driver takes its Ray job down with it (Ray kills a job's actors when its driver
 exits); re-running the command resumes from the traces on disk.
 
-Shared limits: the per-provider concurrency limits (`confide.llm.limits.DEFAULT_LIMITS`)
+Shared limits: the per-provider concurrency limits (the registry rows' `max_connections`)
 hold for the whole cluster. A `ProviderSlots` actor owns one semaphore per provider and
 every worker's models take their call slots from it (`ClusterLimiter`); a dead worker's
 slots are given back when the driver replaces it. The on-disk response cache needs no
@@ -77,7 +77,8 @@ from confide.atomic import TEMP_SUFFIX
 from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
 from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, trace_file
 from confide.errors import ConfideError
-from confide.llm import DEFAULT_LIMITS, ModelUsage, ProviderLimiter, UsageMeter
+from confide.llm import ModelUsage, ProviderLimiter, UsageMeter
+from confide.llm.registry import default_limits
 from confide.registry import get_benchmark
 from confide.runner.config import Experiment, ray_endpoint
 from confide.runner.episode import episode_start, load_complete, run_episode
@@ -88,7 +89,7 @@ from confide.runner.models import RunModels, run_prices
 INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
 ATTEMPTS = 3
 """Plays of one episode whose worker died before it is recorded as failed."""
-PROVIDER_LIMITS: Mapping[str, int | None] = DEFAULT_LIMITS
+PROVIDER_LIMITS: Mapping[str, int | None] = default_limits()
 """Call slots per provider for the whole cluster (the local backend's per-process ones)."""
 CANCEL_WAIT_S = 10.0
 """How long a stopped run waits for a worker to discard a cancelled episode."""

@@ -1,13 +1,14 @@
 """A model provider: `example/parrot` answers with the last line of the last message,
 prefixed `parrot: `. confide wraps it like its own providers (retry, cache, metering, the
-per-seat record in the trace)."""
+per-seat record in the trace). The provider is one registry row, `PROVIDER`, which the
+`confide.models` entry point names: the same kind of row as confide's own providers."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
-from confide.llm import ChatMessage, Completion, GenerateConfig, ModelSpecError, Usage
+from confide.llm import ChatMessage, Completion, GenerateConfig, ModelSpecError, Provider, Usage
 
 
 class ParrotModel:
@@ -34,6 +35,13 @@ def make_model(name: str, **options: Any) -> ParrotModel:
     """The provider factory: `example/<name>` -> a model; only `parrot` exists."""
     if name != "parrot":
         raise ModelSpecError(f"example/{name}: unknown model (the example provider has parrot)")
-    if options:
-        raise ModelSpecError(f"example/{name}: unknown option(s) {', '.join(sorted(options))}")
     return ParrotModel(name)
+
+
+PROVIDER = Provider(
+    name="example",
+    factory=make_model,
+    about="the example plugin's parrot",
+    max_connections=4,
+    options={},  # none: the registry refuses any option by name
+)

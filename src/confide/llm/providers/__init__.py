@@ -1,2 +1,3 @@
-"""Chat-model providers; `confide.llm.factory.get_model` picks one by spec and imports it
-lazily, so an optional provider's missing extra only matters when it is used."""
+"""Chat-model providers, one `Provider` row each in `confide.llm.registry.BUILTIN`.
+Factories are named lazily there, so listing providers imports no SDK and an optional
+provider's missing extra only matters when it is used."""

@@ -40,7 +40,6 @@ from confide.llm.tools import text_call_schema, tools_in_prompt, with_text_calls
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage, read_logprobs
 
 DEFAULT_PREFIX_CACHE_MB = 1024
-OPTIONS = frozenset({"n_ctx", "n_threads", "prefix_cache_mb"})
 _INSTALL_HINT = "install the local extra: pip install 'confide[local]'"
 
 
@@ -162,13 +161,8 @@ class LocalLlamaModel:
 
 
 def make_local_model(model: str, **options: Any) -> LocalLlamaModel:
-    """Build `local/<model>` from options (`n_ctx`, `n_threads`, `prefix_cache_mb`)."""
-    unknown = sorted(options.keys() - OPTIONS)
-    if unknown:
-        raise ModelSpecError(
-            f"local/{model}: unknown option(s) {', '.join(unknown)} "
-            f"(known: {', '.join(sorted(OPTIONS))})"
-        )
+    """Build `local/<model>` from options (`n_ctx`, `n_threads`, `prefix_cache_mb`; the
+    registry row checks their names)."""
     return LocalLlamaModel(
         model,
         n_ctx=options.get("n_ctx"),

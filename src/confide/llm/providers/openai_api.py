@@ -43,28 +43,31 @@ server echoes it. A key too short to redact safely is not redacted, with a warni
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
-import logging
 import os
-import re
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import openai
 from pydantic import BaseModel, Field, ValidationError
 
 from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
+from confide.llm.presets import get_preset
+from confide.llm.providers.http_common import (
+    SHOWN_BODY,
+    error_message,
+    parse_retry_after,
+    register_secrets,
+    status_kind,
+)
 from confide.llm.spec import ModelSpec
 from confide.llm.structured_output import (
     MODES,
     PROBE_CONFIG,
     PROBE_MESSAGES,
     StructuredOutput,
-    about_response_format,
     response_format,
     schema_in_prompt,
 )
@@ -86,30 +89,13 @@ from confide.llm.types import (
     Usage,
     read_logprobs,
 )
-from confide.redaction import MIN_SECRET_CHARS, Secret, redact, redact_url, register_secret
+from confide.redaction import Secret, redact, redact_url
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
-OPTIONS = frozenset(
-    {"base_url", "api_key", "timeout_s", "structured_output", "max_tokens", "tool_calls"}
-)
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "text")
-_ABOUT_TOOLS = re.compile(r"(?i)\btools?\b|tool_choice|function")
-_CONTEXT_LENGTH = re.compile(
-    r"(?i)context[ _]length|context window|available context size|too many tokens"
-    r"|maximum context"
-)
-"""How OpenAI (`context_length_exceeded`), vLLM and llama.cpp servers say that the
-conversation no longer fits the model's context."""
-_VALIDATION = re.compile(
-    r"(?i)validation error|input should be|field required|extra inputs are not permitted"
-    r"|\(\s*'body'|unprocessable|invalid request|not supported|unsupported|unrecognized"
-)
-_log = logging.getLogger("confide")
 DEFAULT_TIMEOUT_S = 600.0
 """Seconds a request may take (the openai SDK's default), see the module docstring."""
-_warned: set[str] = set()
 _FIXED_TEMPERATURE_PREFIXES = ("o1", "o3", "o4", "gpt-5")
-_SHOWN_BODY = 120
 
 
 class _Message(BaseModel):
@@ -153,9 +139,27 @@ class _Usage(BaseModel):
         )
 
 
+class _Timings(BaseModel):
+    """llama.cpp's server adds `timings` to each reply; `cache_n` counts the prompt tokens
+    it took from its prompt cache (reported where `prompt_tokens_details` is not)."""
+
+    cache_n: int | None = None
+
+
 class _Response(BaseModel):
     choices: list[_Choice] = Field(min_length=1)
     usage: _Usage | None = None
+    timings: _Timings | None = None
+
+    def normalized_usage(self) -> Usage:
+        """The reply's usage, with llama.cpp's cache count where the usage has none."""
+        usage = (self.usage or _Usage()).normalized()
+        cache_n = self.timings.cache_n if self.timings is not None else None
+        if usage.cached_prompt_tokens == 0 and cache_n:
+            return usage.model_copy(
+                update={"cached_prompt_tokens": min(cache_n, usage.prompt_tokens)}
+            )
+        return usage
 
 
 def fixed_temperature(spec: ModelSpec) -> bool:
@@ -165,57 +169,6 @@ def fixed_temperature(spec: ModelSpec) -> bool:
         and spec.name.startswith(_FIXED_TEMPERATURE_PREFIXES)
         and not spec.name.startswith("gpt-5-chat")
     )
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` or `retry-after` (seconds or an HTTP date)."""
-    if (ms := headers.get("retry-after-ms")) is not None:
-        try:
-            return max(0.0, float(ms) / 1000)
-        except ValueError:
-            pass
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, moment.timestamp() - time.time())
-
-
-def _status_kind(status: int, message: str, with_format: bool, with_tools: bool) -> ErrorKind:
-    """The kind of an HTTP error: 5xx are transient unless the body is plainly a request
-    validation failure, which no retry heals; a refused response format or tool list is a
-    capability error; a conversation longer than the model's context is its own kind
-    (the model's limit, answered as invalid output by `generate_structured`)."""
-    if status == 429:
-        return "rate_limit"
-    if status == 408:
-        return "timeout"
-    if status in (401, 403):
-        return "auth"
-    if status == 409 or (status >= 500 and not _VALIDATION.search(message)):
-        return "server_error"
-    if with_format and about_response_format(message):
-        return "capability"
-    if with_tools and _ABOUT_TOOLS.search(message):
-        return "capability"
-    return "context_length" if _CONTEXT_LENGTH.search(message) else "bad_request"
-
-
-def _error_message(body: object) -> str:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return str(inner["message"])
-        if isinstance(inner, str):
-            return inner
-    return str(body)[:_SHOWN_BODY]
 
 
 class OpenAIChatModel:
@@ -426,7 +379,14 @@ class OpenAIChatModel:
     async def _send_once(self, params: dict[str, Any]) -> Completion:
         start = time.perf_counter()
         try:
-            raw = await self._client().chat.completions.with_raw_response.create(**params)
+            # the body goes as `extra_body`, which the SDK sends as is: its own recursive
+            # transform of typed arguments cost ~9 ms a request (tool schemas), which at
+            # 64 requests in flight was the run's bottleneck (bench/connections.py)
+            raw = await self._client().chat.completions.with_raw_response.create(
+                model=params["model"],
+                messages=[],
+                extra_body={k: v for k, v in params.items() if k != "model"},
+            )
         except openai.APIError as exc:
             failure = self._failure(exc, "response_format" in params, "tools" in params)
         else:
@@ -442,10 +402,10 @@ class OpenAIChatModel:
         if isinstance(exc, openai.APIConnectionError):
             return self._error(f"cannot connect to {self.base_url}: {exc}", "connection")
         if isinstance(exc, openai.APIStatusError):
-            status, message = exc.status_code, _error_message(exc.body)
+            status, message = exc.status_code, error_message(exc.body)
             return self._error(
                 f"HTTP {status}: {message}",
-                _status_kind(status, message, with_format, with_tools),
+                status_kind(status, message, with_format, with_tools),
                 status_code=status,
                 retry_after_s=parse_retry_after(exc.response.headers),
             )
@@ -461,17 +421,16 @@ class OpenAIChatModel:
         else:
             return self._completion(response, latency)
         raise self._error(
-            f"malformed response body ({problem}): {body_text[:_SHOWN_BODY]!r}", "bad_response"
+            f"malformed response body ({problem}): {body_text[:SHOWN_BODY]!r}", "bad_response"
         )
 
     def _completion(self, response: _Response, latency: float) -> Completion:
         choice = response.choices[0]
-        usage = response.usage or _Usage()
         refused = choice.message.content is None and choice.message.refusal is not None
         return Completion(
             model=self.name,
             text=choice.message.content or "",
-            usage=usage.normalized(),
+            usage=response.normalized_usage(),
             latency_s=latency,
             finish_reason="refusal" if refused else choice.finish_reason,
             tool_calls=openai_tool_calls(choice.message.tool_calls),
@@ -487,12 +446,8 @@ class OpenAIChatModel:
 
 
 def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
-    """Build an `openai/...` or `openai-api/...` model from options and environment."""
-    unknown = sorted(options.keys() - OPTIONS)
-    if unknown:
-        raise ModelSpecError(
-            f"{spec}: unknown option(s) {', '.join(unknown)} (known: {', '.join(sorted(OPTIONS))})"
-        )
+    """Build an `openai/...` or `openai-api/...` model from options and environment (the
+    registry rows check the option names)."""
     if spec.provider == "openai":
         api_key = options.get("api_key") or os.environ.get("OPENAI_API_KEY")
         if not api_key:
@@ -512,7 +467,7 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
                 kind="config",
             )
         api_key = options.get("api_key") or os.environ.get("CONFIDE_OPENAI_API_KEY") or "EMPTY"
-    _register_secrets(spec, str(api_key), str(base_url))
+    register_secrets(spec, str(api_key), str(base_url))
     return OpenAIChatModel(
         spec,
         base_url=str(base_url),
@@ -523,22 +478,42 @@ def make_openai_model(spec: ModelSpec, **options: Any) -> OpenAIChatModel:
         tool_calls=options.get("tool_calls"),
     )
 
+def make_openai(model: str, **options: Any) -> OpenAIChatModel:
+    """The `openai` provider's factory."""
+    return make_openai_model(ModelSpec("openai", model), **options)
 
-def _register_secrets(spec: ModelSpec, api_key: str, base_url: str) -> None:
-    """Register the key and any URL password for redaction; warn once (per key) when one
-    is too short to redact without rewriting ordinary text. The keyless default "EMPTY"
-    is no secret."""
-    password = urlsplit(base_url).password
-    for what, value in (("API key", api_key), ("base URL password", password)):
-        if value is None or value == "EMPTY" or register_secret(value):
-            continue
-        if value not in _warned:
-            _warned.add(value)
-            _log.warning(
-                "%s: the %s is %d character(s) long; keys shorter than %d characters are not "
-                "redacted from traces and errors (redacting would rewrite ordinary text)",
-                spec,
-                what,
-                len(value),
-                MIN_SECRET_CHARS,
+
+def make_openai_compatible(model: str, **options: Any) -> OpenAIChatModel:
+    """The `openai-api` provider's factory (with the option `preset`, a known service's
+    settings fill the options left unset: `confide.llm.presets`)."""
+    spec = ModelSpec("openai-api", model)
+    if "preset" in options:
+        options = with_preset(spec, options)
+    return make_openai_model(spec, **options)
+
+
+def with_preset(spec: ModelSpec, options: dict[str, Any]) -> dict[str, Any]:
+    """`options` without `preset`, its service's settings filling the ones left unset;
+    a hosted service's key variable must be set (or `api_key` given)."""
+    options = dict(options)
+    name = options.pop("preset")
+    preset = get_preset(name, str(spec))
+    fills = {
+        "base_url": preset.base_url,
+        "structured_output": preset.structured_output,
+        "tool_calls": preset.tool_calls,
+    }
+    for field, value in fills.items():
+        if options.get(field) is None and value is not None:
+            options[field] = value
+    if options.get("api_key") is None:
+        key = os.environ.get(preset.key_variable)
+        if key:
+            options["api_key"] = key
+        elif preset.key_required:
+            raise ModelError(
+                f"no API key: set {preset.key_variable} (preset {name}) or pass api_key=...",
+                model=str(spec),
+                kind="config",
             )
+    return options

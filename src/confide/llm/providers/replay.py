@@ -28,8 +28,6 @@ from confide.llm.request import request_key
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage
 from confide.untrusted import InputError, parse_jsonl
 
-OPTIONS = frozenset({"seat", "strict"})
-
 
 class RecordedCall(BaseModel):
     """A `model_call` trace line, as far as replay needs it."""
@@ -148,3 +146,8 @@ class ReplayModel:
             tool_calls=recorded.tool_calls,
             tool_mode=recorded.tool_mode,
         )
+
+
+def make_replay(path: str, **options: Any) -> ReplayModel:
+    """Build `replay/<path>` (options `seat` and `strict`; the registry row checks names)."""
+    return ReplayModel(path, seat=options.get("seat"), strict=bool(options.get("strict")))
