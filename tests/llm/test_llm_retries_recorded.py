@@ -1,5 +1,6 @@
-"""Each recorded call says how many provider attempts it retried (issue 32 item 2), and
-the run's trace event and spend columns carry it."""
+"""Each recorded call says how many provider attempts it retried, and
+the run's trace event and spend columns carry it. A server error, not a rate limit: a
+rate limit is waited out past `max_attempts` while the retry budget lasts."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class Flaky:
     ) -> Completion:
         if self._left:
             self._left -= 1
-            raise ModelError("busy", model=self.name, kind="rate_limit", transient=True)
+            raise ModelError("busy", model=self.name, kind="server_error", transient=True)
         self._left = self.failures
         return Completion(model=self.name, text="ok")
 
