@@ -31,7 +31,7 @@ def test_rows_carry_the_papers_cells() -> None:
     cal = {(r.table, r.model, r.setting["Setting"]): r for r in published_rows("calbench")}
     sonnet = cal[("Table 1", "anthropic/claude-sonnet-4-6", "Varied")]
     assert sonnet.metrics == {
-        "N": 135, "Meetings": 2.53, "Coord.": 84.20, "Excess": 0.43, "Msgs.": 3.50,
+        "Seats": 135, "Meetings": 2.53, "Coord.": 84.20, "Excess": 0.43, "Msgs.": 3.50,
         "Fair.": 0.913, "VPS": 12.85,
     }
     assert sonnet.setting["paper_model"] == "Claude Sonnet 4.6" and sonnet.section == "4"

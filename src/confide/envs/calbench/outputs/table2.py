@@ -3,7 +3,10 @@ method and communication condition, averaged over seat-games.
 
 Columns: `Coord.` = 100 x mean S_{g,i} over seats that attend at least one meeting;
 `Excess` = mean max(0, c^real - c^oracle); `Msgs.` = mean E_{g,i} (messages sent per
-successful participant-meeting); `Fair.` = mean |e_{g,i} - mean_j e_{g,j}|; N = games.
+successful participant-meeting); `Fair.` = mean |e_{g,i} - mean_j e_{g,j}|; N = games;
+`Seats` = seat-games (Table 1's N: a model playing one seat of 45 games has 45);
+`Meetings` = mean meetings scheduled per seat-game (Table 1, at most the meetings a seat
+is invited to).
 For a lineup with one method in every seat these equal the per-game means of Table 2.
 `VPS` = mean excess VPS per seat-game (`excess_vps`: protocol-semantic for reference
 protocols, F.1-F.4; reflection-calibrated for model seats, F.3); the column is left out
@@ -52,17 +55,19 @@ class _Group:
         self.columns = {name: array("d") for name in _MEANS}
         self.vps = array("d")
         self.episodes: set[Any] = set()
+        self.seats = 0
 
     def add(self, row: dict[str, Any]) -> None:
         self.episodes.add(row.get("episode_id", row.get("task_id")))
+        self.seats += 1
         for name, values in self.columns.items():
-            if (value := number(row[name])) is not None:
+            if (value := number(row.get(name))) is not None:
                 values.append(value)
         if (vps := number(row.get("excess_vps"))) is not None:
             self.vps.append(vps)
 
 
-_MEANS = ("success", "excess", "messages_per_meeting", "fairness")
+_MEANS = ("success", "excess", "messages_per_meeting", "fairness", "scheduled")
 
 
 def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -84,6 +89,8 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "Method": key[1],
             "Condition": key[2],
             "N": len(group.episodes),
+            "Seats": group.seats,
+            "Meetings": mean(group.columns["scheduled"]),
             "Coord.": None if success is None else 100.0 * success,
             "Excess": mean(group.columns["excess"]),
             "Msgs.": mean(group.columns["messages_per_meeting"]),
