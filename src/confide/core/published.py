@@ -150,7 +150,7 @@ def beside(
                     {
                         "source": row.source,
                         "table": row.table,
-                        **{key: cells.get(key) for key in entry},
+                        **{key: cells.get(key, "") for key in entry},
                     }
                 )
     return out if found else []
