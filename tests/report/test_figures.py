@@ -100,3 +100,20 @@ def test_figure2_privacy_cost_plane_has_one_panel_per_setting() -> None:
                for x, y in circles)
     texts = [t.text or "" for t in root.iter(f"{SVG}text")]
     assert "Uniform: excess VPS" in texts and "Varied: excess VPS" in texts
+
+
+def test_published_points_are_drawn_beside_never_as_bars() -> None:
+    """issue 34 item 3: the paper's Table 2 points sit beside the run's in the scatter
+    plots, labelled with their table; the per-condition bars show the run alone."""
+    published = [
+        {"source": "run", "table": "", **_rows()[0]},
+        {"source": "published", "table": "Table 2", "Method": "imap", "Condition": "dm",
+         "Coord.": "100.0", "VPS": "12.4"},
+    ]
+    plain = headline_figures("calbench", _rows())
+    beside = headline_figures("calbench", _rows(), published)
+    (_, frontier), (_, bars) = beside
+    texts = ET.fromstring(frontier).iter(f"{SVG}text")
+    legend = [t.text for t in texts if t.text and "·" in t.text]
+    assert "imap · dm (paper Table 2)" in legend
+    assert bars == plain[1][1]

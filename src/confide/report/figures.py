@@ -32,18 +32,27 @@ from confide.view.episodes import number
 Rows = Sequence[dict[str, str]]
 
 
-def headline_figures(benchmark: str, rows: Rows) -> list[tuple[str, bytes]]:
+def headline_figures(
+    benchmark: str, rows: Rows, published: Rows = ()
+) -> list[tuple[str, bytes]]:
     """(title, SVG bytes) of the benchmark's headline figures; none when the summary
-    lacks the columns they need."""
-    drawers: dict[str, list[tuple[str, Callable[[Rows], bytes | None]]]] = {
-        "calbench": [("Coordination-privacy frontier", _frontier),
-                     ("Figure 2: privacy-cost plane", _privacy_cost),
-                     ("Coordination and VPS per condition", _condition_bars)],
-        "sotopia-tom": [("Sotopia-ToM metrics per model and strategy", _sotopia_bars)],
+    lacks the columns they need. `published` are the rows of the run's published.csv
+    (`confide.core.published`): the scatter plots draw the paper's points beside the
+    run's, each labelled with its table and given its own marker; bars never show them."""
+    paper = [
+        {**row, "Condition": f"{row.get('Condition', '')} (paper {row.get('table', '')})"}
+        for row in published
+        if row.get("source") == "published"
+    ]
+    drawers: dict[str, list[tuple[str, Callable[[Rows], bytes | None], bool]]] = {
+        "calbench": [("Coordination-privacy frontier", _frontier, True),
+                     ("Figure 2: privacy-cost plane", _privacy_cost, True),
+                     ("Coordination and VPS per condition", _condition_bars, False)],
+        "sotopia-tom": [("Sotopia-ToM metrics per model and strategy", _sotopia_bars, False)],
     }
     out = []
-    for title, draw in drawers.get(benchmark, []):
-        figure = draw(rows)
+    for title, draw, beside in drawers.get(benchmark, []):
+        figure = draw([*rows, *paper] if beside else rows)
         if figure is not None:
             out.append((title, figure))
     return out

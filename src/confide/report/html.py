@@ -27,6 +27,7 @@ from jinja2 import Environment, PackageLoader
 
 from confide import atomic
 from confide.core.demo import demo_line, experiment_demo
+from confide.core.published import PUBLISHED_FILE
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.redaction import scrub
@@ -71,7 +72,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     episodes = _episodes(run_dir / "results.csv")
     figures = [
         {"name": title, "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
-        for title, svg in headline_figures(benchmark, _dicts(summary))
+        for title, svg in headline_figures(benchmark, _dicts(summary), _published(run_dir))
     ] + [
         {"name": p.stem.replace("_", " "),
          "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
@@ -142,6 +143,12 @@ def _unquoted_rows(path: Path) -> int | None:
             rows += chunk.count(b"\n")
             last = chunk[-1:]
     return rows + (last != b"\n")
+
+
+def _published(run_dir: Path) -> list[dict[str, str]]:
+    """The run's summary rows beside the paper's (published.csv), if it has any."""
+    path = run_dir / PUBLISHED_FILE
+    return _dicts(_read(path)) if path.exists() else []
 
 
 def _dicts(grid: list[list[str]]) -> list[dict[str, str]]:
