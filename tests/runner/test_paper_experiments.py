@@ -31,7 +31,7 @@ def plans(name: str) -> list[Any]:
 
 
 @pytest.mark.parametrize("name", ["calbench_paper.yaml", "sotopia_tom_paper.yaml",
-                                  "incognita_paper.yaml"])
+                                  "sotopia_tom_paper_models.yaml", "incognita_paper.yaml"])
 def test_each_file_validates(name: str) -> None:
     """Every declared field checks out; the only problem allowed is a provider not yet in
     this build (the `anthropic/` and `google/` providers arrive with their own change)."""
@@ -59,8 +59,10 @@ def test_calbench_file_is_the_mixed_agent_cohort_of_section_4_1() -> None:
     assert [parse_lineup(x)[0].raw for x in data["lineups"]] == entrants
 
 
-def test_sotopia_file_is_six_models_by_four_methods_and_the_ablation() -> None:
-    found = plans("sotopia_tom_paper.yaml")
+def test_sotopia_files_are_six_models_by_four_methods_and_the_ablation() -> None:
+    """Table 2's 6 x 4 cells and Table 3's Self-Focused ablation, over two files: GPT-5's
+    runs at high reasoning effort, the other models' at their default."""
+    found = plans("sotopia_tom_paper.yaml") + plans("sotopia_tom_paper_models.yaml")
     cells = Counter(plan.lineup_text for plan in found)
     scenarios = len(get_benchmark("sotopia-tom").load_tasks("core", None))
     assert len(cells) == 6 * 4 + 1 and set(cells.values()) == {scenarios}
@@ -68,6 +70,8 @@ def test_sotopia_file_is_six_models_by_four_methods_and_the_ablation() -> None:
     assert strategies == {"basic": 6, "cot-privacy": 6, "tom-coach": 6, "tom-belief": 6,
                           "self-focused": 1}
     assert "openai/gpt-4o:self-focused" in cells
+    models = yaml.safe_load((EXPERIMENTS / "sotopia_tom_paper_models.yaml").read_text())
+    assert "seats" not in models["sampling"]  # GPT-4o takes no reasoning effort
 
 
 def test_incognita_file_has_the_three_arms_in_a_latin_square() -> None:
@@ -80,7 +84,8 @@ def test_incognita_file_has_the_three_arms_in_a_latin_square() -> None:
 MOCKED: dict[str, dict[str, Any]] = {
     "calbench_paper.yaml": {"lineups": ["mock/json"], "roles": {"judge": "mock/json"},
                             "suite": "tiny"},
-    "sotopia_tom_paper.yaml": {
+    "sotopia_tom_paper.yaml": {"lineups": ["mock/json:tom-coach"], "roles": {"judge": "mock/json"}},
+    "sotopia_tom_paper_models.yaml": {
         "lineups": ["mock/json:basic", "mock/json:self-focused"],
         "roles": {"judge": "mock/json"},
     },
@@ -93,6 +98,7 @@ MOCKED: dict[str, dict[str, Any]] = {
 OUTPUTS = {
     "calbench_paper.yaml": "summary.csv",
     "sotopia_tom_paper.yaml": "table4_talk_rate.csv",
+    "sotopia_tom_paper_models.yaml": "table4_talk_rate.csv",
     "incognita_paper.yaml": "figure2_success.csv",
 }
 
