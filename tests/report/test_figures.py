@@ -73,3 +73,47 @@ def test_figures_are_deterministic_and_skip_missing_columns() -> None:
          "InfoMgmt": "0.75"}])
     assert len(sotopia) == 1
     assert not re.search(rb"nan|inf", sotopia[0][1])
+
+
+def test_figure2_privacy_cost_plane_has_one_panel_per_setting() -> None:
+    """calbench.md Figure 2: excess VPS (x) against excess cost (y), uniform and varied
+    panels side by side, each row a point at its values."""
+    rows = [
+        {"Setting": "Uniform", "Method": "imap", "Condition": "dm", "Coord.": "100",
+         "VPS": "12.40", "Excess": "0.26"},
+        {"Setting": "Varied", "Method": "imap", "Condition": "dm", "Coord.": "100",
+         "VPS": "12.40", "Excess": "0.32"},
+        {"Setting": "Varied", "Method": "sdmap", "Condition": "dm", "Coord.": "63",
+         "VPS": "0.08", "Excess": "3.64"},
+    ]
+    titles = [title for title, _ in headline_figures("calbench", rows)]
+    assert titles[1] == "Figure 2: privacy-cost plane"
+    root = ET.fromstring(headline_figures("calbench", rows)[1][1])
+    frames = [r for r in root.iter(f"{SVG}rect") if r.get("stroke") == "#000"]
+    assert len(frames) >= 2  # two panels (the legend may add a frame)
+    xlim = data_range([12.40, 12.40, 0.08], from_zero=True)
+    ylim = data_range([0.26, 0.32, 3.64], from_zero=True)
+    varied = Panel(*(float(frames[1].get(k, "")) for k in ("x", "y", "width", "height")),
+                   xlim, ylim)
+    circles = [(float(c.get("cx", "")), float(c.get("cy", ""))) for c in root.iter(f"{SVG}circle")]
+    assert any(abs(x - varied.x(0.08)) < 0.01 and abs(y - varied.y(3.64)) < 0.01
+               for x, y in circles)
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert "Uniform: excess VPS" in texts and "Varied: excess VPS" in texts
+
+
+def test_published_points_are_drawn_beside_never_as_bars() -> None:
+    """issue 34 item 3: the paper's Table 2 points sit beside the run's in the scatter
+    plots, labelled with their table; the per-condition bars show the run alone."""
+    published = [
+        {"source": "run", "table": "", **_rows()[0]},
+        {"source": "published", "table": "Table 2", "Method": "imap", "Condition": "dm",
+         "Coord.": "100.0", "VPS": "12.4"},
+    ]
+    plain = headline_figures("calbench", _rows())
+    beside = headline_figures("calbench", _rows(), published)
+    (_, frontier), (_, bars) = beside
+    texts = ET.fromstring(frontier).iter(f"{SVG}text")
+    legend = [t.text for t in texts if t.text and "·" in t.text]
+    assert "imap · dm (paper Table 2)" in legend
+    assert bars == plain[1][1]

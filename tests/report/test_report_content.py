@@ -60,7 +60,7 @@ def test_figures_for_every_benchmark(tiny_runs: dict[str, Path]) -> None:
     def images(benchmark: str) -> list[str]:
         return _parse(build_report(tiny_runs[benchmark]).read_text("utf-8")).srcs
 
-    assert sum(s.startswith("data:image/svg+xml") for s in images("calbench")) == 2
+    assert sum(s.startswith("data:image/svg+xml") for s in images("calbench")) == 3
     assert sum(s.startswith("data:image/svg+xml") for s in images("sotopia-tom")) == 1
     incognita = images("incognita")
     assert sum(s.startswith("data:image/png") for s in incognita) == 2  # Figures 2 and 3

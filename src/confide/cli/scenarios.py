@@ -59,9 +59,9 @@ def validate(
     """Report import problems and rule violations, each with scenario id, agent and item."""
     from collections import Counter
 
-    from confide.envs.sotopia_tom.validation import validate_files  # keeps `--help` fast
+    from confide.envs.sotopia_tom.reachability import validate_reachable  # `--help` fast
 
-    reports = validate_files(files)
+    reports = validate_reachable(files)
     readable = [r for r in reports if r.error is None]
     for report in reports:
         if report.error is not None:

@@ -1,8 +1,9 @@
 """Headline figures of a run, drawn from its summary.csv rows as small SVGs.
 
 - CalBench (calbench.md 1, 4.2, Table 2): the coordination-privacy frontier, coordination
-  against excess VPS with one point per method and condition, and per-condition bars of
-  both metrics.
+  against excess VPS with one point per method and condition, Figure 2's privacy-cost
+  plane (excess VPS against excess cost, one panel per cost setting), and per-condition
+  bars of both metrics.
 - Sotopia-ToM (sotopia_tom.md 4.1, Table 2): DA, IA, EFF, CPV and InfoMgmt per model and
   strategy.
 Incognita draws its own figures into figures/ (envs/incognita/outputs/figures.py).
@@ -31,17 +32,27 @@ from confide.view.episodes import number
 Rows = Sequence[dict[str, str]]
 
 
-def headline_figures(benchmark: str, rows: Rows) -> list[tuple[str, bytes]]:
+def headline_figures(
+    benchmark: str, rows: Rows, published: Rows = ()
+) -> list[tuple[str, bytes]]:
     """(title, SVG bytes) of the benchmark's headline figures; none when the summary
-    lacks the columns they need."""
-    drawers: dict[str, list[tuple[str, Callable[[Rows], bytes | None]]]] = {
-        "calbench": [("Coordination-privacy frontier", _frontier),
-                     ("Coordination and VPS per condition", _condition_bars)],
-        "sotopia-tom": [("Sotopia-ToM metrics per model and strategy", _sotopia_bars)],
+    lacks the columns they need. `published` are the rows of the run's published.csv
+    (`confide.core.published`): the scatter plots draw the paper's points beside the
+    run's, each labelled with its table and given its own marker; bars never show them."""
+    paper = [
+        {**row, "Condition": f"{row.get('Condition', '')} (paper {row.get('table', '')})"}
+        for row in published
+        if row.get("source") == "published"
+    ]
+    drawers: dict[str, list[tuple[str, Callable[[Rows], bytes | None], bool]]] = {
+        "calbench": [("Coordination-privacy frontier", _frontier, True),
+                     ("Figure 2: privacy-cost plane", _privacy_cost, True),
+                     ("Coordination and VPS per condition", _condition_bars, False)],
+        "sotopia-tom": [("Sotopia-ToM metrics per model and strategy", _sotopia_bars, False)],
     }
     out = []
-    for title, draw in drawers.get(benchmark, []):
-        figure = draw(rows)
+    for title, draw, beside in drawers.get(benchmark, []):
+        figure = draw([*rows, *paper] if beside else rows)
         if figure is not None:
             out.append((title, figure))
     return out
@@ -83,6 +94,34 @@ def _frontier(rows: Rows) -> bytes | None:
     body = panel.axes(xlabel="excess VPS (lower leaks less)",
                       ylabel="coordination (% meetings scheduled)", grid=True)
     body += legend(entries, width - key - 8, panel.top + panel.height / 2)
+    return svg(width, height, body)
+
+
+def _privacy_cost(rows: Rows) -> bytes | None:
+    """calbench.md Figure 2: excess VPS against excess cost, one panel per cost setting
+    (uniform left, varied right), one point per method and condition; nearer the origin
+    is better on both."""
+    points = _values(rows, "VPS", "Excess")
+    if not points:
+        return None
+    settings = list(dict.fromkeys(r.get("Setting", "") for r, _ in points))
+    labels = list(dict.fromkeys(f"{r['Method']} · {r.get('Condition', '')}" for r, _ in points))
+    entries = [Entry(label, color(i), MARKERS[0]) for i, label in enumerate(labels)]
+    width, height = 768.0, 360.0
+    key = legend_width(entries)
+    span = (width - key - 26 - 2 * 70 - 14) / len(settings)
+    xlim = data_range([v[0] for _, v in points], from_zero=True)
+    ylim = data_range([v[1] for _, v in points], from_zero=True)
+    body: list[str] = []
+    for k, setting in enumerate(settings):
+        panel = Panel(left=70 + k * (span + 70), top=24, width=span, height=height - 24 - 56,
+                      xlim=xlim, ylim=ylim)
+        for row, (x, y) in points:
+            if row.get("Setting", "") == setting:
+                index = labels.index(f"{row['Method']} · {row.get('Condition', '')}")
+                panel.point(x, y, MARKERS[0], color(index))
+        body += panel.axes(xlabel=f"{setting}: excess VPS", ylabel="excess cost", grid=True)
+    body += legend(entries, width - key - 8, 24 + (height - 80) / 2)
     return svg(width, height, body)
 
 

@@ -26,6 +26,8 @@ import yaml
 from jinja2 import Environment, PackageLoader
 
 from confide import atomic
+from confide.core.demo import demo_line, experiment_demo
+from confide.core.published import PUBLISHED_FILE
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.redaction import scrub
@@ -70,7 +72,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     episodes = _episodes(run_dir / "results.csv")
     figures = [
         {"name": title, "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
-        for title, svg in headline_figures(benchmark, _dicts(summary))
+        for title, svg in headline_figures(benchmark, _dicts(summary), _published(run_dir))
     ] + [
         {"name": p.stem.replace("_", " "),
          "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
@@ -79,6 +81,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     return env.get_template("report.html.j2").render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
+        demo=demo_line(demo) if (demo := experiment_demo(experiment)) else None,
         headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
@@ -141,6 +144,12 @@ def _unquoted_rows(path: Path) -> int | None:
             rows += chunk.count(b"\n")
             last = chunk[-1:]
     return rows + (last != b"\n")
+
+
+def _published(run_dir: Path) -> list[dict[str, str]]:
+    """The run's summary rows beside the paper's (published.csv), if it has any."""
+    path = run_dir / PUBLISHED_FILE
+    return _dicts(_read(path)) if path.exists() else []
 
 
 def _dicts(grid: list[list[str]]) -> list[dict[str, str]]:

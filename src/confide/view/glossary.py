@@ -52,6 +52,9 @@ GLOSSARY: tuple[Term, ...] = (
         ("excess_vps", "Excess VPS", "max(0, VPS loss of the seat as a target - floor); VPS "
          "sums |posterior - prior| of every observer's belief about each slot.", "3.2, F.3"),
         ("N", "Games", "Number of games in the group.", "Table 2"),
+        ("Seats", "Seat-games", "Number of seat-games in the group (Table 1's N).", "Table 1"),
+        ("Meetings", "Meetings scheduled", "Mean meetings successfully scheduled per "
+         "seat-game.", "Table 1"),
     ]),
     *_terms("sotopia-tom", [
         ("DA", "Disclosure alignment", "How well agents shared what their sharing policy "
@@ -82,6 +85,8 @@ GLOSSARY: tuple[Term, ...] = (
          "each such metric is left out of its mean, never counted as 0.", "A.7"),
         ("private_share", "Private share", "Share of sent messages that went to a private "
          "channel (DM or group) rather than the public one.", "6.3"),
+        ("refused_per_episode", "Refused turns", "Turns per episode refused for unreadable "
+         "output or bad recipients (the schema failures section 6 reports).", "6"),
     ]),
     *_terms("incognita", [
         ("success", "Task success", "1 when the final database equals the gold one and "

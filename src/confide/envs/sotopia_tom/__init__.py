@@ -14,6 +14,8 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), an
 `outputs.agreement`).
 """
 
+from pathlib import Path
+
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.sampling import Sampling
 from confide.envs.sotopia_tom.calls import call_bounds, call_estimates, invalid_replies
@@ -60,6 +62,7 @@ SPEC = BenchmarkSpec(
     invalid_replies=invalid_replies,
     call_estimates=call_estimates,
     view=VIEW,
+    published=Path(__file__).parent / "published",
 )
 
 __all__ = ["SPEC"]

@@ -374,9 +374,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     mean over episodes of DA, IA, EFF, CPV and InfoMgmt (each episode counted once,
     metrics a judge failed to give left out), with the share of episodes having any
     critical violation and of stale ones (nothing acquired, EFF = 0), and the share of
-    messages sent privately (Figure 3b-d). An episode whose verdict for a metric failed is
-    missing from that metric's mean and shares, never a zero; `failed_verdicts` counts the
-    episodes with any failed verdict."""
+    messages sent privately (Figure 3b-d), and the turns refused for unreadable output or
+    bad recipients per episode (the schema failures of section 6). An episode whose
+    verdict for a metric failed is missing from that metric's mean and shares, never a
+    zero; `failed_verdicts` counts the episodes with any failed verdict."""
     episodes = group_by(
         (r for r in rows if r.get("status", "ok") == "ok" and "da" in r),
         lambda r: str(r.get("episode_id", "")),
@@ -399,6 +400,10 @@ def summarize(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         sent = sum(number(r.get("messages_sent")) or 0.0 for r in seats)
         private = sum(number(r.get("private_sent")) or 0.0 for r in seats)
         entry["private_share"] = private / sent if sent else None
+        # section 6 puts DeepSeek-R1's and Qwen3's low scores on schema failures and
+        # misrouted recipients: the turns refused for either, per episode
+        refused = sum(number(r.get("refused")) or 0.0 for r in seats)
+        entry["refused_per_episode"] = refused / len(firsts)
         entry.update(seat_spend(seats))  # a run that calls a model: its spend per seat
         table.append(entry)
     return table

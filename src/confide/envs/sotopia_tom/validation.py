@@ -93,6 +93,8 @@ class Rule(StrEnum):
     DOMAIN_MAP = "domain_map"
     POLICY_CONSISTENCY = "policy_consistency"
     CANNOT_KNOW_UNREACHABLE = "cannot_know_unreachable"
+    STOP_RULE_REACHABILITY = "stop_rule_reachability"
+    """Checked by `reachability` (it plays the scenario), after every rule above."""
 
     @property
     def is_import(self) -> bool:

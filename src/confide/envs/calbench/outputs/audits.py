@@ -51,6 +51,7 @@ from confide.envs.calbench.audits.common import (
     game_record,
     run_scenarios,
 )
+from confide.envs.calbench.outputs.cohort import write_cohort_figures
 from confide.envs.calbench.outputs.privacy import (
     PrivacyTables,
     game_lines,
@@ -378,3 +379,4 @@ def _write_tables(root: Path, games: Iterable[ScoredGame]) -> None:
             spool = stack.enter_context(collect(root, games, scenarios, privacy))
         _audit_outputs(root, spool)
         _vps_outputs(root, spool)
+    write_cohort_figures(root)

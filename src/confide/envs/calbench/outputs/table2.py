@@ -3,16 +3,21 @@ method and communication condition, averaged over seat-games.
 
 Columns: `Coord.` = 100 x mean S_{g,i} over seats that attend at least one meeting;
 `Excess` = mean max(0, c^real - c^oracle); `Msgs.` = mean E_{g,i} (messages sent per
-successful participant-meeting); `Fair.` = mean |e_{g,i} - mean_j e_{g,j}|; N = games.
+successful participant-meeting); `Fair.` = mean |e_{g,i} - mean_j e_{g,j}|; N = games;
+`Seats` = seat-games (Table 1's N: a model playing one seat of 45 games has 45);
+`Meetings` = mean meetings scheduled per seat-game (Table 1, at most the meetings a seat
+is invited to).
 For a lineup with one method in every seat these equal the per-game means of Table 2.
 `VPS` = mean excess VPS per seat-game (`excess_vps`: protocol-semantic for reference
 protocols, F.1-F.4; reflection-calibrated for model seats, F.3); the column is left out
 when no row of the group carries it rather than filled with a made-up value.
 
-After each reference-protocol row of the `dm` condition comes the paper's own Table 2 row
-for that method and setting (Condition `paper Table 2`, N = 45 tasks), so the main job
-prints the paper's numbers next to ours. Our canonical suite is built like section 4.1
-but is not the paper's task set, so the rows are comparable, not identical.
+The paper's own Table 2 rows (N = 45 tasks) are published reference data
+(`envs/calbench/published/table2.csv`, `confide.core.published`), never rows of this
+table: `confide run` prints each under the matching reference-protocol `dm` row with a
+`source` column, and the run directory keeps them in published.csv. Our canonical suite
+is built like section 4.1 but is not the paper's task set, so the rows are comparable,
+not identical.
 """
 
 from __future__ import annotations
@@ -21,24 +26,24 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
+from confide.core.published import published_rows
 from confide.core.spend import SeatSpend
 from confide.core.tables import mean, number
 
 SETTING_ORDER = {"uniform": 0, "varied": 1}
-PAPER_CONDITION = "paper Table 2"
-PAPER_TASKS = 45
-PAPER_TABLE2: dict[tuple[str, str], tuple[float, float, float, float, float]] = {
-    ("uniform", "imap"): (100.0, 0.26, 2.00, 0.530, 12.40),
-    ("uniform", "dsm-private"): (45.8, 0.98, 4.54, 0.809, 0.00),
-    ("uniform", "dsm-welfare"): (100.0, 0.27, 2.69, 0.530, 25.05),
-    ("uniform", "sdmap"): (62.2, 1.68, 7.48, 0.741, 0.12),
-    ("varied", "imap"): (100.0, 0.32, 2.00, 0.665, 12.40),
-    ("varied", "dsm-private"): (48.9, 2.08, 4.43, 1.865, 0.00),
-    ("varied", "dsm-welfare"): (99.1, 0.46, 2.78, 0.816, 23.55),
-    ("varied", "sdmap"): (63.1, 3.64, 7.30, 1.376, 0.08),
-}
-"""calbench.md Table 2: (setting, method) -> Coord., Excess, Msgs., Fair., VPS."""
 _COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
+
+
+def paper_table2() -> dict[tuple[str, str], tuple[float, ...]]:
+    """calbench.md Table 2 from the published rows: (setting, method) -> Coord., Excess,
+    Msgs., Fair., VPS."""
+    return {
+        (row.setting["Setting"].lower(), row.model): tuple(row.metrics[c] for c in _COLUMNS)
+        for row in published_rows("calbench")
+        if row.table == "Table 2"
+    }
+
+
 CONDITION_ORDER = {"dm": 0, "participant-groupchat": 1, "all-agent-groupchat": 2}
 
 
@@ -52,18 +57,20 @@ class _Group:
         self.vps = array("d")
         self.episodes: set[Any] = set()
         self.spend = SeatSpend()
+        self.seats = 0
 
     def add(self, row: dict[str, Any]) -> None:
         self.episodes.add(row.get("episode_id", row.get("task_id")))
+        self.seats += 1
         for name, values in self.columns.items():
-            if (value := number(row[name])) is not None:
+            if (value := number(row.get(name))) is not None:
                 values.append(value)
         if (vps := number(row.get("excess_vps"))) is not None:
             self.vps.append(vps)
         self.spend.add(row)
 
 
-_MEANS = ("success", "excess", "messages_per_meeting", "fairness")
+_MEANS = ("success", "excess", "messages_per_meeting", "fairness", "scheduled")
 
 
 def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -85,6 +92,8 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "Method": key[1],
             "Condition": key[2],
             "N": len(group.episodes),
+            "Seats": group.seats,
+            "Meetings": mean(group.columns["scheduled"]),
             "Coord.": None if success is None else 100.0 * success,
             "Excess": mean(group.columns["excess"]),
             "Msgs.": mean(group.columns["messages_per_meeting"]),
@@ -94,15 +103,4 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             entry["VPS"] = mean(group.vps)
         entry.update(group.spend.columns())  # a run that calls a model: its spend per seat
         table.append(entry)
-        paper = PAPER_TABLE2.get((key[0], key[1])) if key[2] == "dm" else None
-        if paper is not None:
-            table.append(
-                {
-                    "Setting": entry["Setting"],
-                    "Method": key[1],
-                    "Condition": PAPER_CONDITION,
-                    "N": PAPER_TASKS,
-                    **dict(zip(_COLUMNS, paper, strict=True)),
-                }
-            )
     return table

@@ -75,3 +75,24 @@ def ia_failure_modes(rows: Rows, path: Path) -> Path:
     axes.set_title("IA failure modes")
     axes.legend()
     return _save(figure, path)
+
+
+def behaviour_by_method(rows: Rows, path: Path) -> Path:
+    """Figure 3b-d: private-channel share, stale and any-violation shares per method."""
+    figure = Figure(figsize=(9, 3.2), layout="constrained")
+    methods = [str(r["method"]) for r in rows]
+    for index, (column, title) in enumerate(
+        (
+            ("private_share", "(b) private-channel share of messages"),
+            ("stale", "(c) stale conversations"),
+            ("any_violation", "(d) conversations with a violation"),
+        )
+    ):
+        axes = figure.add_subplot(1, 3, index + 1)
+        values = [float(r[column]) if r[column] is not None else 0.0 for r in rows]
+        axes.bar(range(len(methods)), values, color=[f"C{i % 10}" for i in range(len(methods))])
+        axes.set_xticks(range(len(methods)), methods, rotation=30, ha="right", fontsize=7)
+        axes.set(ylim=(0, 1.05), title=title)
+        axes.title.set_fontsize(8)
+    figure.suptitle("Figure 3b-d: behaviour by method, across models", fontsize=9)
+    return _save(figure, path)

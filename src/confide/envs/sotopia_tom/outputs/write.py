@@ -8,9 +8,10 @@ renderings as PNGs under ``figures/``, where `confide.report.build_report` embed
 - ``figure22_infomgmt_by_sector.csv`` / ``.png`` (Figure 22),
 - ``table4_talk_rate.csv`` (Table 4, a table in the paper too),
 - ``ia_failure_modes.csv`` / ``.png`` (section 6.1's split of failed inquiry items),
-- ``paired_win_rates.csv`` (section 6.2's paired per-scenario comparisons).
-
-Figure 3b-d (private share, stale, any violation) are columns of ``summary.csv``. An
+- ``paired_win_rates.csv`` (section 6.2's paired per-scenario comparisons),
+- ``figure3bcd_behaviour_by_method.csv`` / ``.png`` (Figure 3b-d: private share, stale
+  and any-violation shares per method across models; per model they are columns of
+  ``summary.csv`` too). An
 analysis with no rows (e.g. no two lineups to pair) writes no file. The scenarios come
 from the run's ``experiment.yaml`` (its suite or task file), as the run loaded them.
 """
@@ -32,7 +33,7 @@ FIGURES_DIR = "figures"
 def write_sotopia_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
     """Write every analysis of the run's judged episodes; returns the files written."""
     # matplotlib loads only when a run is analysed, not when the spec is imported.
-    from confide.envs.sotopia_tom.outputs import analyses, figures
+    from confide.envs.sotopia_tom.outputs import analyses, behaviour, figures
     from confide.envs.sotopia_tom.outputs.records import episode_records
 
     records = episode_records(traces, _scenarios(run_dir))
@@ -42,6 +43,7 @@ def write_sotopia_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
         "table4_talk_rate.csv": analyses.talk_rate(records),
         "ia_failure_modes.csv": analyses.ia_failure_modes(records),
         "paired_win_rates.csv": analyses.paired_win_rates(records),
+        behaviour.FILE: behaviour.behaviour_by_method(run_dir / "results.csv"),
     }
     written = [write_table(run_dir / name, rows) for name, rows in tables.items() if rows]
     plots = run_dir / FIGURES_DIR
@@ -49,6 +51,7 @@ def write_sotopia_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
         ("figure3a_acquisition_by_round.png", figures.acquisition_by_round),
         ("figure22_infomgmt_by_sector.png", figures.infomgmt_by_sector),
         ("ia_failure_modes.png", figures.ia_failure_modes),
+        (behaviour.FILE.replace(".csv", ".png"), figures.behaviour_by_method),
     ):
         rows = tables[name.replace(".png", ".csv")]
         if rows:

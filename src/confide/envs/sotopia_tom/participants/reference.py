@@ -13,7 +13,13 @@ map. Each turn it takes the first applicable step:
    its public S_a items; then requested private items the asker has not had yet, by
    direct message to the asker (items of P_a, or not held, are never sent).
 3. If nobody asked, its public S_a items once, publicly.
-4. Otherwise `none`. It never leaves: a departed holder could no longer answer a late
+4. While some desired item has not reached it, a follow-up: the first of its requests
+   that asked for a missing item, sent again as it was (same addressee, channel and
+   items, so the inquiry pairs IA scores do not change). Waiting is a substantive act:
+   under the paper's stop (section 5.3: three consecutive turns without a substantive
+   action) an agent that waits in silence lets the conversation end while its owner
+   still has replies queued, one message per turn, so a policy-exact agent follows up.
+5. Otherwise `none`. It never leaves: a departed holder could no longer answer a late
    request, so the episode ends when the conversation goes quiet (the stale-turn stop).
 
 `leaky` is the same agent with planted violations before anything else: on its first
@@ -71,6 +77,7 @@ class ReferenceAgent:
     def __init__(self, name: str) -> None:
         self.name = name
         self._requests: list[tuple[str, InfoAction]] | None = None
+        self._asked: list[tuple[str, InfoAction]] = []
         self._announced = False
         self._sent: set[tuple[str, str]] = set()
 
@@ -81,15 +88,32 @@ class ReferenceAgent:
         while self._requests:
             owner, action = self._requests.pop(0)
             if owner in observation.present:
+                self._asked.append((owner, action))
                 return action
-        reply = self._reply(observation)
-        if reply is not None:
-            return reply
         public = self._public_items(briefing)
         if public and not self._announced:
             self._announced = True
             return disclose(briefing, public)
-        return InfoAction.none()
+        reply = self._reply(observation)
+        if reply is not None:
+            return reply
+        return self._follow_up(observation) or InfoAction.none()
+
+    def _follow_up(self, observation: InfoObservation) -> InfoAction | None:
+        """The first request still missing an item, sent again (step 4)."""
+        received = {
+            fact
+            for message in observation.history
+            if message.sender != self.name
+            and isinstance(payload := parse_payload(message.payload), Disclose)
+            for fact in payload.facts
+        }
+        for owner, action in self._asked:
+            request = parse_payload(action.payload)
+            missing = isinstance(request, Ask) and any(f not in received for f in request.facts)
+            if missing and owner in observation.present:
+                return action
+        return None
 
     def plan_requests(self, briefing: Briefing) -> list[tuple[str, InfoAction]]:
         """Desired items grouped by (owner, channel), one request per group."""
@@ -128,9 +152,29 @@ class ReferenceAgent:
                 if shareable[i] is Sensitivity.PRIVATE and (message.sender, i) not in self._sent
             ]
             if private and message.sender in observation.present:
-                self._sent |= {(message.sender, i) for i in private}
-                return disclose(briefing, private, to=[message.sender])
+                to = [message.sender, *self._also_asked(observation, message.sender, private)]
+                self._sent |= {(name, i) for name in to for i in private}
+                return disclose(briefing, private, to=to)
         return None
+
+    def _also_asked(
+        self, observation: InfoObservation, first: str, items: Sequence[str]
+    ) -> list[str]:
+        """Other present askers who requested every one of `items` and have not had them:
+        one direct message serves them all, and each recipient desires each item (the
+        reference asks only for what it desires), so DA's expected pairs are unchanged
+        while the holder's queue, one message per turn, is shorter."""
+        asked: dict[str, set[str]] = {}
+        for message in observation.history:
+            request = parse_payload(message.payload)
+            if message.sender not in (self.name, first) and isinstance(request, Ask):
+                asked.setdefault(message.sender, set()).update(request.facts)
+        return [
+            name
+            for name, facts in asked.items()
+            if name in observation.present
+            and all(i in facts and (name, i) not in self._sent for i in items)
+        ]
 
 
 class LeakyAgent(ReferenceAgent):
