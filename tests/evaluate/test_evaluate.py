@@ -204,3 +204,15 @@ def test_profile_html_escapes_every_text() -> None:
     page = html(_profile("<script>alert(1)</script>", {"t1": 1.0, "t2": 2.0}))
     assert "<script>alert" not in page
     assert "&lt;script&gt;" in page and "&lt;m&gt;" in page
+
+
+def test_reference_paper_design_keeps_the_references_offline(tmp_path: Path) -> None:
+    evaluation = plan_evaluation("reference", design="paper", out=tmp_path / "eval")
+    for run in evaluation.runs:
+        spec = get_benchmark(run.design.benchmark)
+        assert run.experiment.lineups == [run.design.reference_lineup]
+        for name, binding in run.experiment.roles.items():
+            role = spec.role(name)
+            assert role is not None and binding in role.offline, (name, binding)
+        if "experiments/" in " ".join(run.command):  # the file's roles, named offline
+            assert all(f"{k}={v}" in run.command for k, v in run.experiment.roles.items())

@@ -145,10 +145,13 @@ def benchmark_run(
         data = _yaml_fields(path)
         lineups = [design.reference_lineup] if reference else _lineups(
             data.get("lineups") or [design.lineup], model)
-        bound = {**({} if reference else data.get("roles") or {}), **roles}
+        bound = dict(data.get("roles") or {})
+        if reference:  # the references' own LLM-free roles, named so the command says so
+            bound = {k: _offline_default(design, k, v) for k, v in bound.items()}
+        bound.update(roles)
         sources.update({k: f"the paper's experiment file {path}" for k in bound
                         if k not in roles})
-        overrides = {"lineups": lineups, "roles": bound or None, "output_dir": out, **passed}
+        overrides = {"lineups": lineups, "roles": bound, "output_dir": out, **passed}
         experiment = load_experiment(path, overrides, check=False)
         command = ("confide", "run", str(path), *_each("--lineup", lineups),
                    *_each("--role", [f"{k}={v}" for k, v in bound.items()]), "--out", out,
@@ -172,6 +175,12 @@ def benchmark_run(
             "lineups": lineups, "roles": bound, "output_dir": out, **passed}
     experiment = build_experiment(data, check=False)
     return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note)
+
+
+def _offline_default(design: EvalDesign, name: str, binding: str) -> str:
+    """A role's LLM-free default, for the reference participants (else the binding)."""
+    role = get_benchmark(design.benchmark).role(name)
+    return role.default if role is not None and role.default is not None else binding
 
 
 def _paper_file(design: EvalDesign) -> Path | None:
