@@ -216,3 +216,16 @@ def test_reference_paper_design_keeps_the_references_offline(tmp_path: Path) -> 
             assert role is not None and binding in role.offline, (name, binding)
         if "experiments/" in " ".join(run.command):  # the file's roles, named offline
             assert all(f"{k}={v}" in run.command for k, v in run.experiment.roles.items())
+
+
+def test_compare_flag_reads_profile_directories(tmp_path: Path) -> None:
+    for model, tasks in (("mock/a", {"t1": 1.0, "t2": 2.0}), ("mock/b", {"t1": 3.0, "t2": 5.0})):
+        folder = tmp_path / model
+        folder.mkdir(parents=True)
+        (folder / "profile.json").write_text(_profile(model, tasks).model_dump_json())
+    result = runner.invoke(app, ["eval", "--compare", str(tmp_path / "mock/a"),
+                                 str(tmp_path / "mock/b"), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    table = (tmp_path / "comparison.md").read_text()
+    assert "| mock/b | 1 |" in table.replace("1.0", "1")  # first on the leaderboard
+    assert "2.5 [" in table  # the paired difference over t1 and t2

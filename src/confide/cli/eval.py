@@ -15,7 +15,8 @@ def eval_command(
     models: Annotated[
         list[str] | None,
         typer.Argument(help="Model specs (provider/model), or 'reference' for each "
-                       "benchmark's reference participants."),
+                       "benchmark's reference participants; with --compare, profile "
+                       "directories."),
     ] = None,
     design: Annotated[
         str, typer.Option(help="quick: a stratified subset of each suite, every condition, "
@@ -28,9 +29,10 @@ def eval_command(
     ] = None,
     out: Annotated[Path, typer.Option(help="Evaluation directory.")] = Path("eval"),
     compare: Annotated[
-        list[Path] | None,
-        typer.Option(help="Compare existing profile directories instead of running (repeat)."),
-    ] = None,
+        bool,
+        typer.Option("--compare", help="The arguments are profile directories "
+                     "(OUT/<model>): compare them instead of running anything."),
+    ] = False,
     concurrency: Annotated[int | None, typer.Option(help="Episodes at once, as in run.")] = None,
     cache: Annotated[Path | None, typer.Option(help="Model response cache directory.")] = None,
     price_table: Annotated[Path | None, typer.Option(help="Price table JSON.")] = None,
@@ -70,7 +72,7 @@ def eval_command(
 
     term = console()
     if compare:
-        comparison = compare_profiles([load_profile(p) for p in compare])
+        comparison = compare_profiles([load_profile(Path(p)) for p in models or []])
         term.print(f"wrote {', '.join(map(str, write_comparison(comparison, out)))}")
         return
     if not models:
