@@ -24,19 +24,18 @@ Axis = Literal["coordination", "privacy"]
 @dataclass(frozen=True)
 class EvalMetric:
     """One headline number: the mean over tasks of `column` of `table` in the run
-    directory (rows of the evaluated seats; each task's rows averaged first), optionally
-    one number per value of `by` (e.g. per condition). `published` names the key of the
-    paper's published rows it is compared with (`confide.core.published`)."""
+    directory (each task's rows averaged first), optionally one number per combination of
+    the values of the `by` columns (e.g. per cost setting and condition). `published`
+    names the key of the papers' published rows it is compared with
+    (`confide.core.published`)."""
 
     name: str
     label: str
     axis: Axis
     column: str
     table: str = "results.csv"
-    by: str | None = None
+    by: tuple[str, ...] = ()
     task_column: str = "task_id"
-    seat_column: str | None = None
-    """The column naming a row's participant (None: the design's `seat_column`)."""
     scale: float = 1.0
     higher_is_better: bool = True
     published: str | None = None
@@ -72,9 +71,6 @@ class EvalDesign:
     roles left out keep the benchmark's own default."""
     role_notes: Mapping[str, str]
     """Role -> why its default is what it is (the profile states it)."""
-    seat_column: str
-    """The results.csv column naming a row's participant: rows of the evaluated model
-    are those whose value starts with the model spec."""
     quick: QuickDesign
     paper_file: str
     """The paper's design as an experiment file, relative to the project root."""

@@ -61,8 +61,8 @@ class Published(_Frozen):
 
 
 class MetricResult(_Frozen):
-    """One headline number of one benchmark (`EvalMetric`), for one `group` of its `by`
-    column (None: not split)."""
+    """One headline number of one benchmark (`EvalMetric`), for one `group`: the values
+    of its `by` columns joined by ", " (None: not split)."""
 
     benchmark: str
     name: str
@@ -154,7 +154,7 @@ def metric_results(run_dir: Path, design: EvalDesign) -> list[MetricResult]:
         groups: dict[str | None, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for row in tables[metric.table]:
             value = number(row.get(metric.column))
-            group = None if metric.by is None else str(row.get(metric.by) or "")
+            group = ", ".join(str(row.get(c) or "-") for c in metric.by) or None
             per_task = groups[group]
             if value is not None:
                 per_task[str(row[metric.task_column])].append(value * metric.scale)

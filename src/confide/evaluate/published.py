@@ -3,8 +3,8 @@
 The rows come from `confide.core.published.published_rows(benchmark_id)` (the papers'
 tables as cited data: `PublishedRow` with `paper`, `table`, `model`, `setting` and
 `metrics`). A row lands on a profile metric when it carries the metric's `published`
-key and, for a metric split by a column (cost setting, condition), when one of the
-row's setting values names the group. Without that module the profile says that no
+key and, for a metric split by columns (cost setting, condition), when every value of
+the row's setting names a part of the group. Without that module the profile says that no
 published rows are available rather than showing none silently.
 """
 
@@ -58,6 +58,9 @@ def with_published(design: EvalDesign, metrics: Sequence[MetricResult]) -> list[
 
 
 def _same_group(group: str | None, setting: dict[str, str]) -> bool:
+    """Whether a published row's setting names only values of the group (a row of the
+    uniform-cost setting sits on every group of uniform cost)."""
     if group is None:
         return True
-    return group.lower() in {str(value).lower() for value in setting.values()}
+    parts = {part.strip().lower() for part in group.split(",")}
+    return {str(value).strip().lower() for value in setting.values()} <= parts

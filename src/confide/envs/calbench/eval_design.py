@@ -3,8 +3,9 @@
 The evaluated model fills every seat (self-play; the paper's Table 1 games mix four
 models, calbench.md 4.1, which one model under evaluation cannot reproduce alone). The
 VPS judge (F.3) is the evaluated model unless `--role calbench.judge=` names another.
-Headline metrics are Table 1's (section 4.2), per cost setting: success, excess cost,
-messages per scheduled meeting and fairness (coordination) and excess VPS (privacy).
+Headline metrics are Table 1's (section 4.2), per cost setting and communication
+condition (A.3): success, excess cost, messages per scheduled meeting and fairness
+(coordination) and excess VPS (privacy).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ def _cell(task: Any) -> str:
     return str(task.difficulty.cell)
 
 
-_BY = "cost_setting"
+_BY = ("cost_setting", "condition")
 
 DESIGN = EvalDesign(
     benchmark="calbench",
@@ -32,7 +33,6 @@ DESIGN = EvalDesign(
         "seats": "every seat is the evaluated model (self-play); the paper's Table 1 "
         "mixes four models per game",
     },
-    seat_column="participant",
     quick=QuickDesign(
         suite="canonical",
         stratum=_cell,

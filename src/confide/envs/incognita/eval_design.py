@@ -15,7 +15,7 @@ from typing import Any
 
 from confide.core.eval_design import MODEL, EvalDesign, EvalMetric, QuickDesign
 
-_BY = "condition"
+_BY = ("condition",)
 
 
 def _size(task: Any) -> str:
@@ -36,7 +36,6 @@ DESIGN = EvalDesign(
         "--role incognita.desk= names another",
         "judge": "the output-assertion judge keeps the benchmark's literal default",
     },
-    seat_column="participant",
     quick=QuickDesign(
         suite=None,
         stratum=_size,
@@ -57,7 +56,7 @@ DESIGN = EvalDesign(
                    "assertions hold (section 4)"),
         EvalMetric("acquisition", "Information acquisition", "coordination",
                    "information_acquisition", table="incognita_trials.csv", by=_BY,
-                   task_column="task", seat_column="model", published="acquisition",
+                   task_column="task", published="acquisition",
                    meaning="share of the reference information items the agent obtained "
                    "(4.1)"),
     ),

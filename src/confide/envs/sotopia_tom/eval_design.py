@@ -28,7 +28,6 @@ DESIGN = EvalDesign(
         "judge": "the LLM judge (4.2) is the evaluated model itself unless "
         "--role sotopia-tom.judge= names another (the paper: GPT-5.2, high reasoning)",
     },
-    seat_column="participant",
     quick=QuickDesign(
         suite="core",
         stratum=_sector,
