@@ -109,6 +109,12 @@ def test_profile_equals_the_three_runs_the_dry_run_prints(tmp_path: Path) -> Non
     assert isinstance(profile, Profile)
     for name in ("profile.json", "profile.md", "profile.html", "view/index.html"):
         assert (out / "mock" / "json" / name).is_file()
+    root = out / "mock" / "json"
+    for index, bench in enumerate(profile.benchmarks):  # every link opens its page
+        assert bench.worst
+        for worst in bench.worst:
+            assert (root / "view" / "data" / "episodes" / str(index)
+                    / f"{worst.episode_id}.js").is_file()
     designs = {d.benchmark: d for d in evaluation_module.eval_designs()}
     for command, bench in zip(commands, profile.benchmarks, strict=True):
         separate = tmp_path / "separate" / bench.benchmark

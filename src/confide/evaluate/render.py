@@ -40,15 +40,28 @@ def metric_name(metric: MetricResult) -> str:
 
 def write_profile(profile: Profile, root: Path, run_dirs: Sequence[Path]) -> list[Path]:
     """Write profile.json, profile.md, profile.html and the viewer bundle under `root`."""
-    from confide.view import write_bundle
-
     root.mkdir(parents=True, exist_ok=True)
-    write_bundle(list(run_dirs), root / "view")
+    write_view(profile, root / "view", run_dirs)
     paths = [root / "profile.json", root / "profile.md", root / "profile.html"]
     atomic.write_text(paths[0], profile.model_dump_json(indent=2) + "\n")
     atomic.write_text(paths[1], markdown(profile))
     atomic.write_text(paths[2], html(profile))
     return paths
+
+
+def write_view(profile: Profile, out: Path, run_dirs: Sequence[Path]) -> None:
+    """The `confide view` site of the runs with the pages of the linked episodes only
+    (a whole paper-design bundle takes minutes; `confide view RUN_DIR...` serves every
+    episode)."""
+    from confide.view.site import ASSETS, Site
+
+    site = Site(list(run_dirs))
+    pages = [f"data/episodes/{index}/{w.episode_id}.js"
+             for index, bench in enumerate(profile.benchmarks) for w in bench.worst]
+    for path in [*ASSETS, "data/index.js", *pages]:
+        target = out / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic.write_bytes(target, site.get(path)[0])
 
 
 def markdown(profile: Profile) -> str:
