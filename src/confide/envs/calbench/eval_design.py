@@ -15,9 +15,11 @@ from typing import Any
 from confide.core.eval_design import MODEL, EvalDesign, EvalMetric, QuickDesign
 
 
-def _cell(task: Any) -> str:
-    """The generator cell: cost setting x blocked errands per agent (suites.py)."""
-    return str(task.difficulty.cell)
+def _stratum(task: Any) -> str:
+    """Cost setting x difficulty bucket (the suite keeps easy, medium and hard tasks by
+    tertiles of the difficulty count d in every cell, suites.py): the two factors that
+    move excess cost and fairness most."""
+    return f"{task.cost_setting}-{task.difficulty.bucket}"
 
 
 _BY = ("cost_setting", "condition")
@@ -35,11 +37,11 @@ DESIGN = EvalDesign(
     },
     quick=QuickDesign(
         suite="canonical",
-        stratum=_cell,
+        stratum=_stratum,
         per_stratum=1,
         seed=0,
-        why="one task from each of the six generator cells of the canonical suite "
-        "(uniform and varied cost x 2, 4, 6 blocked errands), all three communication "
+        why="one task of each cost setting and difficulty bucket of the canonical suite "
+        "(uniform and varied cost x easy, medium, hard), all three communication "
         "conditions, the paper's turn budget",
     ),
     paper_file="experiments/calbench_paper.yaml",
