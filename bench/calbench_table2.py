@@ -53,13 +53,15 @@ import calbench_table2_vps as vps
 
 from confide.core.tables import number
 from confide.envs.calbench.attribution import excess, fairness
-from confide.envs.calbench.outputs.table2 import PAPER_TABLE2, summarize
+from confide.envs.calbench.outputs.table2 import paper_table2, summarize
 from confide.envs.calbench.scenario import Scenario
 from confide.envs.calbench.suites import load_suite
 from confide.runner import build_experiment, run_experiment
 from confide.runner.results import read_csv
 
 COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
+PAPER_TABLE2 = paper_table2()
+"""calbench.md Table 2 (envs/calbench/published/table2.csv): (setting, method) -> COLUMNS."""
 ROW_FIELDS = {"Coord.": "success", "Excess": "excess", "Msgs.": "messages_per_meeting",
               "Fair.": "fairness", "VPS": "excess_vps"}
 """Table 2 column -> the per-seat result column it averages (outputs/table2.py)."""

@@ -8,6 +8,8 @@ from typing import Any
 import pytest
 from test_calbench_engine_support import Scripted, errand, run_players, scenario
 
+from confide.core.published import summary_beside
+from confide.envs.calbench import SPEC
 from confide.envs.calbench import events as cal
 from confide.envs.calbench.actions import (
     BatchObservation,
@@ -159,10 +161,6 @@ def _row(method: str, setting: str, episode: str, **values: Any) -> dict[str, An
     return {**base, **values}
 
 
-def _without_paper(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [row for row in table if row["Condition"] != "paper Table 2"]
-
-
 def test_summary_is_the_table2_analogue() -> None:
     rows: list[dict[str, Any]] = [
         _row("imap", "varied", "e1", excess=1, fairness=0.5),
@@ -172,7 +170,7 @@ def test_summary_is_the_table2_analogue() -> None:
         _row("sdmap", "uniform", "e3", success=None),  # attends no meeting: not in Coord.
         {"status": "error", "episode_id": "e4", "error": "boom"},
     ]
-    table = _without_paper(summarize(rows))
+    table = summarize(rows)
     assert table == [
         {
             "Setting": "Uniform",
@@ -213,11 +211,13 @@ def test_summary_reads_csv_strings_and_shows_vps_only_when_present() -> None:
         {k: ("" if v is None else str(v)) for k, v in _row("imap", "uniform", "e1").items()},
         _row("imap", "uniform", "e2", excess_vps=3.0),
     ]
-    (entry,) = _without_paper(summarize(rows))
+    (entry,) = summarize(rows)
     assert entry["N"] == 2 and entry["Coord."] == 100.0 and entry["VPS"] == 3.0
 
 
-def test_summary_prints_the_papers_table2_row_after_each_dm_reference_row() -> None:
+def test_summary_has_only_measured_rows_and_prints_the_papers_beside_them() -> None:
+    """calbench.md Table 2 is published data: never a row of summary.csv, printed under
+    the matching dm reference row with a `source` column."""
     rows = [
         _row("sdmap", "varied", "e1"),
         _row("sdmap", "varied", "e2", condition="all-agent-groupchat"),
@@ -227,13 +227,21 @@ def test_summary_prints_the_papers_table2_row_after_each_dm_reference_row() -> N
     assert [(r["Method"], r["Condition"]) for r in table] == [
         ("openai/gpt-5-mini", "dm"),
         ("sdmap", "dm"),
-        ("sdmap", "paper Table 2"),
         ("sdmap", "all-agent-groupchat"),
     ]
-    paper = table[2]
-    assert (paper["Setting"], paper["N"]) == ("Varied", 45)
-    cells = [paper[c] for c in ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")]
-    assert cells == [63.1, 3.64, 7.30, 1.376, 0.08]
+    assert all("paper" not in str(v) for r in table for v in r.values())
+    shown = summary_beside(SPEC, table)
+    assert [(r["source"], r["Method"], r["Condition"]) for r in shown] == [
+        ("run", "openai/gpt-5-mini", "dm"),
+        ("run", "sdmap", "dm"),
+        ("published", "sdmap", "dm"),
+        ("run", "sdmap", "all-agent-groupchat"),
+    ]
+    paper = shown[2]
+    assert (paper["table"], paper["Setting"], paper["N"]) == ("Table 2", "Varied", 45.0)
+    cells = [paper[c] for c in ("Coord.", "Excess", "Msgs.", "Fair.")]
+    assert cells == [63.1, 3.64, 7.30, 1.376]
+    assert "VPS" not in paper  # the run's row has no VPS column, so neither does the paper's
 
 
 @pytest.mark.parametrize("bad", [{"max_turns": 3}, {"decision_retries": "many"}])

@@ -57,7 +57,7 @@ def test_a_model_desk_over_http_keeps_section_3_2(
     experiment = build_experiment({
         "benchmark": "incognita", "task_ids": ["sd-05-return-whole-order"],
         "conditions": ["indirect"], "lineups": ["mock/incognita-prose"],
-        "roles": {"customer": "mock/incognita", "desk": MODEL},
+        "roles": {"customer": "mock/incognita", "desk": MODEL, "judge": "mock/incognita"},
         "options": {"max_turns": 4, "desk_steps": 1, "max_attempts": 1},  # one desk step
         "model_options": {"openai-api": {"base_url": server.base_url, "timeout_s": 900,
                                          "max_tokens": 128}},

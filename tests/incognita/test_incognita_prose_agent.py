@@ -44,7 +44,8 @@ def test_a_prose_agent_completes_a_social_card_and_is_read(tmp_path: Path) -> No
     out = tmp_path / "run"
     experiment = build_experiment({
         "benchmark": "incognita", "lineups": [PROSE], "conditions": ["social"],
-        "task_ids": [CARD], "roles": {"customer": MOCK, "desk": MOCK}, "output_dir": str(out),
+        "task_ids": [CARD], "roles": {"customer": MOCK, "desk": MOCK, "judge": MOCK},
+        "output_dir": str(out),
     })
     summary = run_experiment(experiment, show_progress=False)
     assert summary.failed == [] and [r["success"] for r in summary.rows] == [1]

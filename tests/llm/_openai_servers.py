@@ -39,7 +39,8 @@ EPISODES: dict[str, dict[str, Any]] = {
     },
     "sotopia-tom": {"lineups": ["{model}"], "roles": {"judge": "{model}"}},
     "incognita": {
-        "conditions": ["direct"], "lineups": ["{model}"], "roles": {"customer": "{model}"},
+        "conditions": ["direct"], "lineups": ["{model}"],
+        "roles": {"customer": "{model}", "judge": "{model}"},
     },
 }
 

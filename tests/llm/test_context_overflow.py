@@ -68,7 +68,7 @@ async def test_structured_call_reports_the_overflow_as_a_failed_reply() -> None:
         {"benchmark": "sotopia-tom", "limit": 1, "lineups": ["mock/overflow"],
          "roles": {"judge": "mock/overflow"}},
         {"benchmark": "incognita", "limit": 1, "conditions": ["direct"],
-         "lineups": ["mock/overflow"], "roles": {"customer": "mock/overflow"}},
+         "lineups": ["mock/overflow"], "roles": {"customer": "mock/overflow", "judge": "literal"}},
     ],
     ids=["calbench", "sotopia-tom", "incognita"],
 )

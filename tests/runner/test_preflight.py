@@ -224,22 +224,31 @@ def test_a_model_agent_needs_model_desks_and_customer() -> None:
                                                         check=False))
 
     unbound = problems(lineups=["openai/gpt-5-mini"])
-    assert len(unbound) == 2
-    for role, problem in zip(("customer", "desk"), unbound, strict=True):
+    assert len(unbound) == 3
+    for role, problem in zip(("customer", "desk", "judge"), unbound, strict=True):
         assert f"needs the {role} role bound (--role {role}=<provider/model>)" in problem
         assert "(openai/gpt-5-mini)" in problem
-    assert problems(lineups=["openai/gpt-5-mini"], roles={"desk": "mock/json"})[0].startswith(
+    judged = {"judge": "mock/json"}
+    no_customer = problems(lineups=["openai/gpt-5-mini"], roles={"desk": "mock/json", **judged})
+    assert no_customer[0].startswith(
         "a lineup with a model seat (openai/gpt-5-mini) needs the customer role bound")
     assert problems() == [] and problems(lineups=["reference"]) == []
     assert problems(lineups=["openai/gpt-5-mini"],
-                    roles={"customer": "mock/json", "desk": "mock/json"}) == []
+                    roles={"customer": "mock/json", "desk": "mock/json", **judged}) == []
+    # issue 34 item 7: the literal judge reads only digits and ids, so a model agent needs
+    # a judge bound; binding `literal` explicitly is a choice, not an omission
+    only_judge = problems(lineups=["openai/gpt-5-mini"],
+                          roles={"customer": "mock/json", "desk": "mock/json"})
+    assert len(only_judge) == 1 and "--role judge=" in only_judge[0]
+    assert problems(lineups=["openai/gpt-5-mini"],
+                    roles={"customer": "mock/json", "desk": "mock/json", "judge": "literal"}) == []
     demos = ["mock/incognita", "mock/incognita-skilled", "mock/incognita-ineffective"]
     assert problems(lineups=demos) == []
     assert problems(lineups=["mock/incognita-prose"])  # speaks prose: needs model desks
-    direct = problems(lineups=["openai/gpt-5-mini"], conditions=["direct"])  # no desk there
-    assert len(direct) == 1 and "needs the customer role bound" in direct[0]
+    direct = problems(lineups=["openai/gpt-5-mini"], conditions=["direct"], roles=judged)
+    assert len(direct) == 1 and "needs the customer role bound" in direct[0]  # no desk there
     mixed = problems(lineups=["mock/incognita-skilled", "mock/json"])
-    assert len(mixed) == 2 and all("(mock/json)" in p for p in mixed)
+    assert len(mixed) == 3 and all("(mock/json)" in p for p in mixed)
     judge = get_benchmark("sotopia-tom").role("judge")
     assert judge is not None and judge.llm_lineup_needs_binding
 

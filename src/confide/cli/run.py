@@ -159,8 +159,17 @@ def run(
             f"{exc.strerror or exc}"
         ) from None
     term = console()
+    from confide.core.demo import demo_line, demo_participants
+    from confide.core.published import summary_beside
+    from confide.registry import get_benchmark
+
+    spec = get_benchmark(experiment.benchmark)
     if summary.table:
-        print_table(render_table(summary.table, title=f"{experiment.benchmark} summary"), term)
+        shown = summary_beside(spec, summary.table)
+        title = f"{experiment.benchmark} summary" + (" beside the paper's" if shown else "")
+        print_table(render_table(shown or summary.table, title=title), term)
+    if demo := demo_participants(spec, experiment.lineups):
+        term.print(f"[bold yellow]{demo_line(demo)}[/bold yellow]", soft_wrap=True)
     done = f"{summary.finished} of " if summary.interrupted else ""
     term.print(
         f"{done}{summary.episodes} episodes ({summary.skipped} resumed, "

@@ -343,6 +343,13 @@ class BenchmarkSpec(Generic[TaskT]):
     view: ViewHooks | None = None
     """What `confide view` shows of this benchmark beyond the generic trace: its leak
     events and per-participant panels (`confide.core.viewing`, `envs/<id>/view.py`)."""
+    demo: tuple[str, ...] = ()
+    """Participants or model specs whose numbers are made up (a demo, e.g. Incognita's
+    card-reading mocks): every output of a run seating one says DEMO (core/demo.py)."""
+    published: Path | None = None
+    """The folder of the paper's published table rows (`confide.core.published`: CSV files
+    and their `tables.json` index), printed beside a run's rows, never mixed into them;
+    None: the benchmark ships none."""
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

@@ -26,6 +26,7 @@ import yaml
 from jinja2 import Environment, PackageLoader
 
 from confide import atomic
+from confide.core.demo import demo_line, experiment_demo
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.redaction import scrub
@@ -79,6 +80,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     return env.get_template("report.html.j2").render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
+        demo=demo_line(demo) if (demo := experiment_demo(experiment)) else None,
         headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, overload
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.demo import demo_participants, mark_rows
+from confide.core.published import PUBLISHED_FILE, summary_beside
 from confide.core.trace import TraceFiles, find_trace, read_trace
 from confide.report import build_report
 from confide.runner.expand import EpisodePlan
@@ -34,8 +36,11 @@ def write_run_outputs(
     rows = results.rows(finished)
     write_csv(run_dir / "results.csv", rows)
     table = spec.summarize(rows) if spec.summarize is not None else []
+    table = mark_rows(table, bool(demo_participants(spec, {p.lineup_text for p in finished})))
     if table:
         write_csv(run_dir / "summary.csv", table)
+    if published := summary_beside(spec, table):
+        write_csv(run_dir / PUBLISHED_FILE, published)
     trace_dir = run_dir / "traces"
     if spec.write_tables is not None:
         ok_plans = [p for p in finished if results.status[p.episode_id] == "ok"]

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.core.demo import demo_line, experiment_demo
 from confide.core.trace import (
     EnvEvent,
     MessageDelivered,
@@ -97,6 +98,7 @@ class RunData:
             "lineups": sorted({r.get("lineup", "") for r in self.rows}),
             "conditions": sorted({r.get("condition", "") for r in self.rows}),
             "headline": table,
+            "demo": demo_line(demo) if (demo := experiment_demo(exp)) else "",
             # one list per row under shared column names: a third of the size of one
             # object per row, which matters for a 1,080-episode run's index
             "episodes": {"columns": names, "rows": [[r.get(k, "") for k in names] for r in rows]},

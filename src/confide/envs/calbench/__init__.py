@@ -10,6 +10,8 @@ columns to its rows (audits/episode.py); the run directory gets the privacy and 
 tables (outputs/privacy.py, outputs/audits.py).
 """
 
+from pathlib import Path
+
 from confide.core.benchmark import BenchmarkSpec, RoleSpec
 from confide.core.sampling import Sampling
 from confide.core.scoring import play_then_score
@@ -61,6 +63,7 @@ SPEC = BenchmarkSpec(
     sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     call_bounds=call_bounds,
     view=VIEW,
+    published=Path(__file__).parent / "published",
 )
 
 __all__ = ["SPEC"]

@@ -14,11 +14,14 @@ reference, the trajectory reader, failure types and the paper's tables and figur
 
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup openai/gpt-5-mini --role customer=openai/gpt-5-mini \\
-        --role desk=openai/gpt-5-mini      # a model agent needs model desks and customer
+        --role desk=openai/gpt-5-mini --role judge=openai/gpt-4.1
+        # a model agent needs model desks, customer and judge
     confide run incognita --lineup mock/incognita-prose --role customer=mock/incognita \\
-        --role desk=mock/incognita         # the same, offline
+        --role desk=mock/incognita --role judge=mock/incognita   # the same, offline
     confide run incognita --tasks tau2/tasks.json --world retail-data/   # `transform`
 """
+
+from pathlib import Path
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.incognita.calls import call_bounds
@@ -67,10 +70,12 @@ SPEC = BenchmarkSpec(
     roles=ROLES,
     prepare_model=register_mocks,
     mocks=MOCKS,
+    demo=tuple(spec for spec, _ in MOCKS),
     events=EVENTS,
     sampling_defaults=SAMPLING_DEFAULTS,
     call_bounds=call_bounds,
     view=VIEW,
+    published=Path(__file__).parent / "published",
 )
 
 __all__ = ["SPEC"]

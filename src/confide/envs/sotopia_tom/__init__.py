@@ -14,6 +14,8 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), an
 `outputs.agreement`).
 """
 
+from pathlib import Path
+
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.sampling import Sampling
 from confide.envs.sotopia_tom.calls import call_bounds
@@ -58,6 +60,7 @@ SPEC = BenchmarkSpec(
     sampling_defaults={"seats": Sampling(temperature=0.0), "judge": Sampling(temperature=0.0)},
     call_bounds=call_bounds,
     view=VIEW,
+    published=Path(__file__).parent / "published",
 )
 
 __all__ = ["SPEC"]

@@ -119,7 +119,9 @@ function renderRuns(main) {
       num: head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === ""),
     }));
     grid.append(el("section", { class: "card run", "data-run": run.index },
-      el("h2", {}, run.name, " ", el("span", { class: "badge", text: run.benchmark })),
+      el("h2", {}, run.name, " ", el("span", { class: "badge", text: run.benchmark }),
+        run.demo ? el("span", { class: "badge demo", title: run.demo, text: "DEMO" }) : null),
+      run.demo ? el("p", { class: "demo", text: run.demo }) : null,
       el("p", {}, `${episodes.size} episodes (${failed.size} failed) · suite ${run.suite || "-"}`),
       el("p", {}, "lineups: ", run.lineups.join(", ") || "-", el("br"),
          "conditions: ", run.conditions.filter(Boolean).join(", ") || "-"),

@@ -9,10 +9,12 @@ For a lineup with one method in every seat these equal the per-game means of Tab
 protocols, F.1-F.4; reflection-calibrated for model seats, F.3); the column is left out
 when no row of the group carries it rather than filled with a made-up value.
 
-After each reference-protocol row of the `dm` condition comes the paper's own Table 2 row
-for that method and setting (Condition `paper Table 2`, N = 45 tasks), so the main job
-prints the paper's numbers next to ours. Our canonical suite is built like section 4.1
-but is not the paper's task set, so the rows are comparable, not identical.
+The paper's own Table 2 rows (N = 45 tasks) are published reference data
+(`envs/calbench/published/table2.csv`, `confide.core.published`), never rows of this
+table: `confide run` prints each under the matching reference-protocol `dm` row with a
+`source` column, and the run directory keeps them in published.csv. Our canonical suite
+is built like section 4.1 but is not the paper's task set, so the rows are comparable,
+not identical.
 """
 
 from __future__ import annotations
@@ -21,23 +23,23 @@ from array import array
 from collections.abc import Iterable
 from typing import Any
 
+from confide.core.published import published_rows
 from confide.core.tables import mean, number
 
 SETTING_ORDER = {"uniform": 0, "varied": 1}
-PAPER_CONDITION = "paper Table 2"
-PAPER_TASKS = 45
-PAPER_TABLE2: dict[tuple[str, str], tuple[float, float, float, float, float]] = {
-    ("uniform", "imap"): (100.0, 0.26, 2.00, 0.530, 12.40),
-    ("uniform", "dsm-private"): (45.8, 0.98, 4.54, 0.809, 0.00),
-    ("uniform", "dsm-welfare"): (100.0, 0.27, 2.69, 0.530, 25.05),
-    ("uniform", "sdmap"): (62.2, 1.68, 7.48, 0.741, 0.12),
-    ("varied", "imap"): (100.0, 0.32, 2.00, 0.665, 12.40),
-    ("varied", "dsm-private"): (48.9, 2.08, 4.43, 1.865, 0.00),
-    ("varied", "dsm-welfare"): (99.1, 0.46, 2.78, 0.816, 23.55),
-    ("varied", "sdmap"): (63.1, 3.64, 7.30, 1.376, 0.08),
-}
-"""calbench.md Table 2: (setting, method) -> Coord., Excess, Msgs., Fair., VPS."""
 _COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
+
+
+def paper_table2() -> dict[tuple[str, str], tuple[float, ...]]:
+    """calbench.md Table 2 from the published rows: (setting, method) -> Coord., Excess,
+    Msgs., Fair., VPS."""
+    return {
+        (row.setting["Setting"].lower(), row.model): tuple(row.metrics[c] for c in _COLUMNS)
+        for row in published_rows("calbench")
+        if row.table == "Table 2"
+    }
+
+
 CONDITION_ORDER = {"dm": 0, "participant-groupchat": 1, "all-agent-groupchat": 2}
 
 
@@ -90,15 +92,4 @@ def summarize(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         if group.vps:
             entry["VPS"] = mean(group.vps)
         table.append(entry)
-        paper = PAPER_TABLE2.get((key[0], key[1])) if key[2] == "dm" else None
-        if paper is not None:
-            table.append(
-                {
-                    "Setting": entry["Setting"],
-                    "Method": key[1],
-                    "Condition": PAPER_CONDITION,
-                    "N": PAPER_TASKS,
-                    **dict(zip(_COLUMNS, paper, strict=True)),
-                }
-            )
     return table

@@ -129,16 +129,18 @@ ROLES: tuple[RoleSpec, ...] = (
              scripted_peers=SCRIPTED_PEERS),
     RoleSpec("gate", None, "names the field a message asks for (default: the customer's "
              "model when the customer is a model, else keywords)", choices=(KEYWORDS,)),
-    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions",
-             scoring=True),
+    RoleSpec("judge", LITERAL, "checks the card's natural-language output assertions; the "
+             "literal default matches only digits and ids in a model's prose",
+             llm_lineup_needs_binding=True, scripted_peers=SCRIPTED_PEERS, scoring=True),
 )
 """The declared roles. The paper's intermediary, desks and customer are language-model
 participants that read prose (section 3.2; all use one simulator model, section 5), so a
-lineup with a model agent must bind ``desk`` and ``customer`` to models: the preflight
-refuses it otherwise. The scripted ones stay for the reference agent, tests and the
-environment's own mocks (`SCRIPTED_PEERS`). The intermediary is not a role of its own:
-``desk`` binds it with the six desks, as the paper runs every service-side participant
-on the same model."""
+lineup with a model agent must bind ``desk`` and ``customer`` to models, and ``judge``
+(section 5: a fixed natural-language judge; bind ``literal`` explicitly to score by digits
+and ids only): the preflight refuses it otherwise. The scripted ones stay for the
+reference agent, tests and the environment's own mocks (`SCRIPTED_PEERS`). The
+intermediary is not a role of its own: ``desk`` binds it with the six desks, as the paper
+runs every service-side participant on the same model."""
 
 
 def check_roles(roles: dict[str, str]) -> None:
