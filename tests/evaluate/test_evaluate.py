@@ -174,7 +174,8 @@ def test_reference_paper_design_falls_back_to_the_papers_text(
     assert "absent" in sotopia.design_note
     incognita = next(r for r in evaluation.runs if r.design.benchmark == "incognita")
     assert incognita.experiment.repetitions == 3
-    assert incognita.experiment.roles == {"customer": "mock/json", "desk": "mock/json"}
+    assert incognita.experiment.roles == {"customer": "mock/json", "desk": "mock/json",
+                                          "judge": "mock/json"}
 
 
 def _metric(value: float, tasks: dict[str, float], higher: bool = True) -> MetricResult:
@@ -235,3 +236,22 @@ def test_compare_flag_reads_profile_directories(tmp_path: Path) -> None:
     table = (tmp_path / "comparison.md").read_text()
     assert "| mock/b | 1 |" in table.replace("1.0", "1")  # first on the leaderboard
     assert "2.5 [" in table  # the paired difference over t1 and t2
+
+
+def test_published_rows_sit_on_the_groups_their_settings_name() -> None:
+    from confide.evaluate.published import with_published
+
+    design = next(d for d in eval_designs() if d.benchmark == "calbench")
+    empty = Estimate(value=None)
+    metrics = [MetricResult(benchmark="calbench", name="vps", label="VPS", axis="privacy",
+                            meaning="", higher_is_better=False, group=group, estimate=empty)
+               for group in ("uniform, dm", "uniform, participant-groupchat", "varied, dm")]
+    placed = {m.group: m.published for m in with_published(design, metrics)}
+    tables = {g: sorted({(p.table, p.setting.get("Setting")) for p in points})
+              for g, points in placed.items()}
+    assert tables["uniform, dm"] == [("Table 1", "Uniform"), ("Table 2", "Uniform")]
+    assert tables["uniform, participant-groupchat"] == [("Table 1", "Uniform")]
+    assert tables["varied, dm"] == [("Table 1", "Varied"), ("Table 2", "Varied")]
+    imap = [p.value for p in placed["uniform, dm"] if p.model == "imap"]
+    assert imap == [12.40]  # calbench.md Table 2, IMAP, uniform cost
+    assert all(p.source == "published" for points in placed.values() for p in points)

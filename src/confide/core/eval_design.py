@@ -80,6 +80,10 @@ class EvalDesign:
     paper_note: str
     """What the paper's design is, in one sentence, with the section it comes from."""
     metrics: tuple[EvalMetric, ...]
+    published_settings: Mapping[str, str] = field(default_factory=dict)
+    """A metric's `by` column -> the setting key of the papers' published rows that names
+    the same thing (e.g. `cost_setting` -> `Setting`): a published row sits on a group
+    when each such setting it has equals the group's value."""
     no_privacy: str = ""
     """Why the benchmark has no privacy metric (empty when it has one)."""
     worst: tuple[str, bool] = ("success", True)

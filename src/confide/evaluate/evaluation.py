@@ -31,7 +31,7 @@ from confide.evaluate.profile import (
     metric_results,
     worst_episodes,
 )
-from confide.evaluate.published import available, with_published
+from confide.evaluate.published import with_published
 from confide.evaluate.render import write_profile
 from confide.registry import get_benchmark
 from confide.runner import PreflightError, RunPlan, RunSummary, expand, preflight, run_experiment
@@ -211,10 +211,7 @@ def build_profile(evaluation: Evaluation) -> Profile:
             worst_by=design.worst[0],
             worst=worst_episodes(run_dir, design, index),
         ))
-    note = "" if available() else (
-        "no published rows: this installation lacks confide.core.published")
-    if evaluation.model == REFERENCE:
-        note = (note + " " if note else "") + "reference participants, not a model"
+    note = "reference participants, not a model" if evaluation.model == REFERENCE else ""
     return Profile(model=evaluation.model, design=evaluation.design, benchmarks=benchmarks,
                    published_note=note)
 

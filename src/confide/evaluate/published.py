@@ -3,64 +3,47 @@
 The rows come from `confide.core.published.published_rows(benchmark_id)` (the papers'
 tables as cited data: `PublishedRow` with `paper`, `table`, `model`, `setting` and
 `metrics`). A row lands on a profile metric when it carries the metric's `published`
-key and, for a metric split by columns (cost setting, condition), when every value of
-the row's setting names a part of the group. Without that module the profile says that no
-published rows are available rather than showing none silently.
+key and, for a metric split by columns (cost setting, condition, strategy), when each of
+the row's settings that the design maps to one of those columns
+(`EvalDesign.published_settings`) has the group's value.
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from confide.core.eval_design import EvalDesign
+from confide.core.published import published_rows
 from confide.evaluate.profile import MetricResult, Published
-
-PUBLISHED_MODULE = "confide.core.published"
-
-
-def _rows_function() -> Callable[[str], Sequence[Any]] | None:
-    try:
-        module = importlib.import_module(PUBLISHED_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and PUBLISHED_MODULE.startswith(exc.name):
-            return None
-        raise
-    function: Callable[[str], Sequence[Any]] = module.published_rows
-    return function
-
-
-def available() -> bool:
-    """Whether this installation ships the papers' published rows."""
-    return _rows_function() is not None
 
 
 def with_published(design: EvalDesign, metrics: Sequence[MetricResult]) -> list[MetricResult]:
     """`metrics` with the published rows that sit on each (module docstring)."""
-    rows_of = _rows_function()
-    if rows_of is None:
-        return list(metrics)
-    rows = rows_of(design.benchmark)
-    keys = {m.name: m.published for m in design.metrics}
+    rows = published_rows(design.benchmark)
+    declared = {m.name: m for m in design.metrics}
     placed = []
     for metric in metrics:
-        key = keys.get(metric.name)
+        key = declared[metric.name].published
+        by = declared[metric.name].by
         points = [
             Published(paper=row.paper, table=row.table, model=row.model,
                       setting=dict(row.setting), value=float(row.metrics[key]),
                       source=row.source)
             for row in rows
-            if key is not None and key in row.metrics and _same_group(metric.group, row.setting)
+            if key is not None and key in row.metrics
+            and _same_group(by, metric.group, row.setting, design.published_settings)
         ]
         placed.append(metric.model_copy(update={"published": points}))
     return placed
 
 
-def _same_group(group: str | None, setting: dict[str, str]) -> bool:
-    """Whether a published row's setting names only values of the group (a row of the
-    uniform-cost setting sits on every group of uniform cost)."""
-    if group is None:
-        return True
-    parts = {part.strip().lower() for part in group.split(",")}
-    return {str(value).strip().lower() for value in setting.values()} <= parts
+def _same_group(by: Sequence[str], group: str | None, setting: Mapping[str, str],
+                names: Mapping[str, str]) -> bool:
+    """Whether a published row's settings agree with the group (module docstring); a
+    setting the row does not state agrees with every group."""
+    values = dict(zip(by, (group or "").split(", "), strict=False))
+    for column, value in values.items():
+        stated = setting.get(names.get(column, column))
+        if stated is not None and stated.strip().lower() != value.strip().lower():
+            return False
+    return True

@@ -48,6 +48,7 @@ DESIGN = EvalDesign(
     paper={"suite": "canonical", "repetitions": 1, "seed": 0},
     paper_note="calbench.md 4.1: the 90-task canonical suite (45 uniform-cost, 45 "
     "varied-cost), N=5 agents, 5 meetings, 16 slots",
+    published_settings={"cost_setting": "Setting", "condition": "Condition"},
     metrics=(
         EvalMetric("success", "Coord. (%)", "coordination", "success", by=_BY, scale=100.0,
                    published="Coord.",
@@ -56,13 +57,13 @@ DESIGN = EvalDesign(
                    higher_is_better=False, published="Excess",
                    meaning="displacement cost above the CP-SAT oracle's (C_i, 4.2)"),
         EvalMetric("messages", "Messages / meeting", "coordination", "messages_per_meeting",
-                   by=_BY, higher_is_better=False, published="Messages/mtg",
+                   by=_BY, higher_is_better=False, published="Msgs.",
                    meaning="messages sent per scheduled meeting (E_i, 4.2)"),
         EvalMetric("fairness", "Fairness cost", "coordination", "fairness", by=_BY,
-                   higher_is_better=False, published="Fairness",
+                   higher_is_better=False, published="Fair.",
                    meaning="distance of a seat's excess burden from the game's mean"),
         EvalMetric("vps", "Excess VPS", "privacy", "excess_vps", by=_BY,
-                   higher_is_better=False, published="Excess cal. VPS",
+                   higher_is_better=False, published="VPS",
                    meaning="private-calendar slots other agents learned beyond the "
                    "communication floor (F.3 for models; protocol VPS for references)"),
     ),

@@ -3,8 +3,9 @@
 The evaluated model is the service agent. The customer simulator and every desk read
 prose only as models (section 3.2), so they default to the evaluated model unless
 `--role incognita.customer=` / `--role incognita.desk=` name another (the paper runs
-them on one simulator model, section 5); the output-assertion judge keeps its literal
-default unless bound. Headline metrics: success and information acquisition (4.2) per
+them on one simulator model, section 5); so does the judge of the cards' output
+assertions, which a model agent's prose needs (section 5: a fixed natural-language
+judge). Headline metrics: success and information acquisition (4.2) per
 access condition. Incognita scores no privacy leakage: the disclosure gate releases a
 customer fact only when asked for it, and nothing measures what leaves the service side.
 """
@@ -28,13 +29,15 @@ DESIGN = EvalDesign(
     benchmark="incognita",
     lineup=MODEL,
     reference_lineup="reference",
-    roles={"customer": MODEL, "desk": MODEL},
+    roles={"customer": MODEL, "desk": MODEL, "judge": MODEL},
     role_notes={
         "customer": "the customer simulator is the evaluated model unless "
         "--role incognita.customer= names another (the paper: one fixed simulator model)",
         "desk": "the intermediary and the six desks are the evaluated model unless "
         "--role incognita.desk= names another",
-        "judge": "the output-assertion judge keeps the benchmark's literal default",
+        "judge": "the output-assertion judge is the evaluated model unless "
+        "--role incognita.judge= names another (the paper: one fixed judge model; "
+        "`literal` scores by digits and ids only)",
     },
     quick=QuickDesign(
         suite=None,
@@ -49,6 +52,7 @@ DESIGN = EvalDesign(
            "seed": 20260820},
     paper_note="incognita.md 5: the 18 cards x 3 access conditions x 3 repetitions, "
     "conditions in Latin-square order",
+    published_settings={"condition": "condition"},
     metrics=(
         EvalMetric("success", "Success", "coordination", "success", by=_BY,
                    published="success",
@@ -56,7 +60,7 @@ DESIGN = EvalDesign(
                    "assertions hold (section 4)"),
         EvalMetric("acquisition", "Information acquisition", "coordination",
                    "information_acquisition", table="incognita_trials.csv", by=_BY,
-                   task_column="task", published="acquisition",
+                   task_column="task",
                    meaning="share of the reference information items the agent obtained "
                    "(4.1)"),
     ),

@@ -4,7 +4,8 @@ The evaluated model plays every agent of a scenario with the basic strategy (the
 paper's design adds the three other prompting strategies, sotopia_tom.md 5.3). The
 reference judge reads only typed payloads, so a model agent needs an LLM judge (4.2):
 the evaluated model judges itself unless `--role sotopia-tom.judge=` names another (the
-paper's judge is GPT-5.2 at high reasoning effort). Headline metrics are Table 2's.
+paper's judge is GPT-5.2 at high reasoning effort). Headline metrics are Tables 2 and
+3's, per prompting strategy.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ def _sector(task: Any) -> str:
     """The scenario's sector (3.2: eight sectors)."""
     return str(task.sector or task.id.split("-", 1)[0])
 
+
+_BY = ("strategy",)
 
 DESIGN = EvalDesign(
     benchmark="sotopia-tom",
@@ -45,15 +48,17 @@ DESIGN = EvalDesign(
     },
     paper_note="sotopia_tom.md 5.3 and 6: every scenario under the four prompting "
     "strategies, all agents on the evaluated model",
+    published_settings={"strategy": "strategy"},
     metrics=(
-        EvalMetric("da", "DA", "coordination", "da", published="DA",
+        EvalMetric("da", "DA", "coordination", "da", by=_BY, published="DA",
                    meaning="disclosure alignment: permitted facts shared with the right "
                    "recipients on the right channel (4.1)"),
-        EvalMetric("ia", "IA", "coordination", "ia", published="IA",
+        EvalMetric("ia", "IA", "coordination", "ia", by=_BY, published="IA",
                    meaning="information acquisition: desired facts obtained (4.1)"),
-        EvalMetric("eff", "EFF", "coordination", "eff", published="EFF",
+        EvalMetric("eff", "EFF", "coordination", "eff", by=_BY, published="EFF",
                    meaning="efficiency: acquisition per turn used (4.1)"),
-        EvalMetric("cpv", "CPV", "privacy", "cpv", higher_is_better=False, published="CPV",
+        EvalMetric("cpv", "CPV", "privacy", "cpv", by=_BY, higher_is_better=False,
+                   published="CPV",
                    meaning="critical privacy violations: forbidden facts disclosed (4.1)"),
     ),
     worst=("da", True),
