@@ -191,6 +191,7 @@ def _profile(model: str, tasks: dict[str, float]) -> Profile:
     cost = CostResult(episodes=0, calls=none, tokens=none, model_tokens=none, usd=None)
     value = sum(tasks.values()) / len(tasks)
     bench = BenchmarkProfile(benchmark="b", run_dir="r", command="c", design_note="d",
+                             paper_design="p",
                              roles={}, role_sources={}, episodes=0, failed=0,
                              metrics=[_metric(value, tasks)], no_privacy="", cost=cost,
                              worst_by="m", worst=[])

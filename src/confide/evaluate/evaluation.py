@@ -201,6 +201,7 @@ def build_profile(evaluation: Evaluation) -> Profile:
             run_dir=str(run_dir),
             command=shlex.join(run.command),
             design_note=run.design_note,
+            paper_design=design.paper_note,
             roles=_resolved_roles(run),
             role_sources=dict(run.role_sources),
             episodes=len({r["episode_id"] for r in rows}),

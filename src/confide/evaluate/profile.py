@@ -104,6 +104,8 @@ class BenchmarkProfile(_Frozen):
     run_dir: str
     command: str
     design_note: str
+    paper_design: str
+    """The design the published numbers come from (the difference to `design_note`)."""
     roles: dict[str, str]
     role_sources: dict[str, str]
     episodes: int

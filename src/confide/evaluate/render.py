@@ -74,7 +74,9 @@ def markdown(profile: Profile) -> str:
         lines += [f"Note: {profile.published_note}.", ""]
     for bench in profile.benchmarks:
         lines += [f"- **{bench.benchmark}**: {bench.design_note}; {bench.episodes} episodes"
-                  f" ({bench.failed} failed); run: `{bench.command}`"]
+                  f" ({bench.failed} failed); run: `{bench.command}`",
+                  f"  - published numbers come from the papers' design: {bench.paper_design}"
+                  ", with the papers' models, judges and simulators"]
         lines += [f"  - role {k} = `{v}`: {bench.role_sources.get(k, 'benchmark default')}"
                   for k, v in bench.roles.items()]
     for axis in AXES[:2]:
@@ -86,7 +88,7 @@ def markdown(profile: Profile) -> str:
             if not metrics and axis == "privacy":
                 lines.append(f"| {bench.benchmark} | none | {bench.no_privacy} | | |")
             for m in metrics:
-                published = "; ".join(f"{p.paper} {p.table}, {p.model}: {fmt(p.value)}"
+                published = "; ".join(f"{p.table} {p.model}: {fmt(p.value)}"
                                       for p in m.published) or "-"
                 better = "higher" if m.higher_is_better else "lower"
                 lines.append(f"| {bench.benchmark} | {metric_name(m)} ({better} is better) | "
@@ -119,6 +121,7 @@ table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}
 td,th{border-bottom:1px solid #eee;padding:.3rem .5rem;text-align:left;vertical-align:middle}
 th{background:#f6f6f6}.num{text-align:right;font-variant-numeric:tabular-nums}
 .none{color:#777;font-style:italic}.pub{color:#8a4b00}.small{font-size:.8rem;color:#555}
+.pubrow{font-size:.72rem;color:#8a4b00;line-height:1.25;max-width:26rem}
 svg{display:block}
 """
 _W, _H = 300.0, 26.0
@@ -160,6 +163,16 @@ def _strip(metric: MetricResult) -> str:
             f'role="img">{"".join(parts)}</svg>')
 
 
+def _published_cell(metric: MetricResult) -> str:
+    """The published points of a metric, one compact line per table."""
+    tables: dict[str, list[str]] = {}
+    for p in metric.published:
+        tables.setdefault(p.table, []).append(
+            f'<span title="{escape(p.paper)}">{escape(p.model)}</span> {escape(fmt(p.value))}')
+    return "".join(f"<div class=pubrow><b>{escape(table)}</b>: {' &middot; '.join(points)}"
+                   "</div>" for table, points in tables.items())
+
+
 def html(profile: Profile) -> str:
     """The profile as one self-contained HTML page (module docstring)."""
     e = escape
@@ -178,8 +191,12 @@ def html(profile: Profile) -> str:
         roles = "<br>".join(f"{e(k)} = <code>{e(v)}</code> <span class=small>"
                             f"{e(b.role_sources.get(k, 'benchmark default'))}</span>"
                             for k, v in b.roles.items())
+        papers = ", ".join(dict.fromkeys(p.paper for m in b.metrics for p in m.published))
+        source = (f"<br><span class=pub>published numbers ({e(papers)}) come from the "
+                  f"papers' design: {e(b.paper_design)}, with the papers' models, judges "
+                  "and simulators</span>") if papers else ""
         out.append(f"<tr><td>{e(b.benchmark)}</td><td>{e(b.design_note)}<br><span class=small>"
-                   f"<code>{e(b.command)}</code></span></td><td class=num>{b.episodes} "
+                   f"<code>{e(b.command)}</code></span>{source}</td><td class=num>{b.episodes} "
                    f"({b.failed} failed)</td><td>{roles}</td></tr>")
     out.append("</table>")
     for axis in AXES[:2]:
@@ -193,10 +210,7 @@ def html(profile: Profile) -> str:
                            f"{e(b.no_privacy)}</td></tr>")
             for m in metrics:
                 better = "higher" if m.higher_is_better else "lower"
-                published = "<br>".join(
-                    f"<span class=pub>{e(p.model)}: {e(fmt(p.value))}</span> <span class=small>"
-                    f"({e(p.paper)} {e(p.table)}, published)</span>" for p in m.published
-                ) or "<span class=none>-</span>"
+                published = _published_cell(m) or "<span class=none>-</span>"
                 out.append(
                     f"<tr><td>{e(b.benchmark)}</td><td title=\"{e(m.meaning)}\">"
                     f"{e(metric_name(m))}<br><span class=small>{better} is better</span></td>"
