@@ -156,8 +156,8 @@ def metric_results(run_dir: Path, design: EvalDesign) -> list[MetricResult]:
         groups: dict[str | None, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for row in tables[metric.table]:
             value = number(row.get(metric.column))
-            parts = [str(row.get(c) or "") for c in metric.by]
-            group = ", ".join(p or "-" for p in parts) if any(parts) else None
+            parts = [str(row.get(c) or "-") for c in metric.by]
+            group = ", ".join(parts) if any(p != "-" for p in parts) else None
             per_task = groups[group]
             if value is not None:
                 per_task[str(row[metric.task_column])].append(value * metric.scale)
