@@ -22,6 +22,8 @@ from confide.errors import ConfideError
 COMMANDS = (
     Lazy("run", "confide.cli.run:run",
          "Run episodes, write traces, results.csv and the summary table, and print it."),
+    Lazy("eval", "confide.cli.eval:eval_command",
+         "Run each model as the evaluated agent in every benchmark; write its profile."),
     Lazy("benchmarks", "confide.cli.run:benchmarks",
          "List the registered benchmarks with their suites, reference participants and "
          "conditions."),

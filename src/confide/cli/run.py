@@ -50,6 +50,9 @@ def run(
                      "evaluated seat) or a role; FIELD temperature, top_p, max_tokens, seed "
                      "or reasoning_effort, e.g. seats.reasoning_effort=high."),
     ] = None,
+    task_id: Annotated[
+        list[str] | None, typer.Option(help="Run only these task ids (repeat the flag).")
+    ] = None,
     limit: Annotated[int | None, typer.Option(help="Run only the first N tasks.")] = None,
     repetitions: Annotated[int | None, typer.Option(help="Repetitions per task.")] = None,
     seed: Annotated[int | None, typer.Option(help="Experiment seed.")] = None,
@@ -129,6 +132,7 @@ def run(
         "roles": _pairs(role, "--role", parse=False) or None,
         "options": _pairs(option, "--option", parse=True) or None,
         "sampling": sampling_flags(sampling) or None,
+        "task_ids": task_id or None,
         "limit": limit,
         "repetitions": repetitions,
         "seed": seed,
