@@ -45,6 +45,18 @@ class BenchmarkRun:
     role_sources: Mapping[str, str]
     design_note: str
 
+    @property
+    def run_dir(self) -> Path:
+        """The run directory: an evaluation always names it (`eval/<model>/<benchmark>`)."""
+        return Path(_named_out(self.experiment))
+
+
+def _named_out(experiment: Experiment) -> str:
+    """The experiment's output directory, which every design sets."""
+    if experiment.output_dir is None:
+        raise ValueError("an evaluation's experiment has no output directory")
+    return experiment.output_dir
+
 
 def eval_designs() -> list[EvalDesign]:
     """The declared designs of every registered benchmark that has one, by id."""
@@ -223,5 +235,5 @@ def _command(experiment: Experiment, flags: Sequence[str]) -> tuple[str, ...]:
     args += _each("--role", [f"{k}={v}" for k, v in experiment.roles.items()])
     args += _each("--option", [f"{k}={json.dumps(v)}" for k, v in experiment.options.items()])
     args += ["--repetitions", str(experiment.repetitions), "--seed", str(experiment.seed)]
-    args += ["--out", experiment.output_dir, *flags]
+    args += ["--out", _named_out(experiment), *flags]
     return tuple(args)

@@ -183,7 +183,7 @@ def run_evaluation(
             return summaries, None
     profile = build_profile(evaluation)
     write_profile(profile, evaluation.root,
-                  [Path(run.experiment.output_dir) for run in evaluation.runs])
+                  [run.run_dir for run in evaluation.runs])
     return summaries, profile
 
 
@@ -191,7 +191,7 @@ def build_profile(evaluation: Evaluation) -> Profile:
     """The profile of an evaluation whose runs are on disk."""
     benchmarks = []
     for index, run in enumerate(evaluation.runs):
-        run_dir = Path(run.experiment.output_dir)
+        run_dir = run.run_dir
         design = run.design
         metrics = with_published(design, metric_results(run_dir, design))
         cost = cost_result(run_dir, evaluation.model)
