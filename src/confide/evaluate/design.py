@@ -159,7 +159,8 @@ def benchmark_run(
             data.get("lineups") or [design.lineup], model)
         bound = dict(data.get("roles") or {})
         if reference:  # the references' own LLM-free roles, named so the command says so
-            bound = {k: _offline_default(design, k, v) for k, v in bound.items()}
+            offline = {k: _offline_default(design, k, v) for k, v in bound.items()}
+            bound = {k: v for k, v in offline.items() if v is not None}
         bound.update(roles)
         sources.update({k: f"the paper's experiment file {path}" for k in bound
                         if k not in roles})
@@ -189,10 +190,11 @@ def benchmark_run(
     return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note)
 
 
-def _offline_default(design: EvalDesign, name: str, binding: str) -> str:
-    """A role's LLM-free default, for the reference participants (else the binding)."""
+def _offline_default(design: EvalDesign, name: str, binding: str) -> str | None:
+    """A role's LLM-free default for the reference participants: None where the role's
+    default is to stay unbound (CalBench's VPS judge), the binding for an unknown role."""
     role = get_benchmark(design.benchmark).role(name)
-    return role.default if role is not None and role.default is not None else binding
+    return binding if role is None else role.default
 
 
 def _paper_file(design: EvalDesign) -> Path | None:
