@@ -177,7 +177,7 @@ def test_an_unpriced_model_is_a_preflight_warning(
     experiment = build_experiment({
         "benchmark": "incognita", "limit": 1, "output_dir": str(tmp_path / "run"),
         "conditions": ["direct"], "lineups": ["openai-api/unpriced-model"],
-        "roles": {"customer": "openai/gpt-4.1"},
+        "roles": {"customer": "openai/gpt-4.1", "judge": "openai/gpt-4.1"},
         "model_options": {"openai-api": {"base_url": "http://127.0.0.1:9/v1"},
                           "openai": {"api_key": "sk-test-0123456789abcdefghij"}},
     }, check=False)
