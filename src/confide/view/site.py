@@ -20,7 +20,7 @@ from urllib.parse import unquote, urlsplit
 
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
-from confide.view.data import RunData, episode_json
+from confide.view.data import RunData, episode_details, episode_json
 from confide.view.glossary import glossary_json
 
 ASSETS = ("index.html", "app.js", "app.css")
@@ -50,6 +50,10 @@ class Site:
         if len(parts) == 4 and parts[:2] == ["data", "episodes"] and parts[3].endswith(".js"):
             run = self._run(parts[2])
             return _script("confideEpisode", episode_json(run, parts[3][:-3])), "text/javascript"
+        if len(parts) == 4 and parts[:2] == ["data", "details"] and parts[3].endswith(".js"):
+            run = self._run(parts[2])
+            return _script("confideDetails", episode_details(run, parts[3][:-3])), \
+                "text/javascript"
         raise ConfideError(f"no page {path!r}")
 
     def _run(self, text: str) -> RunData:
@@ -60,10 +64,11 @@ class Site:
     def paths(self) -> list[str]:
         """Every path of the site (what a bundle writes)."""
         episodes = [
-            f"data/episodes/{run.index}/{episode_id}.js"
+            f"data/{part}/{run.index}/{episode_id}.js"
             for run in self.runs
             for episode_id in dict.fromkeys(r["episode_id"] for r in run.rows)
             if find_trace(run.path / "traces", episode_id).is_file()
+            for part in ("episodes", "details")
         ]
         return [*ASSETS, "data/index.js", *episodes]
 
@@ -89,6 +94,9 @@ def write_bundle(run_dirs: Sequence[Path], out: Path) -> int:
 def serve(run_dirs: Sequence[Path], port: int = 0) -> ThreadingHTTPServer:
     """A server on 127.0.0.1 (port 0: any free one) for the site; call serve_forever."""
     site = Site(run_dirs)
+    # the tasks behind the episode pages load while the reader is on the runs page (a
+    # second for CalBench's canonical suite), not on the first episode's click
+    threading.Thread(target=lambda: [run.tasks for run in site.runs], daemon=True).start()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
