@@ -22,6 +22,7 @@ from confide.core.trace import find_trace
 from confide.errors import ConfideError
 from confide.view.data import RunData, episode_details, episode_json
 from confide.view.glossary import glossary_json
+from confide.view.usage import run_usage
 
 ASSETS = ("index.html", "app.js", "app.css")
 
@@ -47,6 +48,10 @@ class Site:
             index = {"runs": [r.summary() for r in self.runs], "glossary": glossary_json()}
             return _script("confideIndex", index), "text/javascript"
         parts = path.split("/")
+        if len(parts) == 3 and parts[:2] == ["data", "usage"] and parts[2].endswith(".js"):
+            run = self._run(parts[2][:-3])
+            return _script("confideUsage", {"run": run.index, **run_usage(run.path)}), \
+                "text/javascript"
         if len(parts) == 4 and parts[:2] == ["data", "episodes"] and parts[3].endswith(".js"):
             run = self._run(parts[2])
             return _script("confideEpisode", episode_json(run, parts[3][:-3])), "text/javascript"
@@ -70,7 +75,8 @@ class Site:
             if find_trace(run.path / "traces", episode_id).is_file()
             for part in ("episodes", "details")
         ]
-        return [*ASSETS, "data/index.js", *episodes]
+        usage = [f"data/usage/{run.index}.js" for run in self.runs]
+        return [*ASSETS, "data/index.js", *usage, *episodes]
 
 
 def _script(callback: str, value: Any) -> bytes:

@@ -162,10 +162,57 @@ function renderRuns(main) {
       head.columns.length ? table(columns, head.rows) : el("p", { class: "note", text: "No summary.csv." }),
       el("p", {}, el("a", { href: hashFor("/episodes", { run: run.index }), text: "Episodes →" }),
          failed.size ? [" · ", el("a", { href: hashFor("/episodes", { run: run.index, failed: 1 }), text: "failed only" })] : null),
+      usagePanel(run),
       el("details", {}, el("summary", { text: "Experiment (resolved)" }), el("pre", { text: run.experiment }))));
   }
   if (state.index.runs.length > 1) main.append(compareRuns());
   main.append(grid);
+}
+
+/* The run's model usage (view/usage.py), read from its traces when first opened. */
+window.confideUsage = function (data) {
+  state.usage = state.usage || {};
+  state.usage[data.run] = data;
+  (state.pending["usage:" + data.run] || []).forEach((f) => f(data));
+  delete state.pending["usage:" + data.run];
+};
+const count = (n) => Number(n || 0).toLocaleString("en-US");
+const share = (part, whole) => (whole ? (100 * part / whole).toFixed(1) + "%" : "-");
+function usageTable(data) {
+  const t = data.total;
+  if (!t.calls) return el("p", { class: "note", text: `No model calls in its ${data.traces} traces (scripted seats only).` });
+  const money = (u) => "$" + Number(u.cost_usd).toFixed(4) + (u.unpriced_calls ? ` + ${u.unpriced_calls} unpriced` : "");
+  const rows = [...data.models, ...(data.models.length > 1 ? [{ model: "all models", ...t }] : [])];
+  return el("div", {},
+    table([
+      { key: "model", label: "model" },
+      { key: "calls", label: "calls", num: true, render: (u) => count(u.calls) },
+      { key: "failed_calls", label: "failed", num: true, render: (u) => count(u.failed_calls) },
+      { key: "cached_calls", label: "response-cache hits", num: true, render: (u) => `${count(u.cached_calls)} (${share(u.cached_calls, u.calls)})` },
+      { key: "prompt_tokens", label: "input tokens", num: true, render: (u) => count(u.prompt_tokens) },
+      { key: "cached_prompt_tokens", label: "of which cached", num: true, render: (u) => `${count(u.cached_prompt_tokens)} (${share(u.cached_prompt_tokens, u.prompt_tokens)})` },
+      { key: "cache_write_tokens", label: "cache writes", num: true, render: (u) => count(u.cache_write_tokens) },
+      { key: "completion_tokens", label: "output tokens", num: true, render: (u) => count(u.completion_tokens) },
+      { key: "reasoning_tokens", label: "of which reasoning", num: true, render: (u) => count(u.reasoning_tokens) },
+      { key: "cost_usd", label: "cost (USD)", num: true, render: money },
+    ], rows, { class: "usage-table" }),
+    el("p", { class: "note", text: "Tokens and cost count the calls that reached a provider; a response-cache hit spent nothing. " +
+      "Retries inside a call are not in the traces (the run's progress line counts them)." }));
+}
+function usagePanel(run) {
+  const node = el("details", { class: "usage" }, el("summary", { text: "Model usage (calls, tokens, cost, cache)" }));
+  node.addEventListener("toggle", () => {
+    if (!node.open || node.dataset.drawn) return;
+    node.dataset.drawn = "1";
+    const slot = el("div", { class: "note", text: "Reading the traces…" });
+    node.append(slot);
+    const draw = (data) => slot.replaceWith(usageTable(data));
+    if (state.usage && state.usage[run.index]) return draw(state.usage[run.index]);
+    const waiting = state.pending["usage:" + run.index];
+    (state.pending["usage:" + run.index] = waiting || []).push(draw);
+    if (!waiting) document.body.append(el("script", { src: `data/usage/${run.index}.js` }));
+  });
+  return node;
 }
 
 /* Several runs side by side: per benchmark, the headline rows of its runs in one table,
