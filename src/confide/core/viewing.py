@@ -10,7 +10,7 @@ in `envs/<id>/view.py`; a benchmark without hooks shows no leak events and no pa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -85,6 +85,18 @@ the episode, as plain JSON values the viewer draws without knowing the benchmark
 - `sentences`: trace index (as a string) -> a message's machine payload said in words."""
 
 @dataclass(frozen=True)
+class ReportSection:
+    """How report.html presents one output file of the benchmark (a table, or a figure
+    under figures/): a title in words, one sentence on what it shows, the paper section."""
+
+    title: str
+    about: str
+    section: str
+    data: str | None = None
+    """For a figure: the table it draws, so an empty chart can say why it is empty."""
+
+
+@dataclass(frozen=True)
 class ViewHooks:
     """A benchmark's part of the Episode page."""
 
@@ -99,6 +111,9 @@ class ViewHooks:
     """The episode in the benchmark's own terms (CalBench: the calendars round by round)."""
     quiet: frozenset[str] = frozenset()
     """Names of bookkeeping env events the transcript folds away until asked."""
+    sections: Mapping[str, ReportSection] = field(default_factory=dict)
+    """Output file name (figures as `figures/NAME.png`) -> its report section, in the
+    order the report shows them."""
 
 
 def delivery_index(trace: Trace) -> dict[int, int]:

@@ -31,6 +31,7 @@ from confide.core.viewing import LeakMarker, ViewHooks, delivery_index
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.events import BatchApplied, JudgeCase, Resolution, RoundStart
 from confide.envs.calbench.privacy.vps import vps_rows
+from confide.envs.calbench.report_sections import SECTIONS
 from confide.envs.calbench.scenario import MeetingSpec, Scenario
 from confide.envs.calbench.world import Errand, MeetingItem, Slot, display_cost, render_slot
 
@@ -416,4 +417,4 @@ _SENTENCES: dict[str, Callable[[dict[str, Any], str, Any], str]] = {
 QUIET = frozenset({"turn_start", "turn_end", "decide_start", "decide_end"})
 """Per-turn bookkeeping: most of a transcript, and nothing a reader needs first."""
 
-VIEW = ViewHooks(leaks=BeliefLeaks, story=episode_story, quiet=QUIET)
+VIEW = ViewHooks(leaks=BeliefLeaks, story=episode_story, quiet=QUIET, sections=SECTIONS)
