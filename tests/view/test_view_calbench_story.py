@@ -136,3 +136,13 @@ def test_episode_document_leaves_bulky_parts_to_the_details_file(
     messages = [e for e in events if e["kind"] == "message"]
     assert all(str(m["i"]) in story["sentences"] for m in messages)
     assert f"data/details/0/{episode_id}.js" in site.paths()
+
+
+def test_a_task_changed_since_the_run_is_said_not_drawn(calbench_largest: Path) -> None:
+    trace, task = _episode(calbench_largest)
+    fewer = task.model_copy(update={"meetings": task.meetings[:1]})
+    story = view.episode_story(trace, fewer)
+    assert [s["blocks"] for s in story["sections"]] == [[]]
+    assert "does not match this trace" in story["sections"][0]["note"]
+    leaks = view.BeliefLeaks(calbench_largest)
+    assert leaks.markers(trace, fewer) == leaks.markers(trace)  # read from the run's table

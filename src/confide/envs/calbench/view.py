@@ -30,7 +30,7 @@ from confide.core.trace import MessageDelivered, Trace
 from confide.core.viewing import LeakMarker, ViewHooks, delivery_index
 from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.events import BatchApplied, JudgeCase, Resolution, RoundStart
-from confide.envs.calbench.privacy.vps import vps_rows
+from confide.envs.calbench.privacy.vps import VpsError, vps_rows
 from confide.envs.calbench.report_sections import SECTIONS
 from confide.envs.calbench.scenario import MeetingSpec, Scenario
 from confide.envs.calbench.world import Errand, MeetingItem, Slot, display_cost, render_slot
@@ -79,11 +79,15 @@ class BeliefLeaks:
         if not self.counts.get(episode):
             return leak_markers(trace, [])
         if isinstance(task, Scenario):
-            game = vps_rows(task, trace.events, game_id=episode)
-            return leak_markers(trace, [row._asdict() for row in game.evidence])
-        evidence = [dict(zip(self.header, row, strict=False)) for game_id, row in
-                    self._evidence() if game_id == episode]
-        return leak_markers(trace, evidence)
+            try:
+                rows = vps_rows(task, trace.events, game_id=episode).evidence
+            except VpsError:  # the task changed since the run: read the run's table
+                rows = []
+            if len(rows) == self.counts[episode]:
+                return leak_markers(trace, [row._asdict() for row in rows])
+        read = [dict(zip(self.header, row, strict=False)) for game_id, row in self._evidence()
+                if game_id == episode]
+        return leak_markers(trace, read)
 
 
 def _observation_counts(summary: Path) -> Counter[str]:
@@ -152,8 +156,14 @@ def episode_story(trace: Trace, task: object) -> dict[str, Any]:
     }
     if not isinstance(task, Scenario):
         return {"sections": [], "sentences": sentences}
-    rounds = _replay(trace, task)
-    sections = [_calendars(task, rounds), _outcomes(trace, task, rounds), _vps(trace, task)]
+    try:
+        rounds = _replay(trace, task)
+        sections = [_calendars(task, rounds), _outcomes(trace, task, rounds), _vps(trace, task)]
+    except (KeyError, IndexError, VpsError):  # a meeting, slot or round the task lacks
+        return {"sentences": sentences, "sections": [{
+            "title": "Calendars", "blocks": [],
+            "note": f"Task {task.task_id} as it loads now does not match this trace (it "
+                    "changed since the run), so its calendars cannot be replayed."}]}
     return {"sections": [s for s in sections if s is not None], "sentences": sentences}
 
 
