@@ -158,6 +158,7 @@ def test_model_call_opens_and_glossary_lists_metrics(browser: Browser, served: s
     call.locator("summary").click()
     facts = call.locator("p.note").inner_text()
     assert "tokens" in facts and "latency" in facts and "cache" in facts
+    call.locator("pre").nth(1).wait_for()  # loaded from the episode's details file on open
     assert call.locator("pre").count() >= 2  # the prompt's messages and the completion
     browser.shot("served-model-call")
     page.goto(served + "#/glossary")
