@@ -462,7 +462,8 @@ function storyBlock(block, ep, view) {
   if (block.kind === "grid") {
     return el("table", { class: "grid" }, caption,
       el("thead", {}, el("tr", {}, el("th", {}), block.columns.map((c) => el("th", { text: c })))),
-      el("tbody", {}, block.rows.map((r) => el("tr", {}, el("th", { text: r.label }), r.cells.map((c) => storyCell(c, ep, view))))));
+      el("tbody", {}, block.rows.map((r) => el("tr", { class: view && r.label === view ? "mine" : null },
+        el("th", { text: r.label }), r.cells.map((c) => storyCell(c, ep, view))))));
   }
   return el("table", { class: "story-table" }, caption,
     el("thead", {}, el("tr", {}, block.columns.map((c) => el("th", { text: c })))),
@@ -549,10 +550,13 @@ function drawEpisode(main, ep, params) {
         el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: r.event }), "data-event": r.event, text: r.owner }), ": ", r.item)))
         : el("p", { class: "note", text: "None." })));
   }
+  const markerItem = (m) => el("li", {},
+    el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label);
+  const FIRST_MARKERS = 20; /* the rest folded: a CalBench game can have hundreds of belief updates */
   aside.append(el("div", { class: "card markers" }, el("h2", { text: `Leak events (${ep.markers.length})` }),
-    ep.markers.length ? el("ul", {}, ep.markers.map((m) => el("li", {},
-      el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label)))
-      : el("p", { class: "note", text: "None recorded." })));
+    ep.markers.length ? el("ul", {}, ep.markers.slice(0, FIRST_MARKERS).map(markerItem)) : el("p", { class: "note", text: "None recorded." }),
+    ep.markers.length > FIRST_MARKERS ? el("details", {}, el("summary", { text: `${ep.markers.length - FIRST_MARKERS} more` }),
+      el("ul", {}, ep.markers.slice(FIRST_MARKERS).map(markerItem))) : null));
   if (ep.footer) {
     const f = ep.footer;
     const metricRows = Object.entries(f.metrics || {}).map(([k, v]) => ({ k, v }));
