@@ -34,6 +34,7 @@ from confide.errors import ConfideError
 from confide.redaction import scrub
 from confide.registry import get_benchmark
 from confide.report.figures import headline_figures
+from confide.report.intervals import intervals
 from confide.view.data import RunData
 from confide.view.episodes import number
 from confide.view.glossary import glossary_for
@@ -83,7 +84,8 @@ def render_report(run_dir: Path, where: Path) -> str:
     return env.get_template("report.html.j2").render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
-        headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
+        headline=_with_intervals(_table(summary, "summary.csv", link, terms, whole=True),
+                                 summary, run_dir) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
         resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir))],
@@ -94,6 +96,30 @@ def render_report(run_dir: Path, where: Path) -> str:
         tables=tables,
         traces_href=link.file("traces") + "/",
     )
+
+
+INTERVAL_ROWS = 50_000
+"""results.csv rows up to which the headline gets intervals (they are held in memory)."""
+
+
+def _with_intervals(
+    table: dict[str, Any], summary: list[list[str]], run_dir: Path
+) -> dict[str, Any]:
+    """The headline table with each mean's 95% interval (report/intervals.py) in its
+    cell, at the column's precision."""
+    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
+        results = list(itertools.islice(csv.DictReader(handle), INTERVAL_ROWS + 1))
+    if len(results) > INTERVAL_ROWS:
+        return {**table, "intervals": None}
+    found = intervals(_dicts(summary), results)
+    header = summary[0]
+    for row, spans in zip(table["rows"], found, strict=True):
+        for i, cell in enumerate(row):
+            span = spans.get(header[i]) if i < len(header) else None
+            if span is not None:
+                places = len(cell["text"].split(".")[1]) if "." in cell["text"] else 0
+                cell["ci"] = f"{span[0]:.{places}f}, {span[1]:.{places}f}"
+    return {**table, "intervals": any(found)}
 
 
 def _sections(benchmark: str) -> Mapping[str, ReportSection]:
