@@ -98,7 +98,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     )
 
 
-INTERVAL_ROWS = 50_000
+INTERVAL_ROWS = 20_000
 """results.csv rows up to which the headline gets intervals (they are held in memory)."""
 
 
