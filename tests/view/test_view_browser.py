@@ -442,3 +442,17 @@ def test_usage_panel_counts_the_runs_model_calls(
     row = card.locator("table.usage-table tbody tr").first.locator("td").all_inner_texts()
     assert expected > 0 and row[1] == f"{expected:,}"
     browser.shot("served-usage-panel")
+
+
+def test_run_card_columns_keep_one_precision(browser: Browser, served: str) -> None:
+    page = browser.page
+    page.goto(served)
+    table = page.locator("section.run[data-run='0'] table").first
+    table.wait_for()
+    rows = [r.locator("td").all_inner_texts() for r in table.locator("tbody tr").all()]
+    numeric = [i for i, th in enumerate(table.locator("th").all())
+               if "num" in (th.get_attribute("class") or "")]
+    assert len(rows) > 3 and numeric
+    for i in numeric:
+        decimals = {len(r[i].split(".")[1]) if "." in r[i] else 0 for r in rows if r[i]}
+        assert len(decimals) == 1, (i, [r[i] for r in rows])

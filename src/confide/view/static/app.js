@@ -27,6 +27,15 @@ const fmt = (v) => {
   return Number.isInteger(n) ? String(n) : n.toFixed(3);
 };
 const json = (v) => JSON.stringify(v, null, 2);
+/* One precision per numeric column, as report.html: integers as they are, else the
+   decimals that give the largest value three significant digits (at least two). */
+function columnFormat(values) {
+  const nums = values.filter(isNum).map(Number);
+  if (!nums.length || values.every((v) => v === "" || /^-?\d+$/.test(String(v)))) return (v) => fmt(v);
+  const largest = Math.max(...nums.map(Math.abs));
+  const places = largest > 0 ? Math.max(2, 2 - Math.floor(Math.log10(largest))) : 2;
+  return (v) => (isNum(v) ? Number(v).toFixed(places) : fmt(v));
+}
 function short(id, n) { return id.length > n ? id.slice(0, n - 1) + "…" : id; }
 function glossaryTerm(benchmark, column) {
   return (state.index.glossary || []).find((t) => t.benchmark === benchmark && t.column === column);
@@ -150,10 +159,12 @@ function renderRuns(main) {
     const episodes = new Set(run.episodes.map((r) => r.episode_id));
     const failed = new Set(run.episodes.filter((r) => r.status !== "ok").map((r) => r.episode_id));
     const head = run.headline;
-    const columns = head.columns.map((c, i) => ({
-      key: i, label: c, title: columnTitle(run.benchmark, c),
-      num: head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === ""),
-    }));
+    const columns = head.columns.map((c, i) => {
+      const num = head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === "");
+      const show = num ? columnFormat(head.rows.map((r) => r[i])) : null;
+      return { key: i, label: c, title: columnTitle(run.benchmark, c), num,
+               render: show ? (r) => show(r[i]) : null };
+    });
     grid.append(el("section", { class: "card run", "data-run": run.index },
       el("h2", {}, run.name, " ", el("span", { class: "badge", text: run.benchmark })),
       el("p", {}, `${episodes.size} episodes (${failed.size} failed) · suite ${run.suite || "-"}`),
