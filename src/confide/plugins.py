@@ -1,7 +1,7 @@
 """Entry points through which other packages extend confide.
 
 A distribution adds a benchmark, a participant or a model provider by declaring an entry
-point in one of three groups (see README "Plugins" and examples/):
+point in one of three groups (see docs/usage.md "Plugins" and examples/):
 
 - `confide.benchmarks`: name = benchmark id, object = a `BenchmarkSpec`;
 - `confide.participants`: name = seat spec, object = a participant factory

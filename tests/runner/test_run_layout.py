@@ -105,7 +105,7 @@ README_RUNS = [
     ["incognita", "--lineup", "mock/incognita-skilled", "--lineup",
      "mock/incognita-ineffective", "--limit", "1"],
 ]
-"""The offline `confide run` lines of the README's "Using it" list (cut to one task where
+"""The offline `confide run` lines of docs/usage.md's command list (cut to one task where
 they would play a whole suite), run top to bottom in one folder."""
 
 

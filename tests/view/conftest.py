@@ -17,3 +17,19 @@ def incognita_social(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                      "limit": 1, "conditions": ["social"]}),
                    show_progress=False)
     return out
+
+
+LARGEST = {"task_ids": ["canonical-varied-b6-medium-02"], "lineups": ["sdmap"],
+           "conditions": ["all-agent-groupchat"]}
+"""The largest episode of the README's main job (`confide run calbench`: 1,080 games, its
+trace the biggest file under traces/), played alone: the same game, in about a second."""
+
+
+@pytest.fixture(scope="session")
+def calbench_largest(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from confide.runner import build_experiment, run_experiment
+
+    out = tmp_path_factory.mktemp("calbench-largest")
+    run_experiment(build_experiment({"benchmark": "calbench", "output_dir": str(out),
+                                     **LARGEST}), show_progress=False)
+    return out

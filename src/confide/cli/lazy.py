@@ -48,7 +48,8 @@ class Lazy:
         if isinstance(target, typer.Typer):
             holder.add_typer(target, name=self.name)
         else:
-            holder.command(self.name)(target)
+            # a command may bring its own click class (`run`: benchmark-aware --help)
+            holder.command(self.name, cls=getattr(target, "command_class", None))(target)
         built = typer.main.get_group(holder).commands[self.name]
         assert isinstance(built, TyperCommand | TyperGroup)
         return built

@@ -24,6 +24,18 @@ if TYPE_CHECKING:
     from confide.envs.calbench.rating.results import SeatResult
 
 
+UNITS = (
+    "Columns, each a mean per seat over every game and setting of the runs: Coord. = share "
+    "of the seat's meetings scheduled (%); Excess cost = max(0, cost paid - the oracle's "
+    "share) on the cost scale the agents saw (varied errands 1/10/100), against the "
+    "scheduled-only oracle on those costs (calbench.md D.4); Excess VPS = VPS beyond the "
+    "five-slot floor, in slot-equivalent units (F.3-F.4). report.html's Excess is per "
+    "setting, on the 1/2/3 metric scale of Table 1, so the varied setting differs by design."
+)
+"""What the leaderboard's columns measure, in which units, and how they relate to the
+report's headline table."""
+
+
 def _collect(run_dirs: list[Path]) -> list[SeatResult]:
     from confide.envs.calbench.rating import read_results_csv
 
@@ -74,8 +86,15 @@ def leaderboard(
     except ConfideError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(code=1) from None
-    for table in leaderboard_tables(state):
+    tables = leaderboard_tables(state)
+    if state.models:
+        print_table(tables[0])
+    else:
+        typer.echo("No model seats in these runs: nothing to rate (reference protocols "
+                   "are listed by their raw metrics).")
+    for table in tables[1:]:
         print_table(table)
+    typer.echo(UNITS)
     if state_path is not None:
         save_state(state, state_path)
     if out is not None:

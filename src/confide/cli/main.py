@@ -12,6 +12,7 @@ status 2; anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import sys
+from typing import Annotated
 
 import typer
 
@@ -67,8 +68,22 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from confide import __version__
+
+        typer.echo(f"confide {__version__}")
+        raise typer.Exit()
+
+
 @app.callback()
-def confide() -> None:
+def confide(
+    version: Annotated[
+        bool,
+        typer.Option("--version", help="Print confide's version and exit.", is_eager=True,
+                     callback=_version),
+    ] = False,
+) -> None:
     """Makes `app` a group although every command comes from `COMMANDS`."""
 
 

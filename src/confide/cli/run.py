@@ -8,12 +8,39 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer._click import Context, HelpFormatter
+from typer.core import TyperCommand
 
 from confide.cli.term import console, print_table
 from confide.errors import ConfideError
 
 if TYPE_CHECKING:
     from rich.table import Table
+
+
+class RunCommand(TyperCommand):
+    """`confide run`, whose `--help` after a benchmark id ends with that benchmark's
+    suites, conditions, participants, roles and options (cli/describe.py)."""
+
+    def parse_args(self, ctx: Context, args: list[str]) -> list[str]:
+        if "--help" in args:
+            first = next((a for a in args if not a.startswith("-")), None)
+            ctx.meta["confide.benchmark"] = first
+        return super().parse_args(ctx, args)
+
+    def format_help(self, ctx: Context, formatter: HelpFormatter) -> None:
+        super().format_help(ctx, formatter)
+        target = ctx.meta.get("confide.benchmark")
+        if not target or target.endswith((".yaml", ".yml")):
+            return
+        from confide.cli.describe import describe
+        from confide.registry import get_benchmark
+
+        text = "\n" + "\n".join(describe(get_benchmark(target))) + "\n"
+        if self.rich_markup_mode is None:  # click's formatter, printed after this returns
+            formatter.write(text)
+        else:  # rich panels were printed already
+            typer.echo(text, nl=False)
 
 
 def run(
@@ -189,8 +216,14 @@ def run(
     done = f"{summary.finished} of " if summary.interrupted else ""
     term.print(
         f"{done}{summary.episodes} episodes ({summary.skipped} resumed, "
-        f"{len(summary.failed)} failed); results in {summary.run_dir}/results.csv"
+        f"{len(summary.failed)} failed); results in {summary.run_dir}/results.csv",
+        soft_wrap=True,
     )
+    report = Path(summary.run_dir) / "report.html"
+    if report.is_file():
+        term.print(f"report: {report}", soft_wrap=True, markup=False)
+    term.print(f"browse the episodes: {shlex.join(['confide', 'view', str(summary.run_dir)])}",
+               soft_wrap=True, markup=False)
     for episode in summary.failed:
         trace = f"{summary.run_dir}/traces/{episode}{TRACE_SUFFIX}"
         term.print(f"[red]failed[/red] {episode}: see {trace}")
@@ -207,11 +240,29 @@ def run(
         raise typer.Exit(1)
 
 
-def benchmarks() -> None:
+class BenchmarksCommand(TyperCommand):
+    """`confide benchmarks [ID]`: the id is read from the extra arguments, untyped, so the
+    command still imports no pydantic (typer coerces every typed parameter through it)."""
+
+    allow_extra_args = True
+
+
+def benchmarks(ctx: typer.Context) -> None:
     """List the registered benchmarks with their suites, reference participants and conditions.
 
     Benchmarks from installed plugins are listed too; a plugin that cannot be loaded is
-    named on stderr after the list (exit status 1)."""
+    named on stderr after the list (exit status 1). `confide benchmarks ID` describes one
+    benchmark instead: its suites, conditions, participants, roles and options with their
+    types, defaults and paper sections (what `confide run ID --help` ends with)."""
+    if len(ctx.args) > 1:
+        raise ConfideError(f"confide benchmarks takes at most one id, not {len(ctx.args)}")
+    if ctx.args:
+        from confide.cli.describe import describe
+        from confide.registry import get_benchmark
+
+        for line in describe(get_benchmark(ctx.args[0])):
+            typer.echo(line)
+        return
     from confide.registry import catalog
 
     entries, problems = catalog()
@@ -293,3 +344,7 @@ def _pairs(items: list[str] | None, flag: str, *, parse: bool) -> dict[str, Any]
             raise ConfideError(f"{flag} expects KEY=VALUE, got {item!r}")
         result[key] = parse_yaml(value, f"{flag} {key}") if parse else value
     return result
+
+
+run.command_class = RunCommand  # type: ignore[attr-defined]  # read by cli/lazy.Lazy.build
+benchmarks.command_class = BenchmarksCommand  # type: ignore[attr-defined]

@@ -57,12 +57,19 @@ def list_episodes(
     wheres = [Where.parse(w) for w in where or []]
     chosen = select(read_episodes(run_dir), wheres, failed=failed)
     table = Table(title=f"{len(chosen)} episodes")
-    for column in ("episode", "task", "lineup", "condition", "status", *(w.metric for w in wheres)):
+    for column in ("episode", "task", "lineup", "condition", "status"):
         table.add_column(column)
+    for w in wheres:
+        table.add_column(f"{w.metric} {w.op} {w.value:g}: seats", overflow="fold")
     for episode in chosen:
-        shown = [",".join(f"{v:g}" for v in dict.fromkeys(episode.values(w.metric)))
+        shown = ["; ".join(f"{seat} {_value(v)}".strip() for seat, v in w.matching(episode))
                  for w in wheres]
         table.add_row(episode.episode_id, episode.task_id, episode.lineup, episode.condition,
                       episode.status, *shown)
     print_table(table)
     typer.echo(f"traces: {run_dir / 'traces'}/<episode>{TRACE_SUFFIX}", err=True)
+
+
+def _value(v: float) -> str:
+    """A metric value for a terminal: integers as they are, others to two decimals."""
+    return f"{v:.0f}" if v == int(v) else f"{v:.2f}"

@@ -10,7 +10,7 @@ in `envs/<id>/view.py`; a benchmark without hooks shows no leak events and no pa
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -39,8 +39,10 @@ class RunLeaks(Protocol):
         the report's notable episodes use it; it must not need the trace)."""
         ...
 
-    def markers(self, trace: Trace) -> list[LeakMarker]:
-        """The episode's leak events, in trace order."""
+    def markers(self, trace: Trace, task: Any = None) -> list[LeakMarker]:
+        """The episode's leak events, in trace order; `task` is the episode's task when it
+        could be loaded (a benchmark may recompute its evidence from it rather than read
+        the run's files)."""
         ...
 
 
@@ -57,7 +59,7 @@ class CountedLeaks:
         except (ValueError, OverflowError):  # a blank, text or non-finite cell counts none
             return 0
 
-    def markers(self, trace: Trace) -> list[LeakMarker]:
+    def markers(self, trace: Trace, task: Any = None) -> list[LeakMarker]:
         return self.mark(trace)
 
 
@@ -71,6 +73,28 @@ def counted(column: str, mark: Callable[[Trace], list[LeakMarker]]) -> Callable[
 Panels = Callable[[Trace, Sequence[str]], Mapping[str, Mapping[str, Any]]]
 """(trace, participants) -> participant -> its panel (only participants that have one)."""
 
+Story = Callable[[Trace, Any], Mapping[str, Any]]
+"""(trace, its task or None when the task cannot be loaded) -> the benchmark's account of
+the episode, as plain JSON values the viewer draws without knowing the benchmark:
+
+- `sections`: a list of `{"title", "note", "blocks"}`; a block is a grid
+  `{"kind": "grid", "caption", "columns": [str], "rows": [{"label", "cells": [cell]}]}` or
+  a table `{"kind": "table", "caption", "columns": [str], "rows": [[cell]]}`; a cell is a
+  string or `{"text", "tone", "title", "event"}` (tone: a word the page styles, such as
+  free, busy, meeting, proposed, ok, bad; event: the trace index it links to);
+- `sentences`: trace index (as a string) -> a message's machine payload said in words."""
+
+@dataclass(frozen=True)
+class ReportSection:
+    """How report.html presents one output file of the benchmark (a table, or a figure
+    under figures/): a title in words, one sentence on what it shows, the paper section."""
+
+    title: str
+    about: str
+    section: str
+    data: str | None = None
+    """For a figure: the table it draws, so an empty chart can say why it is empty."""
+
 
 @dataclass(frozen=True)
 class ViewHooks:
@@ -83,6 +107,13 @@ class ViewHooks:
     """Data a participant alone held beyond its private items (Incognita: its desk role,
     owned tools, the tool calls it ran, the customer's gate releases), shown in the
     perspective's private-state card."""
+    story: Story | None = None
+    """The episode in the benchmark's own terms (CalBench: the calendars round by round)."""
+    quiet: frozenset[str] = frozenset()
+    """Names of bookkeeping env events the transcript folds away until asked."""
+    sections: Mapping[str, ReportSection] = field(default_factory=dict)
+    """Output file name (figures as `figures/NAME.png`) -> its report section, in the
+    order the report shows them."""
 
 
 def delivery_index(trace: Trace) -> dict[int, int]:

@@ -16,7 +16,9 @@ import csv
 import gzip
 import itertools
 import json
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -29,9 +31,12 @@ from confide import atomic
 from confide.core.demo import demo_line, experiment_demo
 from confide.core.published import PUBLISHED_FILE
 from confide.core.trace import find_trace
+from confide.core.viewing import ReportSection
 from confide.errors import ConfideError
 from confide.redaction import scrub
+from confide.registry import get_benchmark
 from confide.report.figures import headline_figures
+from confide.report.intervals import intervals
 from confide.view.data import RunData
 from confide.view.episodes import number
 from confide.view.glossary import glossary_for
@@ -68,21 +73,22 @@ def render_report(run_dir: Path, where: Path) -> str:
     experiment = _mapping(experiment_text)
     benchmark = str(experiment.get("benchmark", ""))
     terms = glossary_for(benchmark)
+    sections = _sections(benchmark)
     summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
     episodes = _episodes(run_dir / "results.csv")
     figures = [
-        {"name": title, "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
+        {"name": title, "about": "", "section": "", "empty": None,
+         "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
         for title, svg in headline_figures(benchmark, _dicts(summary), _published(run_dir))
-    ] + [
-        {"name": p.stem.replace("_", " "),
-         "src": "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()}
-        for p in sorted((run_dir / "figures").glob("*.png"))
-    ]
+    ] + [_figure(run_dir, path, sections) for path in _declared_first(
+        sorted((run_dir / "figures").glob("*.png")), sections, "figures/")]
+    tables = [_preview(p, link, terms, sections.get(p.name)) for p in _csv_order(run_dir, sections)]
     return env.get_template("report.html.j2").render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
         demo=demo_line(demo) if (demo := experiment_demo(experiment)) else None,
-        headline=_table(summary, "summary.csv", link, terms, whole=True) if summary else None,
+        headline=_with_intervals(_table(summary, "summary.csv", link, terms, whole=True),
+                                 summary, run_dir) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
         resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir)),
@@ -91,9 +97,73 @@ def render_report(run_dir: Path, where: Path) -> str:
         episodes=_notable(episodes, _leak_counts(run_dir), link),
         episode_count=len(episodes),
         viewer=link.viewer,
-        tables=[_preview(p, link, terms) for p in _csv_order(run_dir)],
+        tables=tables,
         traces_href=link.file("traces") + "/",
     )
+
+
+INTERVAL_ROWS = 20_000
+"""results.csv rows up to which the headline gets intervals (they are held in memory)."""
+
+
+def _with_intervals(
+    table: dict[str, Any], summary: list[list[str]], run_dir: Path
+) -> dict[str, Any]:
+    """The headline table with each mean's 95% interval (report/intervals.py) in its
+    cell, at the column's precision."""
+    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
+        results = list(itertools.islice(csv.DictReader(handle), INTERVAL_ROWS + 1))
+    if len(results) > INTERVAL_ROWS:
+        return {**table, "intervals": None}
+    found = intervals(_dicts(summary), results)
+    header = summary[0]
+    for row, spans in zip(table["rows"], found, strict=True):
+        for i, cell in enumerate(row):
+            span = spans.get(header[i]) if i < len(header) else None
+            if span is not None:
+                places = len(cell["text"].split(".")[1]) if "." in cell["text"] else 0
+                cell["ci"] = f"{span[0]:.{places}f}, {span[1]:.{places}f}"
+    return {**table, "intervals": any(found)}
+
+
+def _sections(benchmark: str) -> Mapping[str, ReportSection]:
+    """The benchmark's declared report sections (none for a benchmark not installed)."""
+    try:
+        view = get_benchmark(benchmark).view
+    except ConfideError:
+        return {}
+    return view.sections if view is not None else {}
+
+
+def _declared_first(
+    paths: list[Path], sections: Mapping[str, ReportSection], prefix: str = ""
+) -> list[Path]:
+    """The files the benchmark declares, in its order, then the others by name."""
+    order = {name: i for i, name in enumerate(sections)}
+    return sorted(paths, key=lambda p: (order.get(prefix + p.name, len(order)), p.name))
+
+
+def _figure(run_dir: Path, path: Path, sections: Mapping[str, ReportSection]) -> dict[str, Any]:
+    """A figure with its caption in words, and a note when the table it draws is empty."""
+    declared = sections.get(f"figures/{path.name}")
+    empty = None
+    if declared is not None and declared.data is not None:
+        data = run_dir / declared.data
+        if data.is_file() and not _has_signal(data):
+            empty = (f"Nothing to draw: {declared.data} has no nonzero value in this run "
+                     "(its table is below).")
+    return {"name": declared.title if declared else path.stem.replace("_", " "),
+            "about": declared.about if declared else "",
+            "section": declared.section if declared else "", "empty": empty,
+            "src": "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()}
+
+
+def _has_signal(path: Path) -> bool:
+    """Whether a figure's table holds any nonzero number outside count columns."""
+    rows = _dicts(_read(path))
+    skip = {"episodes", "n_tasks", "n_trials", "seat_games", "round"}
+    return any(v for row in rows for k, cell in row.items()
+               if k not in skip and (v := number(cell)) is not None)
 
 
 class _Linker:
@@ -118,9 +188,12 @@ def _read(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
-def _preview(path: Path, link: _Linker, terms: dict[str, Any]) -> dict[str, Any]:
+def _preview(
+    path: Path, link: _Linker, terms: dict[str, Any], declared: ReportSection | None = None
+) -> dict[str, Any]:
     """A table of the report, streamed: a run's tables (gzipped when large) can hold
-    hundreds of thousands of rows, and only the first few are shown."""
+    hundreds of thousands of rows, and only the first few are shown. `declared` gives its
+    title in words, what it shows and its paper section."""
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "rt", newline="", encoding="utf-8") as handle:
         grid = list(itertools.islice(csv.reader(handle), LARGE[0] + 1))
@@ -128,7 +201,11 @@ def _preview(path: Path, link: _Linker, terms: dict[str, Any]) -> dict[str, Any]
     if rows is None:  # some cell is quoted and may hold a line break: parse every row
         with opener(path, "rt", newline="", encoding="utf-8") as handle:
             rows = sum(1 for _ in csv.reader(handle))
-    return _table(grid, path.name, link, terms, total=max(rows - 1, 0))
+    table = _table(grid, path.name, link, terms, total=max(rows - 1, 0))
+    return {**table, "title": declared.title if declared else path.name,
+            "about": declared.about if declared else "",
+            "section": declared.section if declared else "",
+            "anchor": "t-" + "".join(c if c.isalnum() else "-" for c in path.name)}
 
 
 def _unquoted_rows(path: Path) -> int | None:
@@ -164,10 +241,12 @@ def _mapping(text: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _csv_order(run_dir: Path) -> list[Path]:
-    """Every CSV (plain or gzipped) but the headline, results.csv last."""
-    files = sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
-    files = [p for p in files if p.name != "summary.csv"]
+def _csv_order(run_dir: Path, sections: Mapping[str, ReportSection]) -> list[Path]:
+    """Every CSV (plain or gzipped) but the headline: those the benchmark declares in its
+    order, then the others by name, results.csv last."""
+    files = [p for p in sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+             if p.name != "summary.csv"]
+    files = _declared_first(files, sections)
     return [p for p in files if p.name != "results.csv"] + [
         p for p in files if p.name == "results.csv"
     ]
@@ -190,12 +269,15 @@ def _table(
     shown = body[:SHOWN_ROWS] if large else body
     numeric = [bool(shown) and all(number(r[i]) is not None or r[i] == "" for r in shown
                                    if i < len(r)) for i in range(len(header))]
+    places = [_places([r[i] for r in shown if i < len(r)]) if numeric[i] else None
+              for i in range(len(header))]
     return {
         "name": name,
         "href": link.file(name),
         "header": [{"text": h, "title": _term_title(terms.get(h)), "num": n}
                    for h, n in zip(header, numeric, strict=True)],
-        "rows": [[_cell(c, numeric[i] if i < len(numeric) else False)
+        "rows": [[_cell(c, numeric[i] if i < len(numeric) else False,
+                        places[i] if i < len(places) else None)
                   for i, c in enumerate(r)] for r in shown],
         "total": total,
         "columns": len(header),
@@ -207,11 +289,28 @@ def _term_title(term: Any) -> str | None:
     return f"{term.name}: {term.definition} (section {term.section})" if term else None
 
 
-def _cell(text: str, numeric: bool) -> dict[str, Any]:
+def _places(cells: list[str]) -> int | None:
+    """One precision for a numeric column: None when every cell is an integer, else the
+    decimals that give its largest value three significant digits (at least two), so
+    48.89 and 0.05 stand as 48.89 and 0.05, never beside 0.05209."""
+    values = [v for c in cells if (v := number(c)) is not None]
+    if all(c.lstrip("-").isdigit() or c == "" for c in cells) or not values:
+        return None
+    largest = max(abs(v) for v in values)
+    return max(2, 2 - math.floor(math.log10(largest))) if largest > 0 else 2
+
+
+def _cell(text: str, numeric: bool, places: int | None = None) -> dict[str, Any]:
     if numeric:
         value = number(text)
-        shown = text if value is None or text.lstrip("-").isdigit() else f"{value:.4g}"
-        return {"text": shown, "num": True, "title": None}
+        if value is None or (text.lstrip("-").isdigit() and places is None):
+            shown = text
+        elif places is not None:
+            shown = f"{value:.{places}f}"
+        else:
+            shown = f"{value:.4g}"
+        rounded = value is not None and number(shown) != value
+        return {"text": shown, "num": True, "title": text if rounded else None}
     if len(text) > ID_CHARS:  # keep both ends: ids differ at the start and the end
         half = (ID_CHARS - 1) // 2
         return {"text": text[:half] + "…" + text[-half:], "num": False, "title": text}

@@ -9,6 +9,7 @@ come from the benchmark's viewer hooks (`BenchmarkSpec.view`, core/viewing.py).
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -122,21 +123,36 @@ class RunData:
         return [{**row, "leak_events": str(self.leaks.count(row))} for row in self.rows]
 
     @cached_property
-    def private_state(self) -> dict[str, dict[str, list[str]]]:
-        """Task id -> seat -> its private strings (the benchmark's `private_markers`);
-        empty when the tasks cannot be loaded from where the run found them."""
+    def tasks(self) -> dict[str, Any]:
+        """Task id -> task, loaded from where the run found them; empty when they cannot
+        be loaded (moved or deleted files, a plugin's benchmark)."""
         spec = self.spec
-        if spec is None or spec.private_markers is None:
+        if spec is None:
             return {}
         try:
             tasks = spec.load_tasks(self.experiment.get("suite"), self.experiment.get("tasks"))
         except (ConfideError, OSError):
             return {}
-        return {task.id: spec.private_markers(task) for task in tasks}
+        return {task.id: task for task in tasks}
+
+    @cached_property
+    def private_state(self) -> dict[str, dict[str, list[str]]]:
+        """Task id -> seat -> its private strings (the benchmark's `private_markers`)."""
+        markers = self.spec.private_markers if self.spec is not None else None
+        if markers is None:
+            return {}
+        return {task_id: markers(task) for task_id, task in self.tasks.items()}
+
+
+INLINE_DATA = 600
+"""An env event's data longer than this (as JSON) waits in the episode's details file."""
 
 
 def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
-    """One episode for the Episode page: events with `seen`, markers, calls, private state."""
+    """One episode for the Episode page: events with `seen`, markers, private state and
+    the benchmark's story; model-call prompts and completions and long env data are left
+    to `episode_details`, loaded when the reader opens one (the largest CalBench episodes
+    have thousands of events)."""
     trace = read_trace(run.trace_path(episode_id))
     names = participants(trace)
     events = [_event(i, e, names) for i, e in enumerate(trace.events)]
@@ -144,6 +160,8 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
     private = run.private_state.get(trace.header.scenario_id, {})
     hooks = run.spec.view if run.spec is not None else None
     desks = hooks.desk_panels(trace, names) if hooks is not None and hooks.desk_panels else {}
+    task = run.tasks.get(trace.header.scenario_id)
+    story = hooks.story(trace, task) if hooks is not None and hooks.story else {}
     received = exposures(trace, names, private)
     return {
         "run": run.index,
@@ -152,12 +170,32 @@ def episode_json(run: RunData, episode_id: str) -> dict[str, Any]:
         "header": {**trace.header.model_dump(mode="json"), "seed": str(trace.header.seed)},
         "participants": names,
         "events": events,
-        "markers": [m.as_json() for m in run.leaks.markers(trace)],
+        "markers": [m.as_json() for m in run.leaks.markers(trace, task)],
         "private": {n: {"items": private.get(n, []), "state": _latest_state(trace, n),
                         "desk": desks.get(n), "received": received[n]}
                     for n in names},
+        "story": {"sections": story.get("sections", []), "sentences": story.get("sentences", {}),
+                  "quiet": sorted(hooks.quiet) if hooks is not None else []},
         "footer": footer.model_dump(mode="json") if footer is not None else None,
     }
+
+
+def episode_details(run: RunData, episode_id: str) -> dict[str, Any]:
+    """The bulky parts of an episode's events, by trace index: each model call's prompt,
+    completion and configuration, and the long env data `episode_json` left out."""
+    trace = read_trace(run.trace_path(episode_id))
+    details: dict[str, Any] = {}
+    for i, event in enumerate(trace.events):
+        if isinstance(event, ModelCall):
+            details[str(i)] = {"messages": event.messages, "config": event.config,
+                               "completion": event.completion}
+        elif isinstance(event, EnvEvent) and not _inline(event.fields()):
+            details[str(i)] = {"data": event.fields()}
+    return {"run": run.index, "id": trace.header.episode_id, "events": details}
+
+
+def _inline(data: Mapping[str, Any]) -> bool:
+    return len(json.dumps(data, default=str)) <= INLINE_DATA
 
 
 def _event(i: int, event: Any, names: list[str]) -> dict[str, Any]:
@@ -169,13 +207,17 @@ def _event(i: int, event: Any, names: list[str]) -> dict[str, Any]:
                 "recipients": list(m.recipients), "channel": m.channel.kind,
                 "group": m.channel.name, "text": m.text, "payload": m.payload}
     if isinstance(event, EnvEvent):
+        data = event.fields()
+        inline = _inline(data)
         return {**base, "name": event.name, "seat": event.seat, "round": event.round,
-                "data": event.fields(), "visible_to": event.visible_to}
+                "data": data if inline else None, "lazy": not inline and bool(data),
+                "visible_to": event.visible_to}
     if isinstance(event, ModelCall):
+        usage = (event.completion or {}).get("usage") if isinstance(event.completion, dict) \
+            else None
         return {**base, "seat": event.seat, "purpose": event.purpose, "model": event.model,
-                "messages": event.messages, "config": event.config,
-                "completion": event.completion, "error": event.error,
-                "latency_s": event.latency_s, "cached": event.cached}
+                "usage": usage, "error": event.error, "latency_s": event.latency_s,
+                "cached": event.cached}
     return base
 
 
@@ -194,5 +236,5 @@ class _NoLeaks:
     def count(self, row: Mapping[str, str]) -> int:
         return 0
 
-    def markers(self, trace: Trace) -> list[LeakMarker]:
+    def markers(self, trace: Trace, task: Any = None) -> list[LeakMarker]:
         return []

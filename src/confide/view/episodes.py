@@ -60,6 +60,13 @@ class Where:
     def holds(self, episode: Episode) -> bool:
         return any(_OPS[self.op](v, self.value) for v in episode.values(self.metric))
 
+    def matching(self, episode: Episode) -> list[tuple[str, float]]:
+        """(seat, value) of the seat rows that satisfy the condition ("" for an episode
+        scored as one row)."""
+        return [(row.get("seat", ""), v) for row in episode.rows
+                if (v := number(row.get(self.metric, ""))) is not None
+                and _OPS[self.op](v, self.value)]
+
 
 def read_episodes(run_dir: Path) -> list[Episode]:
     """The run's episodes in results.csv order."""

@@ -32,8 +32,9 @@ from urllib.parse import unquote, urlsplit
 
 from confide.core.trace import find_trace
 from confide.errors import ConfideError
-from confide.view.data import NotFound, RunData, episode_json
+from confide.view.data import NotFound, RunData, episode_details, episode_json
 from confide.view.glossary import glossary_json
+from confide.view.usage import run_usage
 
 ASSETS = ("index.html", "app.js", "app.css")
 BUNDLE_MARKER = ".confide-bundle"
@@ -65,9 +66,17 @@ class Site:
             index = {"runs": [r.summary() for r in self.runs], "glossary": glossary_json()}
             return _script("confideIndex", index), "text/javascript"
         parts = path.split("/")
+        if len(parts) == 3 and parts[:2] == ["data", "usage"] and parts[2].endswith(".js"):
+            run = self._run(parts[2][:-3])
+            return _script("confideUsage", {"run": run.index, **run_usage(run.path)}), \
+                "text/javascript"
         if len(parts) == 4 and parts[:2] == ["data", "episodes"] and parts[3].endswith(".js"):
             run = self._run(parts[2])
             return _script("confideEpisode", episode_json(run, parts[3][:-3])), "text/javascript"
+        if len(parts) == 4 and parts[:2] == ["data", "details"] and parts[3].endswith(".js"):
+            run = self._run(parts[2])
+            return _script("confideDetails", episode_details(run, parts[3][:-3])), \
+                "text/javascript"
         raise NotFound(f"no page {path!r}")
 
     def _run(self, text: str) -> RunData:
@@ -78,12 +87,14 @@ class Site:
     def paths(self) -> list[str]:
         """Every path of the site (what a bundle writes)."""
         episodes = [
-            f"data/episodes/{run.index}/{episode_id}.js"
+            f"data/{part}/{run.index}/{episode_id}.js"
             for run in self.runs
             for episode_id in dict.fromkeys(r["episode_id"] for r in run.rows)
             if find_trace(run.path / "traces", episode_id).is_file()
+            for part in ("episodes", "details")
         ]
-        return [*ASSETS, "data/index.js", *episodes]
+        usage = [f"data/usage/{run.index}.js" for run in self.runs]
+        return [*ASSETS, "data/index.js", *usage, *episodes]
 
 
 def _script(callback: str, value: Any) -> bytes:
@@ -172,6 +183,9 @@ def serve(run_dirs: Sequence[Path], port: int = 0) -> ThreadingHTTPServer:
     are refused with 421."""
     site = Site(run_dirs)
     hosts: set[str] = set()
+    # the tasks behind the episode pages load while the reader is on the runs page (a
+    # second for CalBench's canonical suite), not on the first episode's click
+    threading.Thread(target=lambda: [run.tasks for run in site.runs], daemon=True).start()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

@@ -17,12 +17,20 @@ class CalbenchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     max_turns_per_round: int | None = Field(
-        default=DEFAULT_MAX_TURNS, ge=1, json_schema_extra={"task_default": True}
+        default=DEFAULT_MAX_TURNS, ge=1, json_schema_extra={"task_default": True},
+        description="Cheap-talk turns per round, the turn budget (A.4).",
     )
     decision_retries: int = Field(
-        default=DEFAULT_DECISION_RETRIES, ge=0, json_schema_extra={"task_default": True}
+        default=DEFAULT_DECISION_RETRIES, ge=0, json_schema_extra={"task_default": True},
+        description="Retries of a DECISION batch that did not validate (A.3, A.5).",
     )
-    sd_model: dict[int, float] = Field(default_factory=dict)
-    reflection: bool = True
+    sd_model: dict[int, float] = Field(
+        default_factory=dict,
+        description="SD-MAP's difficulty per agent id, sigma; unset agents count 1 (D.2).",
+    )
+    reflection: bool = Field(
+        default=True,
+        description="Ask model seats the reflection question after every round (F.3).",
+    )
     """Ask model seats the measurement-only reflection question after every round (F.3);
     off saves one call per model seat and round but leaves their VPS unmeasured."""

@@ -17,6 +17,7 @@ from confide.core.trace import Trace
 from confide.core.viewing import LeakMarker, ViewHooks, counted, delivery_index
 from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskRole, tools_for_role
+from confide.envs.incognita.report_sections import SECTIONS
 
 
 def leak_markers(trace: Trace) -> list[LeakMarker]:
@@ -61,4 +62,5 @@ def desk_panels(trace: Trace, names: Sequence[str]) -> dict[str, dict[str, Any]]
     return {name: value for name, value in data.items() if name in names}
 
 
-VIEW = ViewHooks(leaks=counted("gate_releases", leak_markers), desk_panels=desk_panels)
+VIEW = ViewHooks(leaks=counted("gate_releases", leak_markers), desk_panels=desk_panels,
+                 sections=SECTIONS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from confide.core.trace import MessageDelivered, Trace
 from confide.core.viewing import LeakMarker, ViewHooks, counted
+from confide.envs.sotopia_tom.report_sections import SECTIONS
 
 
 def leak_markers(trace: Trace) -> list[LeakMarker]:
@@ -23,4 +24,4 @@ def leak_markers(trace: Trace) -> list[LeakMarker]:
     ]
 
 
-VIEW = ViewHooks(leaks=counted("violations", leak_markers))
+VIEW = ViewHooks(leaks=counted("violations", leak_markers), sections=SECTIONS)

@@ -40,7 +40,8 @@ from confide.llm.tools import text_call_schema, tools_in_prompt, with_text_calls
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, Usage, read_logprobs
 
 DEFAULT_PREFIX_CACHE_MB = 1024
-_INSTALL_HINT = "install the local extra: pip install 'confide[local]'"
+_INSTALL_HINT = ("install the local extra from a checkout: scripts/install-local-model "
+                 "&& pip install 'confide[local]' (the script builds the engine portably)")
 
 
 class LocalWeights(NamedTuple):

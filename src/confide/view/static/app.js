@@ -3,7 +3,7 @@
    file://. Every text from a run is inserted with textContent, never as markup. */
 "use strict";
 
-const state = { index: null, episodes: {}, pending: {} };
+const state = { index: null, episodes: {}, pending: {}, details: {}, lastPath: null };
 
 /* -- small DOM helpers ------------------------------------------------------------- */
 function el(tag, attrs, ...children) {
@@ -27,13 +27,26 @@ const fmt = (v) => {
   return Number.isInteger(n) ? String(n) : n.toFixed(3);
 };
 const json = (v) => JSON.stringify(v, null, 2);
+/* One precision per numeric column, as report.html: integers as they are, else the
+   decimals that give the largest value three significant digits (at least two). */
+function columnFormat(values) {
+  const nums = values.filter(isNum).map(Number);
+  if (!nums.length || values.every((v) => v === "" || /^-?\d+$/.test(String(v)))) return (v) => fmt(v);
+  const largest = Math.max(...nums.map(Math.abs));
+  const places = largest > 0 ? Math.max(2, 2 - Math.floor(Math.log10(largest))) : 2;
+  return (v) => (isNum(v) ? Number(v).toFixed(places) : fmt(v));
+}
 function short(id, n) { return id.length > n ? id.slice(0, n - 1) + "…" : id; }
 function glossaryTerm(benchmark, column) {
   return (state.index.glossary || []).find((t) => t.benchmark === benchmark && t.column === column);
 }
+/* Paper sections as written ("4.1", "3.2, F.3"), never as numbers ("4.100"). */
+function sectionText(section) {
+  return String(section).split(/,\s*/).map((s) => "§" + s).join(", ");
+}
 function columnTitle(benchmark, column) {
   const term = glossaryTerm(benchmark, column);
-  return term ? `${term.name}: ${term.definition} (§${term.section})` : null;
+  return term ? `${term.name}: ${term.definition} (${sectionText(term.section)})` : null;
 }
 
 /* -- routing ----------------------------------------------------------------------- */
@@ -56,6 +69,11 @@ function route() {
   if (!state.index) return;
   const main = document.getElementById("main");
   const { parts, params } = parseHash();
+  const path = parts.join("/");
+  /* a new page starts at its top; a filter or perspective change on the same page, and a
+     link to a marked event (scrolled to below), keep their place */
+  if (path !== state.lastPath && !params.get("mark")) window.scrollTo(0, 0);
+  state.lastPath = path;
   main.replaceChildren();
   if (parts[0] === "episodes") renderEpisodes(main, params);
   else if (parts[0] === "episode") renderEpisode(main, Number(parts[1]), parts[2], params);
@@ -89,6 +107,33 @@ function loadEpisode(run, id, done) {
   document.body.append(script);
 }
 
+window.confideDetails = function (data) {
+  const key = `${data.run}/${data.id}`;
+  state.details[key] = data.events;
+  (state.pending["details:" + key] || []).forEach((f) => f(data.events));
+  delete state.pending["details:" + key];
+};
+/* The bulky parts of an episode (prompts, completions, long env data) arrive on first use. */
+function loadDetails(run, id, done) {
+  const key = `${run}/${id}`;
+  if (state.details[key]) return done(state.details[key]);
+  const waiting = state.pending["details:" + key];
+  (state.pending["details:" + key] = waiting || []).push(done);
+  if (!waiting) document.body.append(el("script", { src: `data/details/${run}/${encodeURIComponent(id)}.js` }));
+}
+/* A <details> whose body is drawn when first opened, from the episode's details file. */
+function lazyDetails(summary, ep, i, draw, attrs) {
+  const node = el("details", attrs || {}, el("summary", { text: summary }));
+  node.addEventListener("toggle", () => {
+    if (!node.open || node.dataset.drawn) return;
+    node.dataset.drawn = "1";
+    const slot = el("div", { class: "note", text: "Loading…" });
+    node.append(slot);
+    loadDetails(ep.run, ep.id, (events) => slot.replaceWith(draw(events[String(i)] || {})));
+  });
+  return node;
+}
+
 /* -- tables ------------------------------------------------------------------------ */
 function table(columns, rows, opts) {
   const o = opts || {};
@@ -114,10 +159,12 @@ function renderRuns(main) {
     const episodes = new Set(run.episodes.map((r) => r.episode_id));
     const failed = new Set(run.episodes.filter((r) => r.status !== "ok").map((r) => r.episode_id));
     const head = run.headline;
-    const columns = head.columns.map((c, i) => ({
-      key: i, label: c, title: columnTitle(run.benchmark, c),
-      num: head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === ""),
-    }));
+    const columns = head.columns.map((c, i) => {
+      const num = head.rows.length > 0 && head.rows.every((r) => isNum(r[i]) || r[i] === "");
+      const show = num ? columnFormat(head.rows.map((r) => r[i])) : null;
+      return { key: i, label: c, title: columnTitle(run.benchmark, c), num,
+               render: show ? (r) => show(r[i]) : null };
+    });
     grid.append(el("section", { class: "card run", "data-run": run.index },
       el("h2", {}, run.name, " ", el("span", { class: "badge", text: run.benchmark }),
         run.demo ? el("span", { class: "badge demo", title: run.demo, text: "DEMO" }) : null),
@@ -128,10 +175,57 @@ function renderRuns(main) {
       head.columns.length ? table(columns, head.rows) : el("p", { class: "note", text: "No summary.csv." }),
       el("p", {}, el("a", { href: hashFor("/episodes", { run: run.index }), text: "Episodes →" }),
          failed.size ? [" · ", el("a", { href: hashFor("/episodes", { run: run.index, failed: 1 }), text: "failed only" })] : null),
+      usagePanel(run),
       el("details", {}, el("summary", { text: "Experiment (resolved)" }), el("pre", { text: run.experiment }))));
   }
   if (state.index.runs.length > 1) main.append(compareRuns());
   main.append(grid);
+}
+
+/* The run's model usage (view/usage.py), read from its traces when first opened. */
+window.confideUsage = function (data) {
+  state.usage = state.usage || {};
+  state.usage[data.run] = data;
+  (state.pending["usage:" + data.run] || []).forEach((f) => f(data));
+  delete state.pending["usage:" + data.run];
+};
+const count = (n) => Number(n || 0).toLocaleString("en-US");
+const share = (part, whole) => (whole ? (100 * part / whole).toFixed(1) + "%" : "-");
+function usageTable(data) {
+  const t = data.total;
+  if (!t.calls) return el("p", { class: "note", text: `No model calls in its ${data.traces} traces (scripted seats only).` });
+  const money = (u) => "$" + Number(u.cost_usd).toFixed(4) + (u.unpriced_calls ? ` + ${u.unpriced_calls} unpriced` : "");
+  const rows = [...data.models, ...(data.models.length > 1 ? [{ model: "all models", ...t }] : [])];
+  return el("div", {},
+    table([
+      { key: "model", label: "model" },
+      { key: "calls", label: "calls", num: true, render: (u) => count(u.calls) },
+      { key: "failed_calls", label: "failed", num: true, render: (u) => count(u.failed_calls) },
+      { key: "cached_calls", label: "response-cache hits", num: true, render: (u) => `${count(u.cached_calls)} (${share(u.cached_calls, u.calls)})` },
+      { key: "prompt_tokens", label: "input tokens", num: true, render: (u) => count(u.prompt_tokens) },
+      { key: "cached_prompt_tokens", label: "of which cached", num: true, render: (u) => `${count(u.cached_prompt_tokens)} (${share(u.cached_prompt_tokens, u.prompt_tokens)})` },
+      { key: "cache_write_tokens", label: "cache writes", num: true, render: (u) => count(u.cache_write_tokens) },
+      { key: "completion_tokens", label: "output tokens", num: true, render: (u) => count(u.completion_tokens) },
+      { key: "reasoning_tokens", label: "of which reasoning", num: true, render: (u) => count(u.reasoning_tokens) },
+      { key: "cost_usd", label: "cost (USD)", num: true, render: money },
+    ], rows, { class: "usage-table" }),
+    el("p", { class: "note", text: "Tokens and cost count the calls that reached a provider; a response-cache hit spent nothing. " +
+      "Retries inside a call are not in the traces (the run's progress line counts them)." }));
+}
+function usagePanel(run) {
+  const node = el("details", { class: "usage" }, el("summary", { text: "Model usage (calls, tokens, cost, cache)" }));
+  node.addEventListener("toggle", () => {
+    if (!node.open || node.dataset.drawn) return;
+    node.dataset.drawn = "1";
+    const slot = el("div", { class: "note", text: "Reading the traces…" });
+    node.append(slot);
+    const draw = (data) => slot.replaceWith(usageTable(data));
+    if (state.usage && state.usage[run.index]) return draw(state.usage[run.index]);
+    const waiting = state.pending["usage:" + run.index];
+    (state.pending["usage:" + run.index] = waiting || []).push(draw);
+    if (!waiting) document.body.append(el("script", { src: `data/usage/${run.index}.js` }));
+  });
+  return node;
 }
 
 /* Several runs side by side: per benchmark, the headline rows of its runs in one table,
@@ -242,21 +336,29 @@ function channelBadge(ev) {
   return el("span", { class: "badge public", text: "public" });
 }
 
-function callDetails(ev) {
-  const c = ev.completion || {};
-  const usage = c.usage || {};
-  const facts = [
-    `model ${ev.model}`, `purpose ${ev.purpose}`, `latency ${Number(ev.latency_s || 0).toFixed(2)} s`,
-    `tokens ${usage.prompt_tokens ?? "?"} in / ${usage.completion_tokens ?? "?"} out`,
-    `cost ${usage.cost_usd !== undefined && usage.cost_usd !== null ? "$" + Number(usage.cost_usd).toFixed(5) : "unknown"}`,
-    `cache ${ev.cached ? "hit" : "miss"}`,
-  ];
-  return el("details", { class: "call-details" }, el("summary", { text: "open model call" }),
-    el("p", { class: "note", text: facts.join(" · ") }),
-    el("h4", { text: "Prompt" }),
-    (ev.messages || []).map((m) => el("pre", {}, el("strong", { text: m.role + ": " }), typeof m.content === "string" ? m.content : json(m.content))),
-    el("h4", { text: ev.error ? "Error" : "Completion" }), el("pre", { text: ev.error || c.text || "" }),
-    Object.keys(ev.config || {}).length ? el("pre", { text: "config " + json(ev.config) }) : null);
+function usageFacts(usage) {
+  const u = usage || {};
+  const facts = [`tokens ${u.prompt_tokens ?? "?"} in / ${u.completion_tokens ?? "?"} out`];
+  if (u.cached_prompt_tokens) facts.push(`${u.cached_prompt_tokens} cached in`);
+  if (u.cache_write_tokens) facts.push(`${u.cache_write_tokens} cache writes`);
+  if (u.reasoning_tokens) facts.push(`${u.reasoning_tokens} reasoning`);
+  facts.push(`cost ${u.cost_usd !== undefined && u.cost_usd !== null ? "$" + Number(u.cost_usd).toFixed(5) : "unknown"}`);
+  return facts;
+}
+
+function callDetails(ev, ep) {
+  const facts = [`model ${ev.model}`, `purpose ${ev.purpose}`, `latency ${Number(ev.latency_s || 0).toFixed(2)} s`,
+    ...usageFacts(ev.usage), `cache ${ev.cached ? "hit" : "miss"}`];
+  const node = lazyDetails("open model call", ep, ev.i, (d) => {
+    const c = d.completion || {};
+    return el("div", {},
+      el("h4", { text: "Prompt" }),
+      (d.messages || []).map((m) => el("pre", {}, el("strong", { text: m.role + ": " }), typeof m.content === "string" ? m.content : json(m.content))),
+      el("h4", { text: ev.error ? "Error" : "Completion" }), el("pre", { text: ev.error || c.text || "" }),
+      Object.keys(d.config || {}).length ? el("pre", { text: "config " + json(d.config) }) : null);
+  }, { class: "call-details" });
+  node.append(el("p", { class: "note", text: facts.join(" · ") }));
+  return node;
 }
 
 const ENV_BADGES = { batch_applied: "batch ok", batch_rejected: "batch rejected", batch_failed: "batch failed",
@@ -264,6 +366,27 @@ const ENV_BADGES = { batch_applied: "batch ok", batch_rejected: "batch rejected"
   invalid_action: "invalid", invalid_response: "invalid", gate_release: "gate release", gate_request: "gate",
   judge_verdict: "judge", judge_case: "judge", reflection: "reflection", tool_proposed: "tool call",
   tool_accepted: "tool call", tool_executed: "tool result", tool_rejected: "tool rejected" };
+
+/* An utterance reference as the judge writes it (R<round>.<turn>) and as the transcript
+   labels its messages, so a verdict's citations link to the turns they cite. */
+const UTTERANCE = /\bR(\d+)\.(\d+)\b/g;
+function utteranceLabel(ev) { return `R${ev.round}.${ev.turn}`; }
+function linkedText(text, ep, view) {
+  const out = el("span", {});
+  let last = 0;
+  for (const m of text.matchAll(UTTERANCE)) {
+    const target = ep.utterances[m[0]];
+    if (target === undefined) continue;
+    out.append(text.slice(last, m.index),
+      el("a", { class: "cite", href: episodeHash(ep.run, ep.id, { as: view, mark: target }), "data-event": target, text: m[0] }));
+    last = m.index + m[0].length;
+  }
+  out.append(text.slice(last));
+  return out;
+}
+function dataBlock(data, ep, view) { return el("pre", {}, linkedText(json(data), ep, view)); }
+
+function eventKind(ev) { return ev.kind === "env" ? ev.name : ev.kind; }
 
 function eventNode(ev, ep, marks, view) {
   const attrs = { id: `ev-${ev.i}`, "data-i": ev.i, "data-kind": ev.kind };
@@ -273,26 +396,30 @@ function eventNode(ev, ep, marks, view) {
     el("span", { class: "badge leak", title: labels.join("\n"), text: `⚑ ${metric}` + (labels.length > 1 ? ` ×${labels.length}` : "") }));
   const seen = view ? null : el("div", { class: "seen", text: "seen by: " + (ev.seen.join(", ") || "nobody (bookkeeping)") });
   if (ev.kind === "message") {
-    return el("div", { ...attrs, class: "event message" + (marks[ev.i] ? " marked" : ""), "data-message": ev.id },
-      el("div", {}, el("span", { class: "note", text: `r${ev.round}.t${ev.turn} ` }), el("span", { class: "who", text: ev.sender }),
+    const sentence = ep.story.sentences[String(ev.i)];
+    return el("div", { ...attrs, class: "event message" + (marks[ev.i] ? " marked" : ""), "data-message": ev.id, "data-utterance": utteranceLabel(ev) },
+      el("div", {}, el("span", { class: "note utterance", text: utteranceLabel(ev) + " " }), el("span", { class: "who", text: ev.sender }),
         " → ", ev.recipients.join(", ") || "-", " ", channelBadge(ev), markerBadges),
-      ev.text !== null ? el("div", { class: "text", text: ev.text })
-        : el("code", { class: "text payload", text: JSON.stringify(ev.payload) }),
-      ev.payload && ev.text !== null ? el("details", {}, el("summary", { text: "payload" }), el("pre", { text: json(ev.payload) })) : null,
+      ev.text !== null ? el("div", { class: "text", text: ev.text }) : null,
+      sentence ? el("div", { class: "text sentence", text: sentence }) : null,
+      ev.text === null && !sentence ? el("code", { class: "text payload", text: JSON.stringify(ev.payload) }) : null,
+      ev.payload && (ev.text !== null || sentence) ? el("details", {}, el("summary", { text: "payload" }), el("pre", { text: json(ev.payload) })) : null,
       seen);
   }
   if (ev.kind === "env") {
     const label = ENV_BADGES[ev.name];
+    const body = ev.data && Object.keys(ev.data).length
+      ? el("details", {}, el("summary", { text: "data" }), dataBlock(ev.data, ep, view))
+      : ev.lazy ? lazyDetails("data", ep, ev.i, (d) => dataBlock(d.data, ep, view)) : null;
     return el("div", { ...attrs, class: "event env" + (marks[ev.i] ? " marked" : ""), "data-name": ev.name },
       el("div", {}, label ? el("span", { class: "badge", text: label }) : null, el("span", { class: "who", text: `[${ev.name}]` }), " ", ev.seat || "", markerBadges),
-      Object.keys(ev.data || {}).length ? el("details", {}, el("summary", { text: "data" }), el("pre", { text: json(ev.data) })) : null,
-      seen);
+      body, seen);
   }
   if (ev.kind === "model_call") {
     return el("div", { ...attrs, class: "event call" },
       el("div", {}, el("span", { class: "badge", text: "model call" }), `${ev.model} for ${ev.seat || "(no seat)"} (${ev.purpose})`,
         ev.error ? el("span", { class: "status-error", text: " error" }) : null),
-      callDetails(ev), seen);
+      callDetails(ev, ep), seen);
   }
   return el("div", attrs, `[${ev.kind}]`);
 }
@@ -312,7 +439,9 @@ function deskCard(ep, view, desk) {
       "released ", link(r.event, r.field), ` (asked in message ${r.message_id})`))) : null);
 }
 
-/* Who saw what: every private item, and which participants it reached (first event). */
+/* Who saw what: every private item, and which participants it reached (first event).
+   Folded when the benchmark tells its own story (CalBench infers leakage by VPS, so
+   delivery is not the measure there). */
 function whoSawWhat(ep, view) {
   const rows = [];
   for (const [owner, priv] of Object.entries(ep.private)) for (const item of priv.items) rows.push({ owner, item });
@@ -325,9 +454,55 @@ function whoSawWhat(ep, view) {
       const i = reached[`${row.owner}\u0000${row.item}\u0000${p}`];
       return i === undefined ? "" : el("a", { class: "saw", href: episodeHash(ep.run, ep.id, { as: view, mark: i }), "data-event": i, text: "saw" });
     } }))];
-  return el("div", { class: "card who-saw-what" }, el("h2", { text: "Who saw what" }),
-    el("p", { class: "note", text: "Each seat's private items and the participants whose delivered messages or records carried them (link: the first such event)." }),
+  const told = ep.story.sections.length > 0;
+  return el("details", { class: "card who-saw-what", open: !told },
+    el("summary", {}, el("h2", { text: `Who saw what (${rows.length} private items)` })),
+    el("p", { class: "note", text: "Each seat's private items and the participants whose delivered messages or records carried them (link: the first such event)." +
+      (told ? " The benchmark measures leakage by its own sections above; this table only tracks delivery." : "") }),
     table(columns, rows));
+}
+
+/* A benchmark's story section (core/viewing.Story): grids and tables of cells. */
+function storyCell(cell, ep, view) {
+  if (typeof cell === "string") return el("td", { text: cell });
+  const text = cell.event !== undefined && cell.event !== null
+    ? el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: cell.event }), "data-event": cell.event, text: cell.text })
+    : cell.text;
+  return el("td", { class: (cell.tone || "").split(" ").filter(Boolean).map((t) => "tone-" + t).join(" ") || null, title: cell.title || null }, text);
+}
+function storyBlock(block, ep, view) {
+  const caption = block.caption ? el("caption", { text: block.caption }) : null;
+  if (block.kind === "grid") {
+    return el("table", { class: "grid" }, caption,
+      el("thead", {}, el("tr", {}, el("th", {}), block.columns.map((c) => el("th", { text: c })))),
+      el("tbody", {}, block.rows.map((r) => el("tr", { class: view && r.label === view ? "mine" : null },
+        el("th", { text: r.label }), r.cells.map((c) => storyCell(c, ep, view))))));
+  }
+  return el("table", { class: "story-table" }, caption,
+    el("thead", {}, el("tr", {}, block.columns.map((c) => el("th", { text: c })))),
+    el("tbody", {}, block.rows.map((r) => el("tr", {}, r.map((c) => storyCell(c, ep, view))))));
+}
+function storySection(section, i, ep, view) {
+  return el("section", { class: "card story", id: `story-${i}` },
+    el("h2", { text: section.title }),
+    section.note ? el("p", { class: "note", text: section.note }) : null,
+    el("div", { class: "blocks" }, section.blocks.map((b) => storyBlock(b, ep, view))));
+}
+
+/* The event-kind filter: every kind of the episode, the benchmark's bookkeeping kinds
+   (story.quiet) hidden until asked. */
+function kindFilter(ep, hidden, go) {
+  const counts = {};
+  for (const ev of ep.events) counts[eventKind(ev)] = (counts[eventKind(ev)] || 0) + 1;
+  const set = (kind, on) => {
+    const next = new Set(hidden);
+    if (on) next.delete(kind); else next.add(kind);
+    go({ hidden: [...next].sort().join(",") || "none" });
+  };
+  return el("div", { class: "filters kinds" }, el("span", { class: "note", text: "event kinds:" }),
+    Object.keys(counts).sort().map((k) => el("label", { class: "check" },
+      el("input", { type: "checkbox", name: "kind", value: k, checked: !hidden.has(k), onchange: (e) => set(k, e.target.checked) }),
+      `${k.replace(/_/g, " ")} (${counts[k]})`)));
 }
 
 function drawEpisode(main, ep, params) {
@@ -335,10 +510,13 @@ function drawEpisode(main, ep, params) {
   const asName = params.get("as") || "";
   const view = ep.participants.includes(asName) ? asName : "";
   const mark = params.get("mark");
+  const hiddenParam = params.get("hidden");
+  const hidden = new Set(hiddenParam === null ? ep.story.quiet : hiddenParam.split(",").filter((k) => k && k !== "none"));
   const h = ep.header;
   const marks = {};
   for (const m of ep.markers) (marks[m.event] = marks[m.event] || []).push(m);
-  const go = (changes) => { location.hash = episodeHash(ep.run, ep.id, { as: view, ...changes }); };
+  ep.utterances = ep.utterances || Object.fromEntries(ep.events.filter((e) => e.kind === "message").map((e) => [utteranceLabel(e), e.i]));
+  const go = (changes) => { location.hash = episodeHash(ep.run, ep.id, { as: view, hidden: hiddenParam, ...changes }); };
 
   main.append(el("p", {}, el("a", { href: hashFor("/episodes", { run: ep.run }), text: "← episodes" }), ` · ${runInfo ? runInfo.name : ""}`),
     el("h1", { title: ep.id, text: short(ep.id, 80) }),
@@ -350,8 +528,20 @@ function drawEpisode(main, ep, params) {
           ep.participants.map((p) => el("option", { value: p, selected: p === view, text: p })))),
       ep.footer ? el("span", { class: "status-" + ep.footer.status, text: "status " + ep.footer.status }) : el("span", { class: "status-incomplete", text: "incomplete" })));
 
-  const visibleEvents = ep.events.filter((e) => !view || e.seen.includes(view));
-  const transcript = el("section", { class: "transcript" });
+  const sections = ep.story.sections;
+  if (sections.length) {
+    const jump = (id, text) => el("a", { href: "#", onclick: (e) => { e.preventDefault(); document.getElementById(id).scrollIntoView(); }, text });
+    main.append(el("p", { class: "toc" }, "On this page: ",
+      sections.flatMap((s, i) => [jump(`story-${i}`, s.title), " · "]), jump("transcript", "Transcript")));
+  }
+
+  const perspective = ep.events.filter((e) => !view || e.seen.includes(view));
+  const visibleEvents = perspective.filter((e) => !hidden.has(eventKind(e)));
+  const transcript = el("section", { class: "transcript", id: "transcript" }, el("h2", { text: "Transcript" }), kindFilter(ep, hidden, go));
+  const folded = perspective.length - visibleEvents.length;
+  transcript.append(el("p", { class: "note", id: "event-count", text:
+    (view ? `Showing the ${visibleEvents.length} of ${ep.events.length} events delivered to or observed by ${view}` : `Showing ${visibleEvents.length} of ${ep.events.length} events`) +
+    (folded ? `; ${folded} of the unticked kinds are folded away.` : ".") }));
   let round = null;
   for (const ev of visibleEvents) {
     if (ev.round !== null && ev.round !== undefined && ev.round !== round) {
@@ -360,7 +550,6 @@ function drawEpisode(main, ep, params) {
     }
     transcript.append(eventNode(ev, ep, marks, view));
   }
-  if (view) transcript.prepend(el("p", { class: "note", text: `Showing the ${visibleEvents.length} of ${ep.events.length} events delivered to or observed by ${view}.` }));
 
   const aside = el("aside", {});
   if (view) {
@@ -374,10 +563,13 @@ function drawEpisode(main, ep, params) {
         el("a", { href: episodeHash(ep.run, ep.id, { as: view, mark: r.event }), "data-event": r.event, text: r.owner }), ": ", r.item)))
         : el("p", { class: "note", text: "None." })));
   }
+  const markerItem = (m) => el("li", {},
+    el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label);
+  const FIRST_MARKERS = 20; /* the rest folded: a CalBench game can have hundreds of belief updates */
   aside.append(el("div", { class: "card markers" }, el("h2", { text: `Leak events (${ep.markers.length})` }),
-    ep.markers.length ? el("ul", {}, ep.markers.map((m) => el("li", {},
-      el("a", { class: "leak-link", href: episodeHash(ep.run, ep.id, { as: view, mark: m.event }), "data-event": m.event, text: m.metric }), " ", m.label)))
-      : el("p", { class: "note", text: "None recorded." })));
+    ep.markers.length ? el("ul", {}, ep.markers.slice(0, FIRST_MARKERS).map(markerItem)) : el("p", { class: "note", text: "None recorded." }),
+    ep.markers.length > FIRST_MARKERS ? el("details", {}, el("summary", { text: `${ep.markers.length - FIRST_MARKERS} more` }),
+      el("ul", {}, ep.markers.slice(FIRST_MARKERS).map(markerItem))) : null));
   if (ep.footer) {
     const f = ep.footer;
     const metricRows = Object.entries(f.metrics || {}).map(([k, v]) => ({ k, v }));
@@ -387,11 +579,15 @@ function drawEpisode(main, ep, params) {
       (f.rows || []).length ? el("details", {}, el("summary", { text: `result rows (${f.rows.length})` }),
         table(Object.keys(f.rows[0]).map((k) => ({ key: k, label: k, num: isNum(f.rows[0][k]) })), f.rows)) : null));
   }
-  main.append(whoSawWhat(ep, view) || "", el("div", { class: "layout" }, transcript, aside));
+  main.append(...sections.map((s, i) => storySection(s, i, ep, view)), el("div", { class: "layout" }, transcript, aside), whoSawWhat(ep, view) || "");
   if (mark !== null && mark !== "") {
     const target = document.getElementById(`ev-${mark}`);
     if (target) { target.classList.add("highlight"); target.scrollIntoView({ block: "center" }); }
-    else transcript.prepend(el("p", { class: "note", id: "mark-hidden", text: `The causing event is not visible to ${view}; switch to everyone to see it.` }));
+    else {
+      const shown = ep.events.find((e) => String(e.i) === String(mark));
+      const why = shown && hidden.has(eventKind(shown)) ? `Its kind (${eventKind(shown)}) is unticked above.` : `The causing event is not visible to ${view}; switch to everyone to see it.`;
+      transcript.prepend(el("p", { class: "note", id: "mark-hidden", text: why }));
+    }
   }
 }
 
@@ -400,5 +596,6 @@ function renderGlossary(main) {
   main.append(el("h1", { text: "Glossary" }),
     el("p", { class: "note", text: "Every reported metric, with its definition and the section of its paper." }),
     table([{ key: "benchmark", label: "benchmark" }, { key: "column", label: "column" }, { key: "name", label: "name" },
-           { key: "definition", label: "definition" }, { key: "section", label: "paper section" }], state.index.glossary));
+           { key: "definition", label: "definition" },
+           { key: "section", label: "paper section", render: (r) => el("span", { class: "section", text: sectionText(r.section) }) }], state.index.glossary));
 }
