@@ -83,6 +83,7 @@ from confide.registry import get_benchmark
 from confide.runner.config import Experiment, ray_endpoint
 from confide.runner.episode import episode_start, load_complete, run_episode
 from confide.runner.expand import EpisodePlan
+from confide.runner.journal import JOURNAL_DIR
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
 
@@ -298,6 +299,10 @@ class EpisodeWorker:
             Path(probe.trace_dir) if probe is not None and self.shared
             else Path(tempfile.mkdtemp(prefix="confide-ray-"))
         )
+        self.journal_dir = self.trace_dir.parent / JOURNAL_DIR if self.shared else None
+        """Where this worker journals its paid calls: the run's own `journal/` when it
+        writes into the run directory (a worker with a private directory has nowhere a
+        resume would find them)."""
         self.placement = {
             "backend": "ray",
             "host": socket.gethostname(),
@@ -336,7 +341,7 @@ class EpisodeWorker:
         episode = asyncio.ensure_future(
             run_episode(
                 self.spec, plan, self.experiment, self.trace_dir, self.models, fingerprint,
-                stop, self.placement, self.meta,
+                stop, self.placement, self.meta, journal_dir=self.journal_dir,
             )
         )
         try:
