@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -71,3 +72,79 @@ def test_sweep_removes_every_leftover_temporary_and_nothing_else(tmp_path: Path)
     kept.write_text("whole")
     assert atomic.sweep_temporaries(tmp_path) == sorted(left)
     assert sorted(tmp_path.iterdir()) == [kept]
+
+
+# ----- secret scrubbing (confide.redaction) ------------------------------------------------
+
+from confide import redaction  # noqa: E402
+
+
+def test_secrets_from_eight_characters_are_registered_and_shorter_ones_refused() -> None:
+    assert not redaction.register_secret("1234567")
+    assert redaction.scrub("code 1234567") == "code 1234567"
+    assert redaction.register_secret("12345678")
+    try:
+        assert redaction.scrub("code 12345678") == "code ***"
+    finally:
+        redaction.forget_secret("12345678")
+
+
+def test_a_provider_error_loses_every_secret_given_whatever_comes_before_it() -> None:
+    key = "abcdefghijklmnop"  # 16 characters: its 8-character ends are masked too
+    text = f"bad key {key}; echoed abcdefgh and ijklmnop; also 87654321; abcdefg-ish stays"
+    shown = redaction.redact(text, [None, "short", "87654321", key])
+    assert shown == "bad key ***; echoed *** and ***; also ***; abcdefg-ish stays"
+
+
+def test_only_keys_of_sixteen_characters_or_more_lose_their_echoed_ends() -> None:
+    key = "abcdefghijklmno"  # 15 characters: an echoed 8-character end could be any word
+    assert redaction.redact(f"{key} then abcdefgh", [key]) == "*** then abcdefgh"
+
+
+def test_lines_without_the_secret_are_returned_byte_for_byte() -> None:
+    secret = "s3cr3t-value-xyz"
+    assert redaction.register_secret(secret)
+    try:
+        # all but its last character, and an @ that is no URL credential
+        near = '{"a":1,"t":"s3cr3t-value-xy and caf\\u00e9","m":"ann@example.com"}'
+
+        assert redaction.scrub_json_line(near) == near
+        batch = b'{"a":1}\n' + near.encode()
+        assert redaction.scrub_json_lines(batch) == batch
+    finally:
+        redaction.forget_secret(secret)
+
+
+def test_a_secret_is_found_however_json_escaped_it() -> None:
+    secret = "pässwörd-1234"
+    assert redaction.register_secret(secret)
+    try:
+        for ascii_only in (False, True):
+            line = json.dumps({"t": f"key {secret}", "n": "café"}, ensure_ascii=ascii_only)
+            scrubbed = redaction.scrub_json_line(line)
+            assert json.loads(scrubbed) == {"t": "key ***", "n": "café"}
+            assert "café" in scrubbed  # written as UTF-8, not re-escaped
+    finally:
+        redaction.forget_secret(secret)
+
+
+def test_no_key_is_nothing_to_register_not_a_refusal() -> None:
+    assert redaction.register_secret(None) and redaction.register_secret("")
+    assert redaction.scrub("text") == "text"
+
+
+def test_a_secret_inside_a_longer_one_leaves_no_part_of_the_longer() -> None:
+    short, long = "abcdefgh", "abcdefgh-and-more-1234"
+    for value in (short, long):
+        assert redaction.register_secret(value)
+    try:
+        assert redaction.scrub(f"k={long} s={short}") == "k=*** s=***"
+    finally:
+        for value in (short, long):
+            redaction.forget_secret(value)
+
+
+def test_url_credentials_leave_a_line_even_with_no_secret_registered() -> None:
+    line = json.dumps({"u": "https://user:hunter2pw@api.example.com/v1"})
+    assert json.loads(redaction.scrub_json_line(line)) == {"u": "https://***@api.example.com/v1"}
+    assert redaction.redact_url("https://u:p@ss@host/v1") == "https://***@host/v1"
