@@ -105,8 +105,9 @@ def test_lines_without_the_secret_are_returned_byte_for_byte() -> None:
     secret = "s3cr3t-value-xyz"
     assert redaction.register_secret(secret)
     try:
-        # all but its last character, and an @ that is no URL credential
-        near = '{"a":1,"t":"s3cr3t-value-xy and caf\\u00e9","m":"ann@example.com"}'
+        # all but its last character, all but its first, and an @ that is no credential
+        near = ('{"a":1,"t":"s3cr3t-value-xy and caf\\u00e9","u":"3cr3t-value-xyz",'
+                '"m":"ann@example.com"}')
 
         assert redaction.scrub_json_line(near) == near
         batch = b'{"a":1}\n' + near.encode()
@@ -148,3 +149,11 @@ def test_url_credentials_leave_a_line_even_with_no_secret_registered() -> None:
     line = json.dumps({"u": "https://user:hunter2pw@api.example.com/v1"})
     assert json.loads(redaction.scrub_json_line(line)) == {"u": "https://***@api.example.com/v1"}
     assert redaction.redact_url("https://u:p@ss@host/v1") == "https://***@host/v1"
+
+
+def test_fields_named_like_secrets_lose_their_values_whatever_their_length() -> None:
+    config = {"api_key": "short", "password": "", "model": "m",
+              "nested": [{"auth_token": "t0k", "note": "keep"}]}
+    assert redaction.scrub_data(config) == {
+        "api_key": "***", "password": "", "model": "m",
+        "nested": [{"auth_token": "***", "note": "keep"}]}
