@@ -29,6 +29,7 @@ import argparse
 import ast
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -180,6 +181,8 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=60.0,
                         help="seconds one mutant's tests may take (default 60)")
     args = parser.parse_args()
+    # a plain `kill` unwinds like Ctrl-C: the running mutant is stopped, the copy removed
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     modules, equivalent = config()
     chosen = (list(modules) if args.all else changed_modules(modules, args.changed)
               if args.changed else args.modules)
