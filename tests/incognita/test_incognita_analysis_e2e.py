@@ -100,10 +100,13 @@ def test_every_table_and_figure_is_written_and_embedded(run_dir: Path) -> None:
     for name in TABLES:
         assert read_csv(run_dir / name), name
     html = (run_dir / "report.html").read_text(encoding="utf-8")
+    sections = get_benchmark("incognita").view.sections  # type: ignore[union-attr]
     for name in FIGURES:
         path = run_dir / "figures" / name
         assert path.read_bytes()[:4] == b"\x89PNG", name
-        assert Path(name).stem.replace("_", " ") in html
+        declared = sections.get(f"figures/{name}")
+        caption = declared.title if declared else Path(name).stem.replace("_", " ")
+        assert f"<strong>{caption}.</strong>" in html, name
     for name in TABLES:
         assert name in html
     assert html.count("data:image/png;base64") >= len(FIGURES)

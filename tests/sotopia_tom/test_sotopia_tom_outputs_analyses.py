@@ -23,6 +23,7 @@ from confide.envs.sotopia_tom.outputs.analyses import (
     results_by_sector,
     talk_rate,
 )
+from confide.registry import get_benchmark
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 
@@ -170,10 +171,10 @@ def test_every_analysis_is_written_and_in_the_report(two_lineup_run: Path) -> No
     ):
         assert (run / f"{name}.csv").is_file() and (run / "figures" / f"{name}.png").is_file()
     report = (run / "report.html").read_text(encoding="utf-8")
+    sections = get_benchmark("sotopia-tom").view.sections  # type: ignore[union-attr]
     for shown in (
-        "figure3a acquisition by round",
-        "figure22 infomgmt by sector",
-        "ia failure modes",
+        *(f"<strong>{sections[f'figures/{name}.png'].title}.</strong>" for name in (
+            "figure3a_acquisition_by_round", "figure22_infomgmt_by_sector", "ia_failure_modes")),
         "table4_talk_rate.csv",
         "paired_win_rates.csv",
     ):

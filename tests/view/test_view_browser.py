@@ -452,7 +452,7 @@ def test_run_card_columns_keep_one_precision(browser: Browser, served: str) -> N
     rows = [r.locator("td").all_inner_texts() for r in table.locator("tbody tr").all()]
     numeric = [i for i, th in enumerate(table.locator("th").all())
                if "num" in (th.get_attribute("class") or "")]
-    assert len(rows) > 3 and numeric
+    assert len(rows) >= 2 and numeric  # one precision across rows needs two rows at least
     for i in numeric:
         decimals = {len(r[i].split(".")[1]) if "." in r[i] else 0 for r in rows if r[i]}
         assert len(decimals) == 1, (i, [r[i] for r in rows])

@@ -92,7 +92,9 @@ def test_bundle_replaces_an_earlier_one_whole_and_skips_a_bad_trace(
 ) -> None:
     out = tmp_path / "share"
     first = write_bundle([run], out)
-    (linked,) = first.skipped  # the symlinked trace is left out, named, not fatal
+    # the symlinked trace's episode is left out (its page and its details), named, not fatal
+    details, linked = sorted(first.skipped)
+    assert details == linked.replace("/episodes/", "/details/")
     assert "not a regular file inside the run directory" in first.skipped[linked]
     assert (out / "index.html").is_file() and (out / BUNDLE_MARKER).is_file()
     # plant a link to a victim and a stale file into the earlier bundle
@@ -109,9 +111,10 @@ def test_bundle_replaces_an_earlier_one_whole_and_skips_a_bad_trace(
     assert not (out / "data" / "index.js").is_symlink()
     assert (out / "data" / "index.js").read_text().startswith("confideIndex(")
     assert not (out / "data" / "episodes" / "0" / "stale.js").exists()
-    assert len(second.skipped) == 2 and linked in second.skipped
+    assert len(second.skipped) == 4 and linked in second.skipped
     episodes = list((out / "data" / "episodes" / "0").glob("*.js"))
-    assert len(episodes) == second.files - 5 == 1  # 3 assets, the index, the marker
+    # 3 assets, the index, the usage, the marker; a page and its details per episode
+    assert len(episodes) == (second.files - 6) / 2 == 1
     assert not list(tmp_path.glob(".*tmp"))
 
 

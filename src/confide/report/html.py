@@ -126,13 +126,27 @@ def _with_intervals(
     return {**table, "intervals": any(found)}
 
 
+RUN_SECTIONS: Mapping[str, ReportSection] = {
+    PUBLISHED_FILE: ReportSection(
+        "The run beside the published rows", "Each summary row of this run followed "
+        "by the rows the paper published for the same setting, told apart by the source "
+        "column (run or published).", ""),
+    "spend.csv": ReportSection(
+        "Spend per lineup and condition", "Model calls, retries, tokens by kind (input, "
+        "cached input, cache write, output, reasoning), cost and invalid replies, per seat "
+        "and role.", ""),
+}
+"""The files the runner writes for every benchmark that calls for them."""
+
+
 def _sections(benchmark: str) -> Mapping[str, ReportSection]:
-    """The benchmark's declared report sections (none for a benchmark not installed)."""
+    """The runner's and the benchmark's declared report sections (the runner's only for a
+    benchmark not installed)."""
     try:
         view = get_benchmark(benchmark).view
     except ConfideError:
-        return {}
-    return view.sections if view is not None else {}
+        return RUN_SECTIONS
+    return {**RUN_SECTIONS, **(view.sections if view is not None else {})}
 
 
 def _declared_first(

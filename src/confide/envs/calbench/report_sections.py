@@ -68,4 +68,17 @@ SECTIONS: dict[str, S] = {
     "results.csv": S(
         "Results per episode and seat", "Every seat of every game with its coordination, "
         "cost, message and privacy values.", "4.2"),
+    "figures/figure3_communication_efficiency.png": S(
+        "Communication efficiency per model", "Messages per successful participant-meeting "
+        "against excess cost, one point per model seat and game, with each model's "
+        "least-squares line.", "4.3 (Figure 3)", data="figure3_communication_efficiency.csv"),
+    "figure3_communication_efficiency.csv": S(
+        "Communication efficiency per model (data)", "Seat-games, slope and intercept of each "
+        "model's fit.", "4.3 (Figure 3)"),
+    "figures/figure4_fairness.png": S(
+        "Fairness by model and cost setting", "Mean fairness cost with a 95% interval across "
+        "task instances.", "4.3 (Figure 4)", data="figure4_fairness.csv"),
+    "figure4_fairness.csv": S(
+        "Fairness by model and cost setting (data)", "Mean, interval and task count per model "
+        "and setting.", "4.3 (Figure 4)"),
 }

@@ -24,6 +24,13 @@ SECTIONS: dict[str, S] = {
         "A.11 (Figure 22)", data="figure22_infomgmt_by_sector.csv"),
     "figure22_infomgmt_by_sector.csv": S(
         "InfoMgmt by sector (data)", "Episodes and InfoMgmt per sector.", "A.11 (Figure 22)"),
+    "figures/figure3bcd_behaviour_by_method.png": S(
+        "Behaviour by prompting method", "Per method: the share of messages sent privately, "
+        "of conversations that stalled, and of conversations with a critical privacy "
+        "violation.", "6.3 (Figure 3b-d)", data="figure3bcd_behaviour_by_method.csv"),
+    "figure3bcd_behaviour_by_method.csv": S(
+        "Behaviour by prompting method (data)", "Private share, stale share, violation share "
+        "and episodes per method.", "6.3 (Figure 3b-d)"),
     "table4_talk_rate.csv": S(
         "Interaction statistics", "Rounds, messages and talk rate (messages per agent per "
         "round).", "A.11 (Table 4)"),
