@@ -1,5 +1,5 @@
-"""A run's model usage, summed from its traces for the viewer's usage panel (issue 35
-item 2): calls, tokens by kind, cost, failures and cache share, per model and in all.
+"""A run's model usage, summed from its traces for the viewer's usage panel: calls,
+retries, tokens by kind, cost, failures and cache share, per model and in all.
 
 Each `model_call` line carries its completion's usage (llm/types.Usage: input tokens, of
 which cached and written to the provider's prompt cache, output tokens, of which
@@ -29,6 +29,8 @@ class Usage:
     calls: int = 0
     cached_calls: int = 0
     failed_calls: int = 0
+    retries: int = 0
+    """Provider attempts made again inside the calls (each `model_call` line's count)."""
     unpriced_calls: int = 0
     prompt_tokens: int = 0
     cached_prompt_tokens: int = 0
@@ -40,6 +42,7 @@ class Usage:
     def add(self, call: dict[str, Any]) -> None:
         """Count one decoded `model_call` line."""
         self.calls += 1
+        self.retries += int(call.get("retries") or 0)
         if call.get("error"):
             self.failed_calls += 1
             return

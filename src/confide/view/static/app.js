@@ -201,6 +201,7 @@ function usageTable(data) {
       { key: "model", label: "model" },
       { key: "calls", label: "calls", num: true, render: (u) => count(u.calls) },
       { key: "failed_calls", label: "failed", num: true, render: (u) => count(u.failed_calls) },
+      { key: "retries", label: "retries", num: true, render: (u) => count(u.retries) },
       { key: "cached_calls", label: "response-cache hits", num: true, render: (u) => `${count(u.cached_calls)} (${share(u.cached_calls, u.calls)})` },
       { key: "prompt_tokens", label: "input tokens", num: true, render: (u) => count(u.prompt_tokens) },
       { key: "cached_prompt_tokens", label: "of which cached", num: true, render: (u) => `${count(u.cached_prompt_tokens)} (${share(u.cached_prompt_tokens, u.prompt_tokens)})` },
@@ -210,10 +211,10 @@ function usageTable(data) {
       { key: "cost_usd", label: "cost (USD)", num: true, render: money },
     ], rows, { class: "usage-table" }),
     el("p", { class: "note", text: "Tokens and cost count the calls that reached a provider; a response-cache hit spent nothing. " +
-      "Retries inside a call are not in the traces (the run's progress line counts them)." }));
+      "Retries are the provider attempts a call made again (rate limits, server errors)." }));
 }
 function usagePanel(run) {
-  const node = el("details", { class: "usage" }, el("summary", { text: "Model usage (calls, tokens, cost, cache)" }));
+  const node = el("details", { class: "usage" }, el("summary", { text: "Model usage (calls, retries, tokens, cost, cache)" }));
   node.addEventListener("toggle", () => {
     if (!node.open || node.dataset.drawn) return;
     node.dataset.drawn = "1";
