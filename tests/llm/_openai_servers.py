@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import json
 import os
@@ -210,6 +211,14 @@ def run_with(
     summary = run_experiment(experiment, show_progress=False)
     (trace_path,) = (out / "traces").glob("*.jsonl.gz")
     return summary, read_trace(trace_path)
+
+
+def episode_spend_row(out: Path) -> dict[str, str]:
+    """The `episode_*` spend columns of a one-episode run's results.csv (its seat rows
+    repeat them)."""
+    with (out / "results.csv").open(newline="", encoding="utf-8") as handle:
+        row = next(csv.DictReader(handle))
+    return {k: v for k, v in row.items() if k.startswith("episode_")}
 
 
 def transport_errors(trace: Trace) -> list[str]:

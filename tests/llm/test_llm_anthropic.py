@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from _native_servers import THOUGHT_TOKENS, FakeAnthropic
-from _openai_servers import EPISODES, run_with
+from _openai_servers import EPISODES, episode_spend_row, run_with
 
 from confide.cli.main import main
 from confide.llm import ChatMessage, GenerateConfig, ModelError, RetryPolicy, get_model
@@ -85,6 +85,12 @@ def test_one_episode_of_each_benchmark(
     metered = summary.usage["anthropic/claude-test"]
     read = sum(u.get("cached_prompt_tokens", 0) for u in usages)
     assert metered["cached_prompt_tokens"] == read
+    spent = episode_spend_row(tmp_path / "run")  # results.csv carries what the provider said
+    assert int(spent["episode_cached_input_tokens"]) == read > 0
+    assert int(spent["episode_cache_write_tokens"]) == sum(
+        u.get("cache_write_tokens", 0) for u in usages)
+    assert int(spent["episode_reasoning_tokens"]) == sum(
+        u.get("reasoning_tokens", 0) for u in usages)
     assert _files_hold(tmp_path, KEY) == []  # the key never on disk
     # but sent to the server (as x-api-key, or as a bearer token by SDK 2.x)
     assert all(KEY in (h.get("x-api-key", ""), h.get("authorization", "")[7:])

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from _native_servers import THOUGHT_TOKENS, FakeGemini
-from _openai_servers import EPISODES, run_with
+from _openai_servers import EPISODES, episode_spend_row, run_with
 from test_llm_anthropic import Sleeps, _files_hold, try_lines
 
 from confide.llm import ChatMessage, GenerateConfig, ModelError, RetryPolicy, get_model
@@ -59,6 +59,10 @@ def test_one_episode_of_each_benchmark(fake: FakeGemini, benchmark: str, tmp_pat
     assert any(u.get("reasoning_tokens", 0) == THOUGHT_TOKENS for u in usages)
     metered = summary.usage["google/gemini-test"]
     assert metered["reasoning_tokens"] == sum(u.get("reasoning_tokens", 0) for u in usages)
+    spent = episode_spend_row(tmp_path / "run")  # results.csv carries what the provider said
+    assert int(spent["episode_cached_input_tokens"]) == sum(
+        u.get("cached_prompt_tokens", 0) for u in usages) > 0
+    assert int(spent["episode_reasoning_tokens"]) == metered["reasoning_tokens"]
     assert _files_hold(tmp_path, KEY) == []
     assert all(h.get("x-goog-api-key") == KEY for h in fake.headers)
 
