@@ -15,6 +15,7 @@ import pytest
 
 from confide import atomic, redaction
 from confide.core import EpisodeEnd, EpisodeStart, TraceWriter
+from confide.registry import get_benchmark
 from confide.runner.ray_backend import RayEpisodes
 
 SECRET = "sk-pin-0123456789abcdef"
@@ -83,6 +84,7 @@ def _driver(trace_dir: Path, shared: bool) -> RayEpisodes:
     driver._ray = SimpleNamespace(exceptions=SimpleNamespace(RayActorError=_ActorDied))
     driver._trace_dir = trace_dir
     driver._probe = object() if shared else None  # type: ignore[assignment]
+    driver._spec = get_benchmark("demo")
 
     def enqueue(call: Any) -> None:  # the run stopped: the call comes back with nothing
         call.reply.set_result(None)
