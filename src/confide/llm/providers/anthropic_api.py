@@ -40,11 +40,9 @@ tokens are `output_tokens_details.thinking_tokens` where reported (a subset of o
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -55,13 +53,15 @@ from pydantic import BaseModel, Field, ValidationError
 from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
 from confide.llm.providers.http_common import (
     SHOWN_BODY,
+    PerLoop,
     error_message,
     parse_retry_after,
+    redacted_error,
     register_secrets,
     status_kind,
 )
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, ToolCall, Usage
-from confide.redaction import Secret, redact, redact_url
+from confide.redaction import Secret, redact_url
 
 DEFAULT_TIMEOUT_S = 600.0
 DEFAULT_MAX_TOKENS = 4096
@@ -178,27 +178,21 @@ class AnthropicChatModel:
         self.prompt_cache = prompt_cache
         self._api_key = Secret(api_key)
         self._thinking: OrderedDict[str, list[dict[str, Any]]] = OrderedDict()
-        self._clients: weakref.WeakKeyDictionary[
-            asyncio.AbstractEventLoop, anthropic.AsyncAnthropic
-        ] = weakref.WeakKeyDictionary()
+        self._clients = PerLoop(self._new_client)
 
     def __repr__(self) -> str:
         where = redact_url(self.base_url) if self.base_url else "default"
         return f"AnthropicChatModel(name={self.name!r}, base_url={where!r})"
 
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key.reveal(), base_url=self.base_url, timeout=self.timeout_s,
+            max_retries=0,
+        )
+
     def _client(self) -> anthropic.AsyncAnthropic:
-        """One client per event loop (an HTTP connection pool belongs to its loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = anthropic.AsyncAnthropic(
-                api_key=self._api_key.reveal(),
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=0,
-            )
-            self._clients[loop] = client
-        return client
+        """The running event loop's client."""
+        return self._clients.get()
 
     # -- the request ---------------------------------------------------------------
 
@@ -286,8 +280,7 @@ class AnthropicChatModel:
     # -- sending and reading ---------------------------------------------------------
 
     def _error(self, message: str, kind: ErrorKind, **extra: Any) -> ModelError:
-        safe = redact(message, [self._api_key.reveal()])
-        return ModelError(safe, model=self.name, kind=kind, **extra)
+        return redacted_error(self.name, self._api_key.reveal(), message, kind, **extra)
 
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
@@ -387,9 +380,7 @@ class AnthropicChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP clients of this model."""
-        clients = list(self._clients.values())
-        self._clients.clear()
-        for client in clients:
+        for client in self._clients.take_all():
             await client.close()
 
 

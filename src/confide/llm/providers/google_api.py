@@ -34,13 +34,11 @@ which the thoughts are reasoning.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
 import re
 import time
-import weakref
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -51,13 +49,15 @@ from google.genai import types as genai_types
 
 from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
 from confide.llm.providers.http_common import (
+    PerLoop,
     error_message,
     parse_retry_after,
+    redacted_error,
     register_secrets,
     status_kind,
 )
 from confide.llm.types import ChatMessage, Completion, GenerateConfig, ToolCall, Usage
-from confide.redaction import Secret, redact, redact_url
+from confide.redaction import Secret, redact_url
 
 DEFAULT_TIMEOUT_S = 600.0
 THINKING_LEVEL: Mapping[str, str] = {
@@ -140,27 +140,23 @@ class GeminiChatModel:
         self.default_max_tokens = max_tokens
         self._api_key = Secret(api_key)
         self._signatures: OrderedDict[str, bytes] = OrderedDict()
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, genai.Client] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients = PerLoop(self._new_client)
 
     def __repr__(self) -> str:
         where = redact_url(self.base_url) if self.base_url else "default"
         return f"GeminiChatModel(name={self.name!r}, base_url={where!r})"
 
+    def _new_client(self) -> genai.Client:
+        options = genai_types.HttpOptions(
+            base_url=self.base_url,
+            timeout=int(self.timeout_s * 1000),
+            retry_options=genai_types.HttpRetryOptions(attempts=1),
+        )
+        return genai.Client(api_key=self._api_key.reveal(), http_options=options)
+
     def _client(self) -> genai.Client:
-        """One client per event loop (an HTTP connection pool belongs to its loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            options = genai_types.HttpOptions(
-                base_url=self.base_url,
-                timeout=int(self.timeout_s * 1000),
-                retry_options=genai_types.HttpRetryOptions(attempts=1),
-            )
-            client = genai.Client(api_key=self._api_key.reveal(), http_options=options)
-            self._clients[loop] = client
-        return client
+        """The running event loop's client."""
+        return self._clients.get()
 
     # -- the request ---------------------------------------------------------------
 
@@ -242,8 +238,7 @@ class GeminiChatModel:
     # -- sending and reading ---------------------------------------------------------
 
     def _error(self, message: str, kind: ErrorKind, **extra: Any) -> ModelError:
-        safe = redact(message, [self._api_key.reveal()])
-        return ModelError(safe, model=self.name, kind=kind, **extra)
+        return redacted_error(self.name, self._api_key.reveal(), message, kind, **extra)
 
     async def generate(
         self, messages: Sequence[ChatMessage], *, config: GenerateConfig
@@ -339,9 +334,7 @@ class GeminiChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP clients of this model."""
-        clients = list(self._clients.values())
-        self._clients.clear()
-        for client in clients:
+        for client in self._clients.take_all():
             await client.aio.aclose()
 
 

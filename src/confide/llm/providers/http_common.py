@@ -10,16 +10,19 @@ error, a conversation longer than the context its own kind.
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import logging
 import re
 import time
-from collections.abc import Mapping
+import weakref
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, TypeVar
 from urllib.parse import urlsplit
 
-from confide.llm.errors import ErrorKind
+from confide.llm.errors import ErrorKind, ModelError
 from confide.llm.structured_output import about_response_format
-from confide.redaction import MIN_SECRET_CHARS, register_secret
+from confide.redaction import MIN_SECRET_CHARS, redact, register_secret
 
 _ABOUT_TOOLS = re.compile(r"(?i)\btools?\b|tool_choice|function")
 _CONTEXT_LENGTH = re.compile(
@@ -106,3 +109,38 @@ def register_secrets(spec: object, api_key: str, base_url: str) -> None:
                 len(value),
                 MIN_SECRET_CHARS,
             )
+
+
+T = TypeVar("T")
+
+
+class PerLoop(Generic[T]):
+    """One value per running event loop, made there on first use: an HTTP client's
+    connection pool belongs to the loop it was opened on."""
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._values: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(self) -> T:
+        """The running loop's value."""
+        loop = asyncio.get_running_loop()
+        value = self._values.get(loop)
+        if value is None:
+            value = self._values[loop] = self._make()
+        return value
+
+    def take_all(self) -> list[T]:
+        """Every value made so far, forgotten here (to be closed)."""
+        values = list(self._values.values())
+        self._values.clear()
+        return values
+
+
+def redacted_error(
+    model: str, api_key: str, message: str, kind: ErrorKind, **extra: Any
+) -> ModelError:
+    """A `ModelError` for `model` whose message never holds its `api_key`."""
+    return ModelError(redact(message, [api_key]), model=model, kind=kind, **extra)

@@ -57,8 +57,10 @@ from confide.llm.errors import ErrorKind, ModelError, ModelSpecError
 from confide.llm.presets import get_preset
 from confide.llm.providers.http_common import (
     SHOWN_BODY,
+    PerLoop,
     error_message,
     parse_retry_after,
+    redacted_error,
     register_secrets,
     status_kind,
 )
@@ -89,7 +91,7 @@ from confide.llm.types import (
     Usage,
     read_logprobs,
 )
-from confide.redaction import Secret, redact, redact_url
+from confide.redaction import Secret, redact_url
 
 OPENAI_DEFAULT_BASE_URL = "https://api.openai.com/v1"
 TOOL_MODES: tuple[ToolMode, ...] = ("native", "text")
@@ -217,9 +219,7 @@ class OpenAIChatModel:
         """False once the endpoint refused `logprobs` (e.g. reasoning models): later
         requests go without, as a measurement extra must not fail a call."""
         self._api_key = Secret(api_key)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._clients = PerLoop(self._new_client)
         self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
         )
@@ -227,19 +227,15 @@ class OpenAIChatModel:
     def __repr__(self) -> str:
         return f"OpenAIChatModel(name={self.name!r}, base_url={redact_url(self.base_url)!r})"
 
+    def _new_client(self) -> openai.AsyncOpenAI:
+        return openai.AsyncOpenAI(
+            api_key=self._api_key.reveal(), base_url=self.base_url, timeout=self.timeout_s,
+            max_retries=0,
+        )
+
     def _client(self) -> openai.AsyncOpenAI:
-        """One client per event loop (an HTTP connection pool belongs to its loop)."""
-        loop = asyncio.get_running_loop()
-        client = self._clients.get(loop)
-        if client is None:
-            client = openai.AsyncOpenAI(
-                api_key=self._api_key.reveal(),
-                base_url=self.base_url,
-                timeout=self.timeout_s,
-                max_retries=0,
-            )
-            self._clients[loop] = client
-        return client
+        """The running event loop's client."""
+        return self._clients.get()
 
     @property
     def structured_output(self) -> StructuredOutput | None:
@@ -285,8 +281,7 @@ class OpenAIChatModel:
         return params
 
     def _error(self, message: str, kind: ErrorKind, **extra: Any) -> ModelError:
-        safe = redact(message, [self._api_key.reveal()])
-        return ModelError(safe, model=self.name, kind=kind, **extra)
+        return redacted_error(self.name, self._api_key.reveal(), message, kind, **extra)
 
     def _lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -439,9 +434,7 @@ class OpenAIChatModel:
 
     async def aclose(self) -> None:
         """Close the HTTP clients of this model."""
-        clients = list(self._clients.values())
-        self._clients.clear()
-        for client in clients:
+        for client in self._clients.take_all():
             await client.close()
 
 
