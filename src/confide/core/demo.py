@@ -1,4 +1,4 @@
-"""Made-up numbers carry a label (issue 34, item 5).
+"""Made-up numbers carry a label.
 
 A benchmark may ship demo participants: mocks whose results measure no model (Incognita's
 `mock/incognita-*` agents, which fail at fixed made-up rates). It declares them in

@@ -1,5 +1,4 @@
-"""The spend columns' names, and their means for a benchmark's summary table (issue 32
-item 2, issue 30 item 6).
+"""The spend columns' names, and their means for a benchmark's summary table.
 
 The runner adds `seat_<kind>`, `role_<role>_<kind>` and `episode_<kind>` to every result
 row of a run that calls a model (`confide.runner.spend`); a benchmark's summary adds the

@@ -30,7 +30,7 @@ of schema 1 is refused with a clear error rather than read half way.
 A trace never grows past what its readers accept (`confide.untrusted.MAX_BYTES`,
 inflated): the writer counts the bytes of its lines, and an event that would take the
 events past `EVENT_BUDGET` is refused with a `TraceError`, which ends the episode as an
-error whose footer still fits (issue 30 item 3). A single model reply is bounded long
+error whose footer still fits. A single model reply is bounded long
 before that (`llm.recorder.bounded`), so only an episode of very many huge calls meets
 the budget.
 

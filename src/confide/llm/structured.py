@@ -15,7 +15,7 @@ A reply that cannot be data is invalid output like any other, never an exception
 nested deeper than `confide.untrusted.MAX_DEPTH`, a string holding a lone surrogate
 escape, U+FFFD in the text (what a lone surrogate in a server's reply becomes, see
 `Completion`), an integer of more than `MAX_INT_DIGITS` digits (which `int` refuses with
-a ValueError, issue 30 item 8) or a reply cut for its size (`llm.recorder.bounded`) each
+a ValueError) or a reply cut for its size (`llm.recorder.bounded`) each
 come back as a problem for the repair turn. `loads_reply` is the one JSON reader of
 model output: the tool-call parsers and the environments' own readers use it too.
 

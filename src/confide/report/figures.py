@@ -98,7 +98,7 @@ def _frontier(rows: Rows) -> bytes | None:
 
 
 def _privacy_cost(rows: Rows) -> bytes | None:
-    """calbench.md Figure 2: excess VPS against excess cost, one panel per cost setting
+    """CalBench paper Figure 2: excess VPS against excess cost, one panel per cost setting
     (uniform left, varied right), one point per method and condition; nearer the origin
     is better on both."""
     points = _values(rows, "VPS", "Excess")

@@ -1,4 +1,4 @@
-"""95% intervals for the headline table (issue 35 item 3), found without knowing the
+"""95% intervals for the headline table, found without knowing the
 benchmark: a summary cell gets one when it is the mean of a results.csv column over the
 seat rows of its group, and only then.
 

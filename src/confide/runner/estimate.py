@@ -1,4 +1,4 @@
-"""Spend estimates before a run (`confide run --dry-run`, issue 32 item 4): per model and
+"""Spend estimates before a run (`confide run --dry-run`): per model and
 seat or role, the expected calls, input and output tokens and cost, each with a low-high
 range. Every number here is an estimate, and the dry run says so.
 

@@ -1,7 +1,7 @@
 """The call journal: every answered model call of an episode, on disk as it arrives, so an
-episode that fails or is stopped resumes without paying for those calls again (issue 30
-item 2: a transport failure that outlasted the retries discarded 29 answered calls of a
-Sotopia-ToM episode, and the resume paid for them again).
+episode that fails or is stopped resumes without paying for those calls again (a transport
+failure that outlasted the retries once discarded 29 answered calls of a Sotopia-ToM
+episode, and the resume paid for them again).
 
 Each episode that calls a model has one append-only file in the run directory,
 `journal/<episode id>.<configuration key>.jsonl`: a header line (episode id and resume

@@ -1,6 +1,6 @@
 """A rich progress bar for runs: episodes done and failed, then the spend so far on a
 line of its own (calls, retries, tokens by kind, cost: `spend.spend_line`), which wraps
-instead of being cut on a narrow terminal (issue 32 item 2). Without the bar
+instead of being cut on a narrow terminal. Without the bar
 (`--no-progress`) the spend is printed once at the end, when the run called a model."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The run directory: one experiment per directory, one run at a time, cleanup of what
 killed runs leave, start over without deleting.
 
-A directory belongs to one experiment (issue 30 item 1). Without `--out` a run goes to
+A directory belongs to one experiment. Without `--out` a run goes to
 `runs/<benchmark>/<name>` (`default_run_dir`): the name reads the suite or task file, the
 lineups and the conditions, and ends with a hash of everything that defines the experiment
 (`identity`), so the same command resumes its own directory and any other command gets a

@@ -1,5 +1,5 @@
-"""What an episode spent on models, and its invalid replies, by seat and role (issue 32
-item 2, issue 30 item 6): the one builder of the spend columns of every benchmark's
+"""What an episode spent on models, and its invalid replies, by seat and role: the
+one builder of the spend columns of every benchmark's
 results.csv, of `spend.csv` (per lineup and condition) and of the run totals.
 
 An episode's spend is read from its trace's model-call events, so it is known for a

@@ -5,7 +5,7 @@ Data travels as JavaScript files that call a global function (`data/index.js`,
 `data/episodes/<run>/<episode>.js`), not as JSON fetched with XHR: script tags load from
 `file://`, where fetch is blocked, so the bundle works opened straight from disk.
 
-What a user's run directory holds is not trusted (issue 30 items 4 and 7): a trace is
+What a user's run directory holds is not trusted: a trace is
 served only from a regular file inside the run directory (`RunData.trace_path`), a page
 that cannot be served answers a fixed 404 that echoes nothing it read, and the server
 answers only requests whose `Host` names the address it bound (a DNS-rebinding page

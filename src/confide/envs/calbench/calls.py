@@ -52,7 +52,7 @@ def call_bounds(
 def invalid_replies(events: Sequence[Any]) -> dict[str, int]:
     """Per seat, its replies that never validated (`invalid_response` events: the seat
     passed the step; section 3.2's passive agent looks the same, so they are counted
-    apart, issue 30 item 6)."""
+    apart)."""
     counts: dict[str, int] = {}
     for event in events:
         if isinstance(event, InvalidResponse) and event.seat is not None:

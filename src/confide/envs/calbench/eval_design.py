@@ -1,7 +1,7 @@
 """CalBench's part of `confide eval` (`confide.core.eval_design`).
 
 The evaluated model fills every seat (self-play; the paper's Table 1 games mix four
-models, calbench.md 4.1, which one model under evaluation cannot reproduce alone). The
+models, the CalBench paper 4.1, which one model under evaluation cannot reproduce alone). The
 VPS judge (F.3) is the evaluated model unless `--role calbench.judge=` names another.
 Headline metrics are Table 1's (section 4.2), per cost setting and communication
 condition (A.3): success, excess cost, messages per scheduled meeting and fairness
@@ -46,7 +46,7 @@ DESIGN = EvalDesign(
     ),
     paper_file="experiments/calbench_paper.yaml",
     paper={"suite": "canonical", "repetitions": 1, "seed": 0},
-    paper_note="calbench.md 4.1: the 90-task canonical suite (45 uniform-cost, 45 "
+    paper_note="the CalBench paper 4.1: the 90-task canonical suite (45 uniform-cost, 45 "
     "varied-cost), N=5 agents, 5 meetings, 16 slots",
     published_settings={"cost_setting": "Setting", "condition": "Condition"},
     metrics=(

@@ -1,5 +1,5 @@
 """CalBench's output files in report.html (core/viewing.ReportSection): what each shows,
-in words, and where the paper defines it (calbench.md)."""
+in words, and where the paper defines it (CalBench paper)."""
 
 from __future__ import annotations
 

@@ -50,7 +50,7 @@ DESIGN = EvalDesign(
     paper_file="experiments/incognita_paper.yaml",
     paper={"conditions": ["direct", "indirect", "social"], "repetitions": 3,
            "seed": 20260820},
-    paper_note="incognita.md 5: the 18 cards x 3 access conditions x 3 repetitions, "
+    paper_note="the Incognita paper 5: the 18 cards x 3 access conditions x 3 repetitions, "
     "conditions in Latin-square order",
     published_settings={"condition": "condition"},
     metrics=(

@@ -1,5 +1,5 @@
 """Incognita's output files in report.html (core/viewing.ReportSection): what each shows,
-in words, and where the paper defines it (incognita.md)."""
+in words, and where the paper defines it (Incognita paper)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Sotopia-ToM's part of `confide eval` (`confide.core.eval_design`).
 
 The evaluated model plays every agent of a scenario with the basic strategy (the
-paper's design adds the three other prompting strategies, sotopia_tom.md 5.3). The
+paper's design adds the three other prompting strategies, the Sotopia-ToM paper 5.3). The
 reference judge reads only typed payloads, so a model agent needs an LLM judge (4.2):
 the evaluated model judges itself unless `--role sotopia-tom.judge=` names another (the
 paper's judge is GPT-5.2 at high reasoning effort). Headline metrics are Tables 2 and
@@ -46,7 +46,7 @@ DESIGN = EvalDesign(
                     f"{MODEL}:tom-belief"],
         "seed": 0,
     },
-    paper_note="sotopia_tom.md 5.3 and 6: every scenario under the four prompting "
+    paper_note="the Sotopia-ToM paper 5.3 and 6: every scenario under the four prompting "
     "strategies, all agents on the evaluated model",
     published_settings={"strategy": "strategy"},
     metrics=(

@@ -1,5 +1,5 @@
 """Sotopia-ToM's output files in report.html (core/viewing.ReportSection): what each
-shows, in words, and where the paper defines it (sotopia_tom.md)."""
+shows, in words, and where the paper defines it (Sotopia-ToM paper)."""
 
 from __future__ import annotations
 

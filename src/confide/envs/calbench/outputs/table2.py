@@ -35,7 +35,7 @@ _COLUMNS = ("Coord.", "Excess", "Msgs.", "Fair.", "VPS")
 
 
 def paper_table2() -> dict[tuple[str, str], tuple[float, ...]]:
-    """calbench.md Table 2 from the published rows: (setting, method) -> Coord., Excess,
+    """CalBench paper Table 2 from the published rows: (setting, method) -> Coord., Excess,
     Msgs., Fair., VPS."""
     return {
         (row.setting["Setting"].lower(), row.model): tuple(row.metrics[c] for c in _COLUMNS)

@@ -23,7 +23,7 @@ seat without a thread is asked from a self-contained prompt: who it is, the tran
 the messages delivered to it in the round, and the question. The event records which
 (`context`: "thread" or "transcript").
 
-Prompt prefix (issue 32): a check-in starts with the seat's whole thread, which its turn
+Prompt prefix: a check-in starts with the seat's whole thread, which its turn
 requests already sent. An earlier check-in's question and answer are not carried into the
 next check-in either: F.3 keeps these calls out of every later context ("record_history=
 false ... not inserted into later game context"), and an observer that saw its earlier

@@ -10,7 +10,7 @@ that field"). It writes plain text; the prompt for a task is the same in every c
 for every evaluated agent and repetition (it depends on the card, the dialogue and what
 was released when, nothing else; A.2).
 
-Prompt order (issue 32): the memory used to be rewritten inside the system prompt at every
+Prompt order: the memory used to be rewritten inside the system prompt at every
 release, which changed the very first message and so voided a provider's prompt cache
 for the whole conversation. Now the system prompt is fixed for the task and the
 conversation only grows: each call starts with the previous call's messages. Same facts

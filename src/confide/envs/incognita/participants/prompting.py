@@ -5,7 +5,7 @@ the prompt files, tool catalogues, a participant's own history as chat turns, an
 A history is rendered from the observation alone (no hidden conversation state), so the
 prompt of every call is a pure function of what the participant was shown. A participant's
 history only grows and its system prompt is fixed (A.1, A.3), so each request starts with
-the previous one's messages, a prefix a provider's prompt cache serves (issue 32).
+the previous one's messages, a prefix a provider's prompt cache serves.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ validates is a typed failure: its verdict is None and the reason is kept in
 
 The reply's schema (the episode-specific one) goes with the request once, as its response
 format (`generate_structured`; an endpoint without one gets it appended to the user
-prompt), never also in the text (issue 32). The four calls of an episode cannot share a
+prompt), never also in the text. The four calls of an episode cannot share a
 prefix: each starts with its own metric's system prompt, as A.10 has it; across episodes
 each metric's system prompt is the shared prefix.
 """

@@ -6,7 +6,7 @@ knowledge domain map -- and the same perspective-filtered history (only messages
 agent sent or received); they differ only in the guidance appended to the card and in
 the notes (coach advice, belief or planning state) added to the turn prompt.
 
-Prompts that keep their prefix (issue 32): an acting call is the system prompt (the card
+Prompts that keep their prefix: an acting call is the system prompt (the card
 and the guidance, fixed for the episode) and one user message that starts with the
 history in delivery order, which only grows from turn to turn, and ends with what
 changes every turn: the round and turn counters, who is still present, where the

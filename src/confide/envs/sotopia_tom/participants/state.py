@@ -13,7 +13,7 @@ states the bound and older entries are dropped after every update), and a privac
 log of probing attempts with their round and author. Same token budget, same cadence, same
 tracker, memory and log for both strategies; only the slot and the acting guidance differ.
 
-Prompt order (issue 32): an update prompt holds the fixed instructions, then the agent's
+Prompt order: an update prompt holds the fixed instructions, then the agent's
 card (the same at every update), then the current state and the new messages, which
 change every time and so come last; the paper (A.9: the update "receives only the new
 messages and the current state") rules out a growing conversation here. Same

@@ -10,7 +10,7 @@ history every time. The note is also recorded as a `coach_note` event visible on
 agent; a coach call that never validates is a `coach_failure` and the agent acts without
 a note. A retry in the same round (after refused recipients) reuses that round's note.
 
-Prompt order (issue 32): the coach's prompt is its fixed instructions, the agent's card,
+Prompt order: the coach's prompt is its fixed instructions, the agent's card,
 then the whole history, which only grows, so each coach call starts with the previous
 one. Its JSON schema goes with the request as the response format, not in the text.
 """
