@@ -69,3 +69,39 @@ def test_llama_cpp_cache_count_is_read_where_usage_has_none() -> None:
     reported = {**reply, "usage": {**reply["usage"],
                                    "prompt_tokens_details": {"cached_tokens": 512}}}
     assert _Response.model_validate(reported).normalized_usage().cached_prompt_tokens == 512
+
+
+def test_cache_writes_are_capped_by_the_uncached_input() -> None:
+    price = ModelPrice(input=1.0, cached_input=0.0, cache_write=10.0, output=0.0)
+    # 600 read and 600 written of 1,000 input: only the 400 not read can have been written
+    usage = Usage(prompt_tokens=1000, cached_prompt_tokens=600, cache_write_tokens=600)
+    assert price.cost(usage) == pytest.approx(400 * 10.0 / 1e6, rel=1e-12)
+
+
+def test_costs_are_per_million_tokens_exactly() -> None:
+    assert ModelPrice(input=2.0, output=8.0).cost(
+        Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    ) == pytest.approx(10.0, rel=1e-12)
+
+
+@pytest.mark.parametrize("field", ["input", "output", "cached_input", "cache_write", "reasoning"])
+def test_a_negative_price_is_refused(field: str) -> None:
+    with pytest.raises(ValueError):
+        ModelPrice.model_validate({"input": 1.0, "output": 1.0, field: -0.5})
+
+
+def test_free_providers_and_dated_snapshots_are_priced() -> None:
+    from confide.llm.pricing import load_price_table
+
+    table = load_price_table()
+    assert table.price("mock/json") == ModelPrice(input=0.0, output=0.0)
+    assert table.price("openai/gpt-4o-2024-08-06") == table.price("openai/gpt-4o") is not None
+    assert table.price("openai/no-such-model") is None
+
+
+def test_cost_status_of_a_cell() -> None:
+    from confide.llm.pricing import PARTIAL, UNPRICED, cost_status
+
+    assert cost_status(3, 3) is None
+    assert cost_status(1, 3) == PARTIAL
+    assert cost_status(0, 3) == UNPRICED
