@@ -105,3 +105,24 @@ def test_cost_status_of_a_cell() -> None:
     assert cost_status(3, 3) is None
     assert cost_status(1, 3) == PARTIAL
     assert cost_status(0, 3) == UNPRICED
+
+
+def test_the_meter_sums_every_kind_and_counts_cache_hits_failures_and_retries() -> None:
+    from confide.llm.types import Completion
+    from confide.llm.usage import ModelUsage, UsageMeter
+
+    meter = UsageMeter()
+    paid = Usage(prompt_tokens=100, completion_tokens=20, cached_prompt_tokens=60,
+                 cache_write_tokens=30, reasoning_tokens=5, cost_usd=0.25)
+    meter.record(Completion(model="m", text="a", usage=paid))
+    meter.record(Completion(model="m", text="b", usage=paid))
+    meter.record(Completion(model="m", text="c", usage=paid, cached=True))  # spent nothing
+    meter.record(Completion(model="m", text="d", usage=Usage(prompt_tokens=1)))  # unpriced
+    meter.record_failure("m")
+    meter.record_retry("m")
+    assert meter.snapshot()["m"] == ModelUsage(
+        calls=5, cached_calls=1, failed_calls=1, retries=1, prompt_tokens=201,
+        completion_tokens=40, cached_prompt_tokens=120, cache_write_tokens=60,
+        reasoning_tokens=10, cost_usd=0.5, unknown_cost_calls=1,
+    )
+    assert ModelUsage().add(ModelUsage(calls=2, retries=3)) == ModelUsage(calls=2, retries=3)
