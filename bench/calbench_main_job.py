@@ -30,7 +30,7 @@ from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
 from confide.envs.calbench.engine import Game, GameConfig
 from confide.envs.calbench.env import _load_tasks, game_limits, seats
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 from confide.envs.calbench.oracle import _solve_cached
 from confide.envs.calbench.participants import make_participant
 from confide.envs.calbench.solvecache import CACHE_ENV
@@ -46,7 +46,7 @@ async def play_alone(plan: EpisodePlan) -> None:
         trace=TraceRecorder(plan.episode_id), model_factory=lambda *a, **k: None,
         condition=plan.condition,
     )
-    options = CalbenchOptions()
+    options = EnvOptions()
     limits = game_limits(options, task)
     binding = expand_lineup(plan.lineup, seats(task))
     opts = options.model_dump()

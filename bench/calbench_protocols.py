@@ -132,9 +132,9 @@ def main() -> int:
     tasks = [t for f in files for t in SPEC.load_tasks(None, str(f))]
     pairs = list(zip(raw, tasks, strict=True))[: args.limit]
     from confide.envs.calbench.env import game_limits
-    from confide.envs.calbench.options import CalbenchOptions
+    from confide.envs.calbench.options import EnvOptions
 
-    turns = [game_limits(CalbenchOptions(), t).max_turns_per_round for _, t in pairs]
+    turns = [game_limits(EnvOptions(), t).max_turns_per_round for _, t in pairs]
     baseline = None if args.baseline_src is None else Baseline(args.baseline_src)
     print(f"{len(pairs)} fixture tasks, best of {args.repeat} per game and side")
     extra = f" {'before':>9} {'now/before':>10}" if baseline else ""

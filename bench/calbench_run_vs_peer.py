@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 from confide.envs.calbench.env import game_limits, load_tasks
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 
 PEER_NAMES = {
     "imap": "imap", "sdmap": "sd", "dsm-welfare": "paper_dsm_welfare",
@@ -93,7 +93,7 @@ def main() -> int:
         tasks = Path(tmp) / "fixtures.jsonl"
         tasks.write_text("\n".join(lines) + "\n")
         turns = [
-            game_limits(CalbenchOptions(), t).max_turns_per_round
+            game_limits(EnvOptions(), t).max_turns_per_round
             for t in load_tasks(None, str(tasks))
         ]
         games = len(raw)

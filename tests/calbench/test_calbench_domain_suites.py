@@ -15,7 +15,7 @@ from confide.core.options import parse_options as parse
 from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
 from confide.envs.calbench.env import game_limits
 from confide.envs.calbench.errors import CalendarDataError
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 from confide.envs.calbench.scenario import save_scenarios
 from confide.envs.calbench.suites import (
     build_suite,
@@ -214,5 +214,5 @@ def test_every_public_fixture_task_loads() -> None:
         assert all(t.published is not None and t.published.optimal_cost is not None for t in tasks)
 
 
-def _options(raw: dict[str, object]) -> CalbenchOptions:
-    return parse(CalbenchOptions, raw, "calbench")
+def _options(raw: dict[str, object]) -> EnvOptions:
+    return parse(EnvOptions, raw, "calbench")

@@ -253,7 +253,7 @@ def test_summary_has_only_measured_rows_and_prints_the_papers_beside_them() -> N
 @pytest.mark.parametrize("bad", [{"max_turns": 3}, {"decision_retries": "many"}])
 def test_bad_options_name_the_option(bad: dict[str, object]) -> None:
     from confide.core.options import OptionsError, parse_options
-    from confide.envs.calbench.options import CalbenchOptions
+    from confide.envs.calbench.options import EnvOptions
 
     with pytest.raises(OptionsError, match=f"calbench option {next(iter(bad))}="):
-        parse_options(CalbenchOptions, bad, "calbench")
+        parse_options(EnvOptions, bad, "calbench")

@@ -20,7 +20,7 @@ from confide.envs.calbench.audits import measured
 from confide.envs.calbench.calls import call_bounds, call_estimates, invalid_replies
 from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
 from confide.envs.calbench.events import EVENTS
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 from confide.envs.calbench.outputs.audits import (
     tables_of,
     write_calbench_outputs,
@@ -51,7 +51,7 @@ SPEC = BenchmarkSpec(
     tables_of=tables_of,
     write_tables=write_calbench_tables,
     score_episode=measured(score_game),
-    options=CalbenchOptions,
+    options=EnvOptions,
     roles=(
         RoleSpec(
             "judge", None, "the VPS judge model (F.3); unbound: no judge cases", scoring=True

@@ -17,7 +17,7 @@ from typing import Any
 from confide.core.benchmark import CallBound, CallRange, SeatSpec
 from confide.envs.calbench.env import game_limits
 from confide.envs.calbench.events import InvalidResponse
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 from confide.envs.calbench.participants.llm_agent import MAX_ATTEMPTS
 from confide.envs.calbench.privacy.questions import DEFAULT_ATTEMPTS
 from confide.envs.calbench.scenario import Scenario
@@ -27,7 +27,7 @@ def call_bounds(
     task: Scenario,
     binding: Mapping[str, SeatSpec],
     roles: Mapping[str, str],
-    options: CalbenchOptions,
+    options: EnvOptions,
     condition: str | None,
 ) -> dict[str, CallBound]:
     """Per model seat and the judge (when a model), the most calls one episode makes."""
@@ -64,7 +64,7 @@ def call_estimates(
     task: Scenario,
     binding: Mapping[str, SeatSpec],
     roles: Mapping[str, str],
-    options: CalbenchOptions,
+    options: EnvOptions,
     condition: str | None,
 ) -> dict[str, CallRange]:
     """Per model seat and the judge, the calls one episode is expected to make. A game's

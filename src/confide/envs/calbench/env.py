@@ -30,7 +30,7 @@ from confide.envs.calbench.engine import (
 )
 from confide.envs.calbench.engine.outcome import outcome_from_events
 from confide.envs.calbench.metrics import evaluate
-from confide.envs.calbench.options import CalbenchOptions
+from confide.envs.calbench.options import EnvOptions
 from confide.envs.calbench.participants import make_participant
 from confide.envs.calbench.privacy.reflection import reflection_hook
 from confide.envs.calbench.scenario import Scenario
@@ -51,7 +51,7 @@ class GameLimits(NamedTuple):
     decision_retries: int
 
 
-def game_limits(options: CalbenchOptions, scenario: Scenario) -> GameLimits:
+def game_limits(options: EnvOptions, scenario: Scenario) -> GameLimits:
     """A game's cheap-talk budget and retry budget: each from an explicit option, else
     from the task, else the published harness's default."""
     given = options.model_fields_set
@@ -104,7 +104,7 @@ def _scenario(ctx: EpisodeContext) -> Scenario:
 async def play_episode(ctx: EpisodeContext) -> None:
     """Play one game with the lineup bound to the scenario's agents into `ctx.trace`."""
     scenario = _scenario(ctx)
-    options = parse_options(CalbenchOptions, ctx.options, "calbench")
+    options = parse_options(EnvOptions, ctx.options, "calbench")
     binding = expand_lineup(ctx.lineup, seats(scenario))
     limits = game_limits(options, scenario)
     # the seats' prompts state the limits the engine enforces (issue 21 item 4)

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, DEFAULT_MAX_TURNS
 
 
-class CalbenchOptions(BaseModel):
+class EnvOptions(BaseModel):
     """Environment options; unknown keys are rejected. `max_turns_per_round` and
     `decision_retries` left unset take the task's own budget when it has one
     (`env.game_limits`)."""
