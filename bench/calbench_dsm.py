@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from confide.core.trace import TraceRecorder
-from confide.envs.calbench.actions import CalendarObservation, Envelope, seat_of
-from confide.envs.calbench.engine import CalendarParticipant, Game
+from confide.envs.calbench.actions import CalendarObservation, Envelope, Participant, seat_of
+from confide.envs.calbench.engine import Game
 from confide.envs.calbench.participants import make_reference
 from confide.envs.calbench.participants.dsm import DSM_PRESETS, DsmParticipant
 from confide.envs.calbench.privacy import vps_rows
@@ -36,7 +36,7 @@ PUBLISHED_MS = 120.0
 class _Clocked:
     """A seat that adds the CPU time of its participant's decisions to a shared counter."""
 
-    def __init__(self, inner: CalendarParticipant, clock: list[float]) -> None:
+    def __init__(self, inner: Participant, clock: list[float]) -> None:
         self.inner = inner
         self.name = inner.name
         self.clock = clock
@@ -48,7 +48,7 @@ class _Clocked:
         return envelope
 
 
-def _seat(name: str, seat: str) -> CalendarParticipant:
+def _seat(name: str, seat: str) -> Participant:
     if name in DSM_PRESETS:
         return DsmParticipant(seat, DSM_PRESETS[name])
     return make_reference(seat, name, {})

@@ -49,9 +49,8 @@ from typing import Any
 
 from confide.core.trace import TraceRecorder
 from confide.envs.calbench import SPEC
-from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.actions import Participant, seat_of
 from confide.envs.calbench.engine import Game, GameConfig
-from confide.envs.calbench.engine.game import CalendarParticipant
 from confide.envs.calbench.events import Resolution
 from confide.envs.calbench.metrics import metric_scale, paid_costs
 from confide.envs.calbench.participants import make_reference
@@ -81,7 +80,7 @@ class OneSubRound(DsmParticipant):
         return lead.sub_round == 0 and super()._another_round(lead)
 
 
-def player(seat: str, protocol: str) -> CalendarParticipant:
+def player(seat: str, protocol: str) -> Participant:
     if protocol == "dsm-welfare-1sub":
         return OneSubRound(seat)
     return make_reference(seat, protocol, {})

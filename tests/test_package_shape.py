@@ -217,3 +217,14 @@ def test_shared_layers_import_no_benchmark() -> None:
         if target.startswith("confide.envs.")
     )
     assert offending == []
+
+
+@pytest.mark.parametrize("benchmark_id", [b for b in benchmark_ids() if b not in NOT_BENCHMARKS])
+def test_every_env_names_its_parts_alike(benchmark_id: str) -> None:
+    """One shape inside every env: the seat's participant protocol is `actions.Participant`
+    and the options class `options.EnvOptions`, the one the spec declares."""
+    package = f"confide.envs.{_package_dir(benchmark_id).name}"
+    participant = importlib.import_module(f"{package}.actions").Participant
+    assert getattr(participant, "_is_protocol", False), f"{package}.actions.Participant"
+    options = importlib.import_module(f"{package}.options").EnvOptions
+    assert get_benchmark(benchmark_id).options is options

@@ -10,8 +10,8 @@ from typing import Any
 from confide.core.benchmark import EpisodeContext, EpisodeResult, parse_lineup
 from confide.core.message import Message
 from confide.core.trace import EnvEvent, MessageDelivered, TraceRecorder
-from confide.envs.calbench.actions import CalendarObservation, Envelope, seat_of
-from confide.envs.calbench.engine import CalendarParticipant, Game, GameConfig, GameOutcome
+from confide.envs.calbench.actions import CalendarObservation, Envelope, Participant, seat_of
+from confide.envs.calbench.engine import Game, GameConfig, GameOutcome
 from confide.envs.calbench.env import run_episode
 from confide.envs.calbench.metrics import GameReport, evaluate
 from confide.envs.calbench.oracle import solve_oracle
@@ -82,7 +82,7 @@ def run_lineup(
 
 def run_players(
     sc: Scenario,
-    players: Mapping[int, CalendarParticipant],
+    players: Mapping[int, Participant],
     config: GameConfig | None = None,
 ) -> tuple[GameOutcome, GameReport, TraceRecorder]:
     """One game with explicit participants (scripted seats)."""

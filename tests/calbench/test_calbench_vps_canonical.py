@@ -11,8 +11,8 @@ import statistics
 import pytest
 
 from confide.core.trace import TraceRecorder
-from confide.envs.calbench.actions import seat_of
-from confide.envs.calbench.engine import CalendarParticipant, Game
+from confide.envs.calbench.actions import Participant, seat_of
+from confide.envs.calbench.engine import Game
 from confide.envs.calbench.participants import make_reference
 from confide.envs.calbench.participants.dsm import DSM_PRESETS, DsmParticipant
 from confide.envs.calbench.privacy import vps_rows
@@ -22,7 +22,7 @@ from confide.envs.calbench.suites import load_suite
 PROTOCOLS = ("imap", "sdmap", "dsm-welfare", "dsm-private")
 
 
-def _seat(name: str, seat: str) -> CalendarParticipant:
+def _seat(name: str, seat: str) -> Participant:
     if name in DSM_PRESETS:
         return DsmParticipant(seat, DSM_PRESETS[name])
     return make_reference(seat, name, {})

@@ -30,7 +30,7 @@ A.4 address agents by integer id only; the name is our trace label).
 from __future__ import annotations
 
 from functools import cached_property, lru_cache
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -231,3 +231,14 @@ def tool_dict(tool: ToolCall) -> dict[str, Any]:
     model's fields rather than serialized: payloads are already JSON data and this runs
     for every tool call of every turn."""
     return {name: value for name, value in tool.__dict__.items() if value is not None}
+
+
+class Participant(Protocol):
+    """A seat of a CalBench game (what a reference protocol, an LLM agent and a custom
+    `py:` or plugin participant implement)."""
+
+    name: str
+
+    async def act(self, observation: CalendarObservation) -> Envelope:
+        """Answer one observation with an envelope of tool calls."""
+        ...

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from pydantic import BaseModel
 
 from confide.core.message import Message
@@ -22,3 +24,11 @@ class DemoAction(BaseModel):
 
     text: str
     valid: bool = True
+
+
+class Participant(Protocol):
+    """A seat of the relay (what a custom `py:` or plugin participant implements)."""
+
+    name: str
+
+    async def act(self, observation: DemoObservation) -> DemoAction: ...

@@ -3,21 +3,13 @@
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol
+from typing import Any
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.custom import custom_participant
-from confide.envs.demo.actions import DemoAction, DemoObservation
+from confide.envs.demo.actions import DemoAction, DemoObservation, Participant
 from confide.errors import ConfideError
 from confide.llm import ChatMessage, GenerateConfig
-
-
-class Relay(Protocol):
-    """A seat of the relay (what a custom `py:` or plugin participant implements)."""
-
-    name: str
-
-    async def act(self, observation: DemoObservation) -> DemoAction: ...
 
 
 class ScriptedRelay:
@@ -59,12 +51,12 @@ class ModelRelay:
 
 def make_participant(
     seat: str, spec: SeatSpec, ctx: EpisodeContext, rng: random.Random
-) -> Relay:
+) -> Participant:
     if spec.model is not None:
         return ModelRelay(seat, ctx.model_for(seat, spec.model))
     if spec.reference == "scripted":
         return ScriptedRelay(seat, rng)
-    custom: Relay | None = custom_participant("demo", seat, spec, ctx)
+    custom: Participant | None = custom_participant("demo", seat, spec, ctx)
     if custom is not None:
         return custom
     raise ConfideError(

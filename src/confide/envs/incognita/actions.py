@@ -22,7 +22,7 @@ Payload types (``type`` key):
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -113,3 +113,34 @@ def payload_type(message: Message) -> str | None:
         return None
     kind = message.payload.get("type")
     return kind if isinstance(kind, str) else None
+
+
+class Participant(Protocol):
+    """The evaluated seat (`agent`): what the reference agent, a model agent and a custom
+    `py:` or plugin participant implement."""
+
+    name: str
+
+    async def act(self, observation: AgentObservation) -> AgentAction: ...
+
+
+class Desk(Protocol):
+    """A service-side participant (the intermediary of `indirect`, a desk of `social`)."""
+
+    name: str
+
+    async def act(self, observation: DeskObservation) -> DeskAction: ...
+
+
+class Customer(Protocol):
+    """The customer simulator behind the disclosure gate."""
+
+    name: str
+
+    async def act(self, observation: CustomerObservation) -> CustomerAction: ...
+
+
+class GateClassifier(Protocol):
+    """Names the field a message asks for among the offered release tokens."""
+
+    async def classify(self, text: str, tokens: tuple[str, ...]) -> str | None: ...

@@ -223,7 +223,7 @@ def is_public(message: Message) -> bool:
     return message.channel.kind == "broadcast"
 
 
-class InfoParticipant(Protocol):
+class Participant(Protocol):
     """Any seat of this environment: one action per observation."""
 
     name: str

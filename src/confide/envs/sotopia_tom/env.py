@@ -63,7 +63,7 @@ from confide.envs.sotopia_tom import events as ev
 from confide.envs.sotopia_tom.actions import (
     InfoAction,
     InfoObservation,
-    InfoParticipant,
+    Participant,
     TurnLimits,
     briefing_for,
 )
@@ -98,7 +98,7 @@ class _Table:
     def __init__(
         self,
         scenario: Scenario,
-        participants: Mapping[str, InfoParticipant],
+        participants: Mapping[str, Participant],
         trace: TraceRecorder,
         options: EnvOptions,
         turns: Turns,
@@ -208,7 +208,7 @@ class _Table:
 
 async def converse(
     scenario: Scenario,
-    participants: Mapping[str, InfoParticipant],
+    participants: Mapping[str, Participant],
     trace: TraceRecorder,
     options: EnvOptions,
     turns: Turns | None = None,

@@ -3,7 +3,6 @@
 from confide.envs.calbench.engine.game import (
     DEFAULT_DECISION_RETRIES,
     DEFAULT_MAX_TURNS,
-    CalendarParticipant,
     Game,
     GameConfig,
 )
@@ -12,7 +11,6 @@ from confide.envs.calbench.engine.outcome import GameOutcome, consistent_slot
 __all__ = [
     "DEFAULT_DECISION_RETRIES",
     "DEFAULT_MAX_TURNS",
-    "CalendarParticipant",
     "Game",
     "GameConfig",
     "GameOutcome",

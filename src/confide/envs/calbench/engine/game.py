@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from confide.core.benchmark import Turns
 from confide.core.message import Channel, Message
@@ -69,6 +69,7 @@ from confide.envs.calbench.actions import (
     CONDITION_CHANNELS,
     CalendarObservation,
     Envelope,
+    Participant,
     RefusedAction,
     ToolCall,
     agent_of,
@@ -159,16 +160,6 @@ _TurnStart = builder(ev.TurnStart, *_SEAT_EVENT)
 _TurnStartData = builder(ev.TurnStartData, "turn", "phase", "inbox")
 
 
-class CalendarParticipant(Protocol):
-    """A seat of a CalBench game."""
-
-    name: str
-
-    async def act(self, observation: CalendarObservation) -> Envelope:
-        """Answer one observation with an envelope of tool calls."""
-        ...
-
-
 @dataclass(frozen=True)
 class GameConfig:
     """Engine settings: communication condition, turn budget and retry budget."""
@@ -225,7 +216,7 @@ class Game:
     def __init__(
         self,
         scenario: Scenario,
-        players: Mapping[str, CalendarParticipant],
+        players: Mapping[str, Participant],
         trace: TraceRecorder,
         config: GameConfig | None = None,
         turns: Turns | None = None,

@@ -14,7 +14,8 @@ from typing import Any
 
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.custom import custom_participant
-from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES, CalendarParticipant
+from confide.envs.calbench.actions import Participant
+from confide.envs.calbench.engine import DEFAULT_DECISION_RETRIES
 from confide.envs.calbench.participants.base import ProtocolParticipant, plan_batch
 from confide.envs.calbench.participants.dsm import DSM_NAMES, DSM_PRESETS, DsmParticipant
 from confide.envs.calbench.participants.imap import ImapParticipant
@@ -25,7 +26,7 @@ from confide.errors import ConfideError
 REFERENCE_NAMES: tuple[str, ...] = ("imap", "sdmap", *DSM_NAMES)
 
 
-def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> CalendarParticipant:
+def make_reference(seat: str, name: str, options: Mapping[str, Any]) -> Participant:
     """The reference participant `name` for `seat`."""
     if name == "imap":
         return ImapParticipant(seat)
@@ -45,7 +46,7 @@ def make_participant(
     spec: SeatSpec,
     options: Mapping[str, Any],
     ctx: EpisodeContext | None = None,
-) -> CalendarParticipant:
+) -> Participant:
     """A participant for one seat of a lineup: a reference protocol by name, or an LLM
     agent for a model spec `provider/model[:variant]` (needs the episode context `ctx`,
     whose model factory records the agent's calls in the trace)."""
@@ -58,7 +59,7 @@ def make_participant(
         retries = options.get("decision_retries", DEFAULT_DECISION_RETRIES)
         return make_llm_agent(seat, spec, ctx, decision_retries=int(retries))
     if spec.raw not in REFERENCE_NAMES and ctx is not None:
-        custom: CalendarParticipant | None = custom_participant("calbench", seat, spec, ctx)
+        custom: Participant | None = custom_participant("calbench", seat, spec, ctx)
         if custom is not None:
             return custom
     return make_reference(seat, spec.raw, options)

@@ -32,18 +32,15 @@ Decisions
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
 
 from confide.core.benchmark import EpisodeContext, RoleSpec, SeatSpec
 from confide.core.custom import custom_participant
 from confide.core.sampling import Sampling
 from confide.envs.incognita.actions import (
-    AgentAction,
-    AgentObservation,
-    CustomerAction,
-    CustomerObservation,
-    DeskAction,
-    DeskObservation,
+    Customer,
+    Desk,
+    GateClassifier,
+    Participant,
 )
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskSeat
 from confide.envs.incognita.participants.agent_llm import ModelAgent
@@ -87,26 +84,8 @@ class ParticipantError(ConfideError):
     """A seat or role names a participant Incognita does not have."""
 
 
-class Agent(Protocol):
-    name: str
-
-    async def act(self, observation: AgentObservation) -> AgentAction: ...
-
-
-class Desk(Protocol):
-    name: str
-
-    async def act(self, observation: DeskObservation) -> DeskAction: ...
-
-
-class Customer(Protocol):
-    name: str
-
-    async def act(self, observation: CustomerObservation) -> CustomerAction: ...
-
-
-class GateClassifier(Protocol):
-    async def classify(self, text: str, tokens: tuple[str, ...]) -> str | None: ...
+# The protocols of the seat and of the roles (`Participant`, `Desk`, `Customer`,
+# `GateClassifier`) live in actions.py, as every env's do; this package re-exports them.
 
 
 OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWORDS,
@@ -227,7 +206,9 @@ def _model(
     return model
 
 
-def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, max_attempts: int) -> Agent:
+def make_agent(
+    ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, max_attempts: int
+) -> Participant:
     """The evaluated agent for `seat`."""
     if seat.model is not None:
         if seat.strategy is not None:
@@ -238,7 +219,7 @@ def make_agent(ctx: EpisodeContext, seat: SeatSpec, card: TaskCard, max_attempts
         return ModelAgent(AGENT, model, AGENT_CONFIG, max_attempts)
     if seat.reference == "reference":
         return ReferenceAgent(AGENT, card)
-    custom: Agent | None = custom_participant("incognita", AGENT, seat, ctx)
+    custom: Participant | None = custom_participant("incognita", AGENT, seat, ctx)
     if custom is not None:
         return custom
     raise ParticipantError(
@@ -286,10 +267,10 @@ __all__ = [
     "OFFLINE",
     "REFERENCES",
     "ROLES",
-    "Agent",
     "Customer",
     "Desk",
     "GateClassifier",
+    "Participant",
     "ParticipantError",
     "card_problems",
     "check_roles",

@@ -15,7 +15,7 @@ from typing import Protocol
 from confide.core.benchmark import EpisodeContext, SeatSpec
 from confide.core.custom import custom_participant
 from confide.core.seeding import derive_seed
-from confide.envs.sotopia_tom.actions import InfoParticipant
+from confide.envs.sotopia_tom.actions import Participant
 from confide.envs.sotopia_tom.participants.base import ModelAgent
 from confide.envs.sotopia_tom.participants.basic import BasicAgent
 from confide.envs.sotopia_tom.participants.cot_privacy import CoTPrivacyAgent
@@ -63,7 +63,7 @@ def make_participant(
     ctx: EpisodeContext,
     scenario: Scenario,
     options: ParticipantSettings,
-) -> InfoParticipant:
+) -> Participant:
     """The participant for one seat (module docstring)."""
     if spec.model is None:
         if spec.reference == "reference":
@@ -71,7 +71,7 @@ def make_participant(
         if spec.reference == "leaky":
             forbidden = [(ref, scenario.fact(ref).label) for ref in scenario.forbidden(seat)]
             return LeakyAgent(seat, forbidden)
-        custom: InfoParticipant | None = custom_participant("sotopia-tom", seat, spec, ctx)
+        custom: Participant | None = custom_participant("sotopia-tom", seat, spec, ctx)
         if custom is not None:
             return custom
         raise ConfideError(
