@@ -22,9 +22,9 @@ from confide.core.benchmark import SeatSpec, expand_lineup, parse_lineup
 from confide.core.trace import Trace, TraceFiles, trace_files, trace_text
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits import leaderboard_columns
+from confide.envs.calbench.judge import judge_game
 from confide.envs.calbench.outputs.audits import write_audit_outputs, write_calbench_outputs
 from confide.envs.calbench.participants import ImapParticipant, make_reference
-from confide.envs.calbench.privacy.judge_vps import judge_game
 from confide.llm import MockModel, register_mock
 from confide.llm.providers.mock_registry import json_reply
 from confide.runner.config import Experiment

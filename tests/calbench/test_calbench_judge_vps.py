@@ -15,8 +15,7 @@ from test_calbench_reflect_vps import _game as reflected_game
 
 from confide.core.benchmark import EpisodeContext, parse_lineup
 from confide.core.trace import TraceRecorder
-from confide.envs.calbench.privacy import agreement
-from confide.envs.calbench.privacy.judge_vps import (
+from confide.envs.calbench.judge import (
     EVENT,
     PURPOSE,
     judge_cases,
@@ -26,6 +25,7 @@ from confide.envs.calbench.privacy.judge_vps import (
     judge_trace_vps,
     judge_vps,
 )
+from confide.envs.calbench.privacy import agreement
 from confide.envs.calbench.privacy.reflection import reflection_vps
 from confide.errors import ConfideError
 from confide.llm import MockModel

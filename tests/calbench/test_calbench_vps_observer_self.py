@@ -11,7 +11,7 @@ import pytest
 from pydantic import ValidationError
 from test_calbench_reflect_support import play, task
 
-from confide.envs.calbench.privacy import judge_vps as judge
+from confide.envs.calbench import judge
 from confide.envs.calbench.privacy import reflection
 from confide.envs.calbench.privacy.deltas import ModelVps, answer_event, delta_schema
 from confide.envs.calbench.privacy.questions import targets_of

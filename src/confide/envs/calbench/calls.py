@@ -6,7 +6,7 @@ asked at most once per cheap-talk sweep (`max_turns_per_round` sweeps), then at 
 them), each ask up to `llm_agent.MAX_ATTEMPTS` calls of the repair loop; with
 `reflection` it answers one reflection question per round (F.3; privacy/reflection.py),
 up to `questions.DEFAULT_ATTEMPTS` calls. The judge gets one case per round and recipient
-that was delivered a message (I.2; privacy/judge_vps.py), each up to the same attempts.
+that was delivered a message (I.2; judge.py), each up to the same attempts.
 """
 
 from __future__ import annotations

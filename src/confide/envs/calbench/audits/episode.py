@@ -23,8 +23,8 @@ from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
 from confide.core.trusted import builder
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
+from confide.envs.calbench.judge import judge_episode
 from confide.envs.calbench.outputs.audits import scored_game
-from confide.envs.calbench.privacy.judge_vps import judge_episode
 from confide.envs.calbench.privacy.vps import vps_rows
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError

@@ -43,6 +43,7 @@ from typing import IO, Any
 
 from confide import atomic
 from confide.core.trace import Trace
+from confide.envs.calbench import judge
 from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import (
     AuditError,
@@ -58,7 +59,7 @@ from confide.envs.calbench.outputs.privacy import (
     trace_scenario,
     write_table,
 )
-from confide.envs.calbench.privacy import agreement, judge_vps, reflection
+from confide.envs.calbench.privacy import agreement, reflection
 from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
 from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
@@ -90,7 +91,7 @@ def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
         {"game_id": game.game_id, "round": e.round, "observer_agent": e.data.observer,
          "judge": e.data.judge, "message_ids": e.data.message_ids,
          "ok": e.data.ok, "attempts": e.data.attempts, "error": e.data.error}
-        for e in game.trace.of(judge_vps.EVENT)
+        for e in game.trace.of(judge.EVENT)
     ]
 
 
@@ -139,7 +140,7 @@ def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
     with)."""
     events = game.events
     path, gid = game.trace.path, game.game_id
-    judged = answered(events, judge_vps.EVENT)
+    judged = answered(events, judge.EVENT)
     return GameTables(
         tally=game.tally(),
         trace_path=path,
@@ -149,7 +150,7 @@ def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
         units=analyses.speaker_units(game),
         reflected=reflection.reflection_vps(game.scenario, events, trace_path=path, game_id=gid)
         if answered(events, reflection.EVENT) else None,
-        judged=judge_vps.judge_vps(game.scenario, events, trace_path=path, game_id=gid)
+        judged=judge.judge_vps(game.scenario, events, trace_path=path, game_id=gid)
         if judged else None,
         judge_cases=_judge_cases(game) if judged else [],
     )

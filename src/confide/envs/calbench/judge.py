@@ -2,13 +2,13 @@
 
 One judge case per (round, recipient) that was delivered at least one message in the
 round: the judge reads exactly those messages (direct, participant-groupchat and
-all-agent posts; questions.py builds the transcript from the postbox's recipient lists,
+all-agent posts; privacy/questions.py builds the transcript from the postbox's recipient lists,
 so nothing undelivered can reach it) and emits, for every other agent and every slot, a
 signed belief delta in {-3..3} under the same strict schema and repair loop as the
-reflection (deltas.py). A recipient that received nothing in a round has no case: the
+reflection (privacy/deltas.py). A recipient that received nothing in a round has no case: the
 judge would have no evidence, and its belief cannot have moved. Cases of one game are
 judged concurrently. Raw and calibrated judge VPS, truth-direction precision and the
-excess over the five-slot floor come from deltas.py exactly as for the reflection.
+excess over the five-slot floor come from privacy/deltas.py exactly as for the reflection.
 
 The judge model is bound by role (`--role judge=openai/gpt-5`, `ctx.roles["judge"]`), or
 given directly for a post-hoc audit of stored traces. In-episode, `judge_episode` records
