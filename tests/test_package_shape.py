@@ -228,3 +228,13 @@ def test_every_env_names_its_parts_alike(benchmark_id: str) -> None:
     assert getattr(participant, "_is_protocol", False), f"{package}.actions.Participant"
     options = importlib.import_module(f"{package}.options").EnvOptions
     assert get_benchmark(benchmark_id).options is options
+
+
+@pytest.mark.parametrize("benchmark_id", [b for b in benchmark_ids() if b not in NOT_BENCHMARKS])
+def test_every_env_has_one_episode_function(benchmark_id: str) -> None:
+    """`env.run_episode` (play, then `env.score_episode`) is the spec's: tests and benches
+    that call it run exactly what `confide run` runs, judge and all."""
+    spec = get_benchmark(benchmark_id)
+    env = importlib.import_module(f"confide.envs.{_package_dir(benchmark_id).name}.env")
+    assert spec.run_episode is env.run_episode
+    assert spec.score_episode is env.score_episode

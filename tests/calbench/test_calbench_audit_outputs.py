@@ -167,7 +167,8 @@ def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
     from dataclasses import replace
 
     from confide.envs.calbench.audits.common import game_record
-    from confide.envs.calbench.outputs.audits import GameSpool, game_tables
+    from confide.envs.calbench.audits.scored import game_tables
+    from confide.envs.calbench.outputs.audits import GameSpool
     from confide.envs.calbench.privacy.vps import vps_rows
 
     scenario = task()

@@ -14,18 +14,19 @@ from pathlib import Path
 
 from confide.core.benchmark import BenchmarkSpec, RoleSpec
 from confide.core.sampling import Sampling
-from confide.core.scoring import play_then_score
 from confide.envs.calbench.actions import CONDITIONS
-from confide.envs.calbench.audits import measured
+from confide.envs.calbench.audits.scored import tables_of
 from confide.envs.calbench.calls import call_bounds, call_estimates, invalid_replies
-from confide.envs.calbench.env import load_tasks, play_episode, private_markers, score_game, seats
+from confide.envs.calbench.env import (
+    load_tasks,
+    private_markers,
+    run_episode,
+    score_episode,
+    seats,
+)
 from confide.envs.calbench.events import EVENTS
 from confide.envs.calbench.options import EnvOptions
-from confide.envs.calbench.outputs.audits import (
-    tables_of,
-    write_calbench_outputs,
-    write_calbench_tables,
-)
+from confide.envs.calbench.outputs.audits import write_calbench_outputs, write_calbench_tables
 from confide.envs.calbench.outputs.table2 import summarize
 from confide.envs.calbench.participants import REFERENCE_NAMES
 from confide.envs.calbench.prompts import load_variant
@@ -38,7 +39,7 @@ SPEC = BenchmarkSpec(
     "(success, excess cost vs a CP-SAT oracle, messages, fairness).",
     load_tasks=load_tasks,
     seats=seats,
-    run_episode=play_then_score(play_episode, measured(score_game)),
+    run_episode=run_episode,
     default_suite="canonical",
     suites=suite_names(),
     participants=REFERENCE_NAMES,
@@ -50,7 +51,7 @@ SPEC = BenchmarkSpec(
     write_outputs=write_calbench_outputs,
     tables_of=tables_of,
     write_tables=write_calbench_tables,
-    score_episode=measured(score_game),
+    score_episode=score_episode,
     options=EnvOptions,
     roles=(
         RoleSpec(

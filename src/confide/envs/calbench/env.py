@@ -1,6 +1,7 @@
 """The CalBench environment behind `BenchmarkSpec` "calbench": task loading, seats, and
 one episode = one game (engine/, `play_episode`) then its scoring from the trace alone
-(`score_game`: metrics.py, wrapped by `audits.measured` for the judge and leaderboard).
+(`score_episode`: `score_game`'s metrics.py rows, then `audits.measured`'s judge,
+leaderboard columns and table rows); `run_episode` plays and scores, as the spec does.
 
 Options (`--option KEY=VALUE`, experiment `options:`): `max_turns_per_round` (int >= 1 or
 null for no budget; default: the task's own budget if it has one, e.g. 2 in the `tiny`
@@ -23,6 +24,7 @@ from confide.core.options import parse_options
 from confide.core.scoring import play_then_score
 from confide.core.truncation import truncated_replies
 from confide.envs.calbench.actions import seat_of
+from confide.envs.calbench.audits.episode import measured
 from confide.envs.calbench.engine import (
     DEFAULT_MAX_TURNS,
     Game,
@@ -151,9 +153,11 @@ async def score_game(ctx: EpisodeContext) -> EpisodeResult:
     return EpisodeResult(rows=rows, metrics=report.game, final_state=final_state)
 
 
-run_episode = play_then_score(play_episode, score_game)
-"""Play one game and score it (without the judge and leaderboard columns the spec adds,
-`audits.measured`)."""
+score_episode = measured(score_game)
+"""Score a played game: its section 4.2 metrics, then the judge (when a `judge` role is
+bound), the leaderboard columns and its table rows (`audits.measured`)."""
+run_episode = play_then_score(play_episode, score_episode)
+"""Play one game and score it: the spec's episode function (tests and benches use it)."""
 
 
 _FINAL_KEYS = (

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import SeatSpec, expand_lineup
@@ -25,12 +24,10 @@ from confide.core.trace import MessageDelivered, Trace
 from confide.envs.calbench.actions import agent_of, seat_of
 from confide.envs.calbench.events import BatchApplied
 from confide.envs.calbench.kinds import of_kind
-from confide.envs.calbench.outputs.privacy import trace_scenario
+from confide.envs.calbench.privacy.tables import trace_scenario
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError
-from confide.untrusted import InputError, load_yaml
 
-EXPERIMENT_FILE = "experiment.yaml"
 ALL = "all"
 """The pooled group in summaries (every participant, or every cost setting)."""
 
@@ -153,18 +150,3 @@ def game_record(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameRe
     return GameRecord(
         trace, scenario, tuple(s.raw for s in specs), tuple(not s.is_model for s in specs)
     )
-
-
-def run_scenarios(run_dir: Path) -> dict[str, Scenario]:
-    """Task id -> scenario for the suite or task file named in the run's experiment.yaml."""
-    from confide.envs.calbench.env import load_tasks  # env imports the audits' users
-
-    path = run_dir / EXPERIMENT_FILE
-    try:
-        data = load_yaml(path, "experiment file")
-    except InputError as exc:
-        raise AuditError(str(exc)) from None
-    if not isinstance(data, dict):
-        raise AuditError(f"{path}: expected a mapping of experiment fields")
-    suite, tasks = data.get("suite"), data.get("tasks")
-    return {s.task_id: s for s in load_tasks(suite, tasks)}

@@ -1,14 +1,14 @@
 """What CalBench adds to every episode once its game is over (calbench.md I.2, D.4): the
 judge cases when a judge role is bound, and the leaderboard columns of each seat row.
 
-`measured(score_game)` wraps the environment's score function, so the benchmark spec
-scores with `measured(score_game)` (live and in `confide rescore`): the judge reads the
+`measured(score_game)` wraps the environment's score function: it is `env.score_episode`,
+the spec's scorer (live and in `confide rescore`): the judge reads the
 played trace (its cases are recorded before the runner writes the footer), then every
 result row gets
 `game_id`, `is_reference`, `coordination`, `excess_cost` and `excess_vps`
 (leaderboard.py), which is what `confide leaderboard` reads from results.csv. The game's
 protocol VPS is computed here once, with its F.5 rows, and with every other table row of
-the game rides on the result (`EpisodeResult.tables`, outputs/audits.py `ScoredGame`), so
+the game rides on the result (`EpisodeResult.tables`, audits/scored.py `ScoredGame`), so
 the run's output phase never reads the trace back. (Outside a run, with no trace path or
 no header, there are no tables: the runner computes them from the trace if it has one.)
 """
@@ -23,8 +23,8 @@ from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
 from confide.core.trusted import builder
 from confide.envs.calbench.actions import seat_of
 from confide.envs.calbench.audits.leaderboard import leaderboard_columns
+from confide.envs.calbench.audits.scored import scored_game
 from confide.envs.calbench.judge import judge_episode
-from confide.envs.calbench.outputs.audits import scored_game
 from confide.envs.calbench.privacy.vps import vps_rows
 from confide.envs.calbench.scenario import Scenario
 from confide.errors import ConfideError

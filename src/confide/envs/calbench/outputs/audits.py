@@ -18,142 +18,46 @@ judge_reflection_agreement.csv (Table 17).
 
 `write_calbench_tables` (the `write_tables` hook) writes the protocol-semantic F.5 tables
 of outputs/privacy.py plus everything above, with scenarios found through experiment.yaml,
-from what each game contributes to the tables (`ScoredGame`): computed once, while the
-game is scored (`audits.measured`, from the events in memory), or from its trace read
-back (`tables_of`, `write_calbench_outputs`), by the same function (`scored_game`), so
-both give the same bytes. The games' `GameTables` are spooled to disk (`GameSpool`) and
-read back a game at a time for each table, whose summaries keep counts and compact arrays
-rather than rows: memory stays flat however many games a run has (issue 12 item 11).
+from what each game contributes to the tables (`ScoredGame`, audits/scored.py): computed
+once, while the game is scored (`audits.measured`, from the events in memory), or from
+its trace read back (`tables_of`, `write_calbench_outputs`), by the same function
+(`scored_game`), so both give the same bytes. The games' `GameTables` are spooled to
+disk (`GameSpool`) and read back a game at a time for each table, whose summaries keep
+counts and compact arrays rather than rows: memory stays flat however many games a run
+has (issue 12 item 11).
 """
 
 from __future__ import annotations
 
 import io
 import json
-import pickle
 import tempfile
-import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, fields, is_dataclass, replace
-from operator import attrgetter
 from pathlib import Path
-from typing import IO, Any
 
 from confide import atomic
 from confide.core.trace import Trace
-from confide.envs.calbench import judge
 from confide.envs.calbench.audits import analyses, own_slot, semantic
-from confide.envs.calbench.audits.common import (
-    AuditError,
-    GameRecord,
-    GameTally,
-    game_record,
-    run_scenarios,
+from confide.envs.calbench.audits.common import AuditError, GameTally
+from confide.envs.calbench.audits.scored import (
+    GameTables,
+    ScenarioPickler,
+    ScenarioUnpickler,
+    ScoredGame,
+    scored_game,
 )
+from confide.envs.calbench.env import load_tasks
 from confide.envs.calbench.outputs.cohort import write_cohort_figures
-from confide.envs.calbench.outputs.privacy import (
-    PrivacyTables,
-    game_lines,
-    trace_scenario,
-    write_table,
-)
-from confide.envs.calbench.privacy import agreement, reflection
-from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow, answered
-from confide.envs.calbench.privacy.vps import GameVps, vps_rows
+from confide.envs.calbench.outputs.privacy import PrivacyTables, write_table
+from confide.envs.calbench.privacy import agreement
+from confide.envs.calbench.privacy.deltas import CellRow, ModelVps, PairRow, TargetRow
+from confide.envs.calbench.privacy.tables import trace_scenario
 from confide.envs.calbench.scenario import Scenario
+from confide.untrusted import InputError, load_yaml
 
-
-@dataclass(frozen=True)
-class GameTables:
-    """What one game contributes to the run's tables, computed from its trace once."""
-
-    tally: GameTally
-    trace_path: str
-    judged_vps: GameVps | None
-    """The protocol VPS rows of a judged game (the judge is compared with them)."""
-    leaks: list[semantic.LeakRow]
-    disclosures: list[own_slot.DisclosureRow]
-    units: list[analyses.SpeakerUnit]
-    reflected: ModelVps | None
-    judged: ModelVps | None
-    judge_cases: list[dict[str, Any]]
-
-    @property
-    def key(self) -> tuple[str, str]:
-        """Tables list games in (game id, trace path) order."""
-        return self.tally.game_id, self.trace_path
-
-
-def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
-    return [
-        {"game_id": game.game_id, "round": e.round, "observer_agent": e.data.observer,
-         "judge": e.data.judge, "message_ids": e.data.message_ids,
-         "ok": e.data.ok, "attempts": e.data.attempts, "error": e.data.error}
-        for e in game.trace.of(judge.EVENT)
-    ]
-
-
-@dataclass(frozen=True, slots=True)
-class ScoredGame:
-    """What one game adds to the run's tables, computed once, while it is scored (in the
-    worker that played it: `audits.measured`), and carried to the output phase in its
-    footer and the runner's result spool (`BenchmarkSpec.write_tables`): its F.5 CSV
-    lines, formatted, and its `GameTables` pickled as the `GameSpool` stores them (the
-    scenario by task id), so neither the wire nor the spools carry its scenario."""
-
-    key: tuple[str, str]
-    privacy: tuple[bytes, ...]
-    """Its lines of each F.5 table (`outputs.privacy.game_lines`), each zlib-compressed
-    at level 1: a game's are about 75 KB, and would cross the wire from a Ray worker and
-    sit in the result spool for the whole run; compressed, the whole record is about 5
-    KB, for about a quarter of a second per 1,080 games."""
-    tables: bytes
-
-    def privacy_lines(self) -> list[bytes]:
-        """`privacy`, decompressed."""
-        return [zlib.decompress(lines) for lines in self.privacy]
-
-
-def scored_game(trace: Trace, scenario: Scenario, vps: GameVps | None = None) -> ScoredGame:
-    """Every table row of the game in `trace` (its events, header and footer rows, as read
-    back or as the scorer holds them); `vps`: its protocol VPS rows, when computed already
-    (with evidence, named by the trace path)."""
-    game = game_record(trace, {scenario.task_id: scenario})
-    if vps is None:
-        vps = vps_rows(scenario, game.events, trace_path=trace.path, game_id=game.game_id)
-    tables = game_tables(game, vps)
-    data = io.BytesIO()
-    _ScenarioPickler(data).dump(tables)
-    privacy = tuple(zlib.compress(lines, 1) for lines in game_lines(vps))
-    return ScoredGame(tables.key, privacy, data.getvalue())
-
-
-def tables_of(scenario: Scenario, trace: Trace) -> ScoredGame:
-    """The CalBench `tables_of` hook: `scored_game` of a finished trace read back."""
-    return scored_game(trace, scenario)
-
-
-def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
-    """Every table row of one game but its F.5 rows (`vps`, which the judge is compared
-    with)."""
-    events = game.events
-    path, gid = game.trace.path, game.game_id
-    judged = answered(events, judge.EVENT)
-    return GameTables(
-        tally=game.tally(),
-        trace_path=path,
-        judged_vps=replace(vps, evidence=[]) if judged else None,
-        leaks=semantic.game_leaks(game),
-        disclosures=own_slot.game_disclosures(game),
-        units=analyses.speaker_units(game),
-        reflected=reflection.reflection_vps(game.scenario, events, trace_path=path, game_id=gid)
-        if answered(events, reflection.EVENT) else None,
-        judged=judge.judge_vps(game.scenario, events, trace_path=path, game_id=gid)
-        if judged else None,
-        judge_cases=_judge_cases(game) if judged else [],
-    )
+EXPERIMENT_FILE = "experiment.yaml"
 
 
 class GameSpool:
@@ -173,7 +77,7 @@ class GameSpool:
 
     def add(self, game: GameTables) -> None:
         data = io.BytesIO()
-        _ScenarioPickler(data).dump(game)
+        ScenarioPickler(data).dump(game)
         self.add_pickled(game.key, data.getvalue())
 
     def add_pickled(self, key: tuple[str, str], data: bytes) -> None:
@@ -187,51 +91,23 @@ class GameSpool:
         for i in sorted(range(len(self._keys)), key=self._keys.__getitem__):
             self._file.seek(self._ends[i])
             data = io.BytesIO(self._file.read(self._ends[i + 1] - self._ends[i]))
-            yield _ScenarioUnpickler(data, self._scenarios).load()
+            yield ScenarioUnpickler(data, self._scenarios).load()
 
     def close(self) -> None:
         self._file.close()
 
 
-class _ScenarioPickler(pickle.Pickler):
-    def __init__(self, file: IO[bytes]) -> None:
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self.dispatch_table = _SLOTTED
-
-    def persistent_id(self, obj: Any) -> str | None:
-        return obj.task_id if isinstance(obj, Scenario) else None
-
-
-class _SlottedReducers(dict[type, Callable[[Any], tuple[Any, ...]]]):
-    """Pickle a slotted dataclass as its constructor call: the default pickling of one
-    (`dataclasses._dataclass_getstate`/`setstate`) looks up its fields for every
-    instance, which made the spool's round trip the costliest step of a reference run's
-    tables after the VPS itself (a game has hundreds of rows). Other classes pickle as
-    usual (a KeyError is the pickler's "not here")."""
-
-    def __missing__(self, cls: type) -> Callable[[Any], tuple[Any, ...]]:
-        if not (is_dataclass(cls) and "__slots__" in vars(cls)) or any(
-            not f.init for f in fields(cls)
-        ):
-            raise KeyError(cls)
-        values = attrgetter(*(f.name for f in fields(cls)))
-        if len(fields(cls)) == 1:
-            reduce = self[cls] = lambda obj: (cls, (values(obj),))
-        else:
-            reduce = self[cls] = lambda obj: (cls, values(obj))
-        return reduce
-
-
-_SLOTTED = _SlottedReducers()
-
-
-class _ScenarioUnpickler(pickle.Unpickler):
-    def __init__(self, data: io.BytesIO, scenarios: Mapping[str, Scenario]) -> None:
-        super().__init__(data)
-        self._scenarios = scenarios
-
-    def persistent_load(self, pid: Any) -> Scenario:
-        return self._scenarios[str(pid)]
+def run_scenarios(run_dir: Path) -> dict[str, Scenario]:
+    """Task id -> scenario for the suite or task file named in the run's experiment.yaml."""
+    path = run_dir / EXPERIMENT_FILE
+    try:
+        data = load_yaml(path, "experiment file")
+    except InputError as exc:
+        raise AuditError(str(exc)) from None
+    if not isinstance(data, dict):
+        raise AuditError(f"{path}: expected a mapping of experiment fields")
+    suite, tasks = data.get("suite"), data.get("tasks")
+    return {s.task_id: s for s in load_tasks(suite, tasks)}
 
 
 @contextmanager

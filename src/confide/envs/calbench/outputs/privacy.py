@@ -17,50 +17,22 @@ in game order at the end, so memory does not grow with the run.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
 from confide.core import tables
 from confide.core.tables import SpooledTable
 from confide.core.trace import Trace
-from confide.envs.calbench.privacy.vps import (
-    EvidenceRow,
-    GameRow,
-    GameVps,
-    PairRoundRow,
-    TargetRow,
-    VpsError,
-    vps_rows,
+from confide.envs.calbench.privacy.tables import (
+    COLUMNS,
+    TABLES,
+    GameKey,
+    field_names,
+    game_lines,
+    trace_scenario,
 )
+from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
-from confide.errors import ConfideError
-
-Row = EvidenceRow | PairRoundRow | GameRow | TargetRow
-
-TABLES: dict[str, type[Row]] = {
-    "belief_evidence.csv.gz": EvidenceRow,
-    "pair_round_vps.csv.gz": PairRoundRow,
-    "game_summary.csv": GameRow,
-    "game_target_summary.csv": TargetRow,
-}
-GameKey = tuple[str, str]
-"""Tables list games in (game id, trace path) order."""
-
-
-def trace_scenario(
-    trace: Trace,
-    scenarios_by_id: Mapping[str, Scenario],
-    error: type[ConfideError] = VpsError,
-) -> Scenario:
-    """The scenario named by the trace header; `error` names the trace when it is absent."""
-    scenario = scenarios_by_id.get(trace.header.scenario_id)
-    if scenario is None:
-        raise error(
-            f"{trace.path}: scenario {trace.header.scenario_id!r} is not among the "
-            f"{len(scenarios_by_id)} scenarios given"
-        )
-    return scenario
 
 
 def trace_vps(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameVps:
@@ -93,7 +65,7 @@ class PrivacyTables:
         run_dir.mkdir(parents=True, exist_ok=True)
         self._tables = [
             SpooledTable(run_dir / name, columns)
-            for name, columns in zip(TABLES, _COLUMNS, strict=True)
+            for name, columns in zip(TABLES, COLUMNS, strict=True)
         ]
 
     def add(self, vps: GameVps) -> None:
@@ -101,7 +73,7 @@ class PrivacyTables:
 
     def add_lines(self, key: GameKey, lines: Sequence[bytes]) -> None:
         """Add one game's rows as `game_lines` formatted them (in the worker that scored
-        it: `outputs.audits.ScoredGame`)."""
+        it: `audits.scored.ScoredGame`)."""
         for table, chunk in zip(self._tables, lines, strict=True):
             table.add_lines(key, chunk)
 
@@ -113,32 +85,7 @@ class PrivacyTables:
             table.close(write=kind is None)
 
 
-def game_lines(vps: GameVps) -> tuple[bytes, ...]:
-    """One game's CSV lines of each of the four tables (in `TABLES` order); every row of
-    a game starts with its trace path and game id (`GAME_COLUMNS`), formatted once."""
-    rows: tuple[Sequence[Row], ...] = (vps.evidence, vps.pairs, [vps.game], vps.targets)
-    return tuple(
-        tables.csv_lines(columns, game_rows, lead=len(GAME_COLUMNS))
-        for columns, game_rows in zip(_COLUMNS, rows, strict=True)
-    )
-
-
 def write_table(path: Path, row_type: type[Any], rows: Iterable[Any]) -> Path:
     """Write rows of `row_type`, a dataclass or named tuple (header = its field names;
     gzipped when the name ends in `.gz`); returns the path."""
-    return tables.write_table(path, rows, _field_names(row_type))
-
-
-def _field_names(row_type: type[Any]) -> list[str]:
-    if is_dataclass(row_type):
-        return [f.name for f in fields(row_type)]
-    if issubclass(row_type, tuple) and hasattr(row_type, "_fields"):
-        return list(row_type._fields)
-    raise TypeError(f"write_table: {row_type!r} is neither a dataclass nor a named tuple")
-
-
-_COLUMNS = tuple(_field_names(row_type) for row_type in TABLES.values())
-"""Each table's columns, in `TABLES` order."""
-GAME_COLUMNS = ("trace_path", "game_id")
-"""The leading columns of every F.5 table (tests/calbench/test_calbench_vps_outputs.py):
-the same in all of one game's rows."""
+    return tables.write_table(path, rows, field_names(row_type))

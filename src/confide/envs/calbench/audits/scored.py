@@ -1,0 +1,160 @@
+"""What one scored CalBench game adds to the run's tables, computed once while it is
+scored (`audits.measured`, in the worker that played it) or from its trace read back
+(`tables_of`), by the same function (`scored_game`), so both give the same bytes: its
+audit, analysis and model-VPS rows (`GameTables`) and its F.5 CSV lines
+(`privacy.tables.game_lines`), carried as a `ScoredGame` to the output phase
+(outputs/audits.py), which only assembles the tables. The games' tables are pickled
+with their scenario by task id (`ScenarioPickler`), so neither the wire nor the spools
+carry a scenario."""
+
+from __future__ import annotations
+
+import io
+import pickle
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields, is_dataclass, replace
+from operator import attrgetter
+from typing import IO, Any
+
+from confide.core.trace import Trace
+from confide.envs.calbench import judge
+from confide.envs.calbench.audits import analyses, own_slot, semantic
+from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record
+from confide.envs.calbench.privacy import reflection
+from confide.envs.calbench.privacy.deltas import ModelVps, answered
+from confide.envs.calbench.privacy.tables import game_lines
+from confide.envs.calbench.privacy.vps import GameVps, vps_rows
+from confide.envs.calbench.scenario import Scenario
+
+
+@dataclass(frozen=True)
+class GameTables:
+    """What one game contributes to the run's tables, computed from its trace once."""
+
+    tally: GameTally
+    trace_path: str
+    judged_vps: GameVps | None
+    """The protocol VPS rows of a judged game (the judge is compared with them)."""
+    leaks: list[semantic.LeakRow]
+    disclosures: list[own_slot.DisclosureRow]
+    units: list[analyses.SpeakerUnit]
+    reflected: ModelVps | None
+    judged: ModelVps | None
+    judge_cases: list[dict[str, Any]]
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """Tables list games in (game id, trace path) order."""
+        return self.tally.game_id, self.trace_path
+
+
+def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
+    return [
+        {"game_id": game.game_id, "round": e.round, "observer_agent": e.data.observer,
+         "judge": e.data.judge, "message_ids": e.data.message_ids,
+         "ok": e.data.ok, "attempts": e.data.attempts, "error": e.data.error}
+        for e in game.trace.of(judge.EVENT)
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredGame:
+    """What one game adds to the run's tables, computed once, while it is scored (in the
+    worker that played it: `audits.measured`), and carried to the output phase in its
+    footer and the runner's result spool (`BenchmarkSpec.write_tables`): its F.5 CSV
+    lines, formatted, and its `GameTables` pickled as the `GameSpool` stores them (the
+    scenario by task id), so neither the wire nor the spools carry its scenario."""
+
+    key: tuple[str, str]
+    privacy: tuple[bytes, ...]
+    """Its lines of each F.5 table (`outputs.privacy.game_lines`), each zlib-compressed
+    at level 1: a game's are about 75 KB, and would cross the wire from a Ray worker and
+    sit in the result spool for the whole run; compressed, the whole record is about 5
+    KB, for about a quarter of a second per 1,080 games."""
+    tables: bytes
+
+    def privacy_lines(self) -> list[bytes]:
+        """`privacy`, decompressed."""
+        return [zlib.decompress(lines) for lines in self.privacy]
+
+
+def scored_game(trace: Trace, scenario: Scenario, vps: GameVps | None = None) -> ScoredGame:
+    """Every table row of the game in `trace` (its events, header and footer rows, as read
+    back or as the scorer holds them); `vps`: its protocol VPS rows, when computed already
+    (with evidence, named by the trace path)."""
+    game = game_record(trace, {scenario.task_id: scenario})
+    if vps is None:
+        vps = vps_rows(scenario, game.events, trace_path=trace.path, game_id=game.game_id)
+    tables = game_tables(game, vps)
+    data = io.BytesIO()
+    ScenarioPickler(data).dump(tables)
+    privacy = tuple(zlib.compress(lines, 1) for lines in game_lines(vps))
+    return ScoredGame(tables.key, privacy, data.getvalue())
+
+
+def tables_of(scenario: Scenario, trace: Trace) -> ScoredGame:
+    """The CalBench `tables_of` hook: `scored_game` of a finished trace read back."""
+    return scored_game(trace, scenario)
+
+
+def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
+    """Every table row of one game but its F.5 rows (`vps`, which the judge is compared
+    with)."""
+    events = game.events
+    path, gid = game.trace.path, game.game_id
+    judged = answered(events, judge.EVENT)
+    return GameTables(
+        tally=game.tally(),
+        trace_path=path,
+        judged_vps=replace(vps, evidence=[]) if judged else None,
+        leaks=semantic.game_leaks(game),
+        disclosures=own_slot.game_disclosures(game),
+        units=analyses.speaker_units(game),
+        reflected=reflection.reflection_vps(game.scenario, events, trace_path=path, game_id=gid)
+        if answered(events, reflection.EVENT) else None,
+        judged=judge.judge_vps(game.scenario, events, trace_path=path, game_id=gid)
+        if judged else None,
+        judge_cases=_judge_cases(game) if judged else [],
+    )
+
+
+class ScenarioPickler(pickle.Pickler):
+    def __init__(self, file: IO[bytes]) -> None:
+        super().__init__(file, pickle.HIGHEST_PROTOCOL)
+        self.dispatch_table = _SLOTTED
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return obj.task_id if isinstance(obj, Scenario) else None
+
+
+class _SlottedReducers(dict[type, Callable[[Any], tuple[Any, ...]]]):
+    """Pickle a slotted dataclass as its constructor call: the default pickling of one
+    (`dataclasses._dataclass_getstate`/`setstate`) looks up its fields for every
+    instance, which made the spool's round trip the costliest step of a reference run's
+    tables after the VPS itself (a game has hundreds of rows). Other classes pickle as
+    usual (a KeyError is the pickler's "not here")."""
+
+    def __missing__(self, cls: type) -> Callable[[Any], tuple[Any, ...]]:
+        if not (is_dataclass(cls) and "__slots__" in vars(cls)) or any(
+            not f.init for f in fields(cls)
+        ):
+            raise KeyError(cls)
+        values = attrgetter(*(f.name for f in fields(cls)))
+        if len(fields(cls)) == 1:
+            reduce = self[cls] = lambda obj: (cls, (values(obj),))
+        else:
+            reduce = self[cls] = lambda obj: (cls, values(obj))
+        return reduce
+
+
+_SLOTTED = _SlottedReducers()
+
+
+class ScenarioUnpickler(pickle.Unpickler):
+    def __init__(self, data: io.BytesIO, scenarios: Mapping[str, Scenario]) -> None:
+        super().__init__(data)
+        self._scenarios = scenarios
+
+    def persistent_load(self, pid: Any) -> Scenario:
+        return self._scenarios[str(pid)]
