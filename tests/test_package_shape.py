@@ -238,3 +238,18 @@ def test_every_env_has_one_episode_function(benchmark_id: str) -> None:
     env = importlib.import_module(f"confide.envs.{_package_dir(benchmark_id).name}.env")
     assert spec.run_episode is env.run_episode
     assert spec.score_episode is env.score_episode
+
+
+def test_no_env_module_imports_its_outputs() -> None:
+    """`outputs/` is the top of each env: it imports the env, and nothing in the env but
+    the package's `__init__` (which wires the spec's output hooks) imports `outputs/`."""
+    graph = import_graph(SRC)
+    offending = sorted(
+        (module, target)
+        for module, targets in graph.items()
+        if module.startswith("confide.envs.") and module.count(".") >= 3
+        for target in targets
+        if target.startswith(".".join(module.split(".")[:3]) + ".outputs")
+        and ".outputs" not in module
+    )
+    assert offending == []

@@ -33,7 +33,7 @@ from confide.envs.incognita.outputs.reader import (
     same_call,
     trial_events,
 )
-from confide.envs.incognita.outputs.reference import (
+from confide.envs.incognita.reference import (
     ReferenceDataError,
     TaskReference,
     load_reference,

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from confide.envs.incognita.outputs.golden import build_reference, build_task_reference
-from confide.envs.incognita.outputs.reference import (
+from confide.envs.incognita.golden import build_reference, build_task_reference
+from confide.envs.incognita.reference import (
     REFERENCE_FILE,
     CoordinationReference,
     ReferenceDataError,

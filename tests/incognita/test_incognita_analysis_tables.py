@@ -14,7 +14,6 @@ from confide.core.trace import EpisodeEnd, EpisodeStart, Trace
 from confide.envs.incognita import events as ev
 from confide.envs.incognita.outputs import tables
 from confide.envs.incognita.outputs.failures import FailureType
-from confide.envs.incognita.outputs.reference import ReferenceDataError, load_reference
 from confide.envs.incognita.outputs.trials import (
     TRIALS_FILE,
     TrialRow,
@@ -25,6 +24,7 @@ from confide.envs.incognita.outputs.trials import (
     write_trials,
 )
 from confide.envs.incognita.outputs.write import write_analysis, write_incognita_outputs
+from confide.envs.incognita.reference import ReferenceDataError, load_reference
 from confide.report import build_report
 
 

@@ -1,5 +1,5 @@
 """A run over converted tasks is read against the coordination reference of its own task
-file (`env.write_outputs`), found through its ``experiment.yaml``, not through whatever
+file (`outputs.write.write_outputs`), found through its ``experiment.yaml``, not through whatever
 else the process loaded: two task files with the same task id in one process, each run's
 outputs rebuilt after the other ran, and a rescore. Needs no shared data."""
 

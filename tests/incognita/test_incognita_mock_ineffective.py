@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from confide.cli.main import app
 from confide.envs.incognita.outputs.failures import FailureType
-from confide.envs.incognita.outputs.reference import load_reference
 from confide.envs.incognita.outputs.trials import TRIALS_FILE, read_trials
 from confide.envs.incognita.participants.mock_ineffective import LAPSES, lapse_of
+from confide.envs.incognita.reference import load_reference
 from confide.runner.build import build_experiment
 from confide.runner.execute import run_experiment
 

@@ -35,11 +35,11 @@ from confide.envs.incognita.env import (
     score_episode,
     seats,
     task_problems,
-    write_outputs,
 )
 from confide.envs.incognita.events import EVENTS
 from confide.envs.incognita.metrics import summarize
 from confide.envs.incognita.options import EnvOptions
+from confide.envs.incognita.outputs.write import write_outputs
 from confide.envs.incognita.participants import (
     MOCKS,
     REFERENCES,

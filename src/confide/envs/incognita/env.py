@@ -64,7 +64,7 @@ from confide.core.options import parse_options
 from confide.core.postbox import Postbox
 from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
-from confide.core.trace import EnvEvent, MessageDelivered, Trace, TraceEvent
+from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
 from confide.envs.incognita import events as ev
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import (
@@ -81,9 +81,6 @@ from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
 from confide.envs.incognita.gate import DisclosureGate, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
-from confide.envs.incognita.outputs.golden import build_task_reference
-from confide.envs.incognita.outputs.reference import assemble
-from confide.envs.incognita.outputs.write import source_files, write_incognita_outputs
 from confide.envs.incognita.participants import (
     LINEUP_SEAT,
     Customer,
@@ -157,24 +154,6 @@ def load_source_tasks(tasks_path: str, world_path: str) -> list[ServiceTask]:
         raise ConfideError(f"--tasks {tasks_path}: no task converts (see `confide incognita "
                            f"convert --tasks {tasks_path} --world {world_path}`)")
     return list(tasks)
-
-
-def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
-    """The outputs hook: a run over converted tasks (its ``experiment.yaml`` names a task
-    file and a world) is read against their coordination reference, built by rule
-    (section 4.1); any other run against the frozen one. The tasks come from the run's
-    own experiment, so a run, its rescore and a Ray driver read the same ones, whatever
-    else the process loaded."""
-    source = source_files(run_dir)
-    reference = None
-    if source is not None:
-        by_id = {task.id: task for task in load_source_tasks(*source)}
-        ids = sorted({trace.header.scenario_id for trace in traces} & by_id.keys())
-        if ids:
-            first = by_id[ids[0]]
-            built = [build_task_reference(by_id[i].world, by_id[i].card) for i in ids]
-            reference = assemble(first.suite_id, first.world.state_hash(), built)
-    return write_incognita_outputs(run_dir, traces, reference)
 
 
 def task_problems(tasks: Sequence[ServiceTask], seats: Sequence[SeatSpec]) -> list[str]:

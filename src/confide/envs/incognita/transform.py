@@ -51,6 +51,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from confide.envs.incognita.golden import CHOICES, build_task_reference
 from confide.envs.incognita.loaders import (
     SourceTask,
     load_tau2_tasks,
@@ -58,9 +59,8 @@ from confide.envs.incognita.loaders import (
     load_world,
     read_json,
 )
-from confide.envs.incognita.outputs.golden import CHOICES, build_task_reference
-from confide.envs.incognita.outputs.reference import ReferenceDataError
 from confide.envs.incognita.participants.judge import literals
+from confide.envs.incognita.reference import ReferenceDataError
 from confide.envs.incognita.scenario import CARD_ID, CardError, CustomerField, TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolError, ToolKind, execute
 from confide.envs.incognita.world import User, World, WorldDataError

@@ -1,10 +1,10 @@
-"""Incognita outputs: coordination reference, trajectory reader, failure types, design and
-the paper's figures and tables (incognita.md, sections 4-6 and appendix B).
+"""Incognita outputs: trajectory reader, failure types, design and the paper's figures and
+tables (incognita.md, sections 4-6 and appendix B), read against the coordination
+reference the environment keeps (`envs/incognita/reference.py`, `golden.py`: 4.1).
 
 Modules (import them directly; nothing is re-exported, so importing the environment never
 pulls in matplotlib):
 
-- `reference` / `golden`: the golden trajectory and the frozen coordination reference (4.1);
 - `reader`: the model-free reader of the three coordination processes (4.2);
 - `failures`: the five failure types and the per-trial counts (4.3, 6.2-6.3);
 - `design`: the Latin-square schedule and the experiment file (5);

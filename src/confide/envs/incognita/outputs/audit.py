@@ -35,7 +35,7 @@ from confide.envs.incognita.outputs.reader import (
     approached,
     same_call,
 )
-from confide.envs.incognita.outputs.reference import TaskReference
+from confide.envs.incognita.reference import TaskReference
 
 
 class ReadAudit(BaseModel):

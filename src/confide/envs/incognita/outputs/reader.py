@@ -47,7 +47,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue
 from confide.core.trace import MessageDelivered, TraceEvent
 from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import AGENT, INDIRECT_DESK
-from confide.envs.incognita.outputs.reference import (
+from confide.envs.incognita.reference import (
     AGENT_ROLE,
     SERVICE_ROLE,
     InformationItem,

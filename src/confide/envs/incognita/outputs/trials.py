@@ -35,7 +35,7 @@ from confide.envs.incognita.events import EpisodeSetup, Evaluated
 from confide.envs.incognita.outputs.audit import audit_reads
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
 from confide.envs.incognita.outputs.reader import read_trial, trial_events
-from confide.envs.incognita.outputs.reference import (
+from confide.envs.incognita.reference import (
     CoordinationReference,
     ReferenceDataError,
 )

@@ -14,7 +14,7 @@ model computes none), so the report says so rather than leaving them out silentl
 Models appear in the order of the run's lineups (the paper's release order when the
 experiment lists them so).
 
-Wiring: ``SPEC = BenchmarkSpec(..., write_outputs=write_incognita_outputs)``; importing this
+Wiring: ``SPEC = BenchmarkSpec(..., write_outputs=write_outputs)``; importing this
 module is cheap (the statistics and plotting modules load on first use).
 """
 
@@ -28,13 +28,15 @@ import yaml
 
 from confide.core.tables import write_table
 from confide.core.trace import Trace
-from confide.envs.incognita.outputs.reference import CoordinationReference, load_reference
+from confide.envs.incognita.env import load_source_tasks
+from confide.envs.incognita.golden import build_task_reference
 from confide.envs.incognita.outputs.trials import (
     TRIALS_FILE,
     TrialRow,
     trial_rows,
     write_trials,
 )
+from confide.envs.incognita.reference import CoordinationReference, assemble, load_reference
 
 FIGURES_DIR = "figures"
 EXPERIMENT_FILE = "experiment.yaml"
@@ -175,3 +177,21 @@ def write_incognita_outputs(
     if not rows:
         return [trials_path]
     return [trials_path, *write_analysis(root, rows)]
+
+
+def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> list[Path]:
+    """The outputs hook: a run over converted tasks (its ``experiment.yaml`` names a task
+    file and a world) is read against their coordination reference, built by rule
+    (section 4.1); any other run against the frozen one. The tasks come from the run's
+    own experiment, so a run, its rescore and a Ray driver read the same ones, whatever
+    else the process loaded."""
+    source = source_files(run_dir)
+    reference = None
+    if source is not None:
+        by_id = {task.id: task for task in load_source_tasks(*source)}
+        ids = sorted({trace.header.scenario_id for trace in traces} & by_id.keys())
+        if ids:
+            first = by_id[ids[0]]
+            built = [build_task_reference(by_id[i].world, by_id[i].card) for i in ids]
+            reference = assemble(first.suite_id, first.world.state_hash(), built)
+    return write_incognita_outputs(run_dir, traces, reference)

@@ -42,7 +42,7 @@ from confide.errors import ConfideError
 from confide.untrusted import InputError, load_json
 
 SCHEMA_VERSION = 1
-REFERENCE_FILE = Path(__file__).parents[1] / "data" / "reference" / "coordination_reference.json"
+REFERENCE_FILE = Path(__file__).parent / "data" / "reference" / "coordination_reference.json"
 
 SourceKind = Literal["opening", "request", "field", "policy", "call", "free"]
 OBSERVABLE_KINDS: frozenset[str] = frozenset({"field", "call"})

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 
 from pydantic import JsonValue
 
-from confide.envs.incognita.outputs.reference import (
+from confide.envs.incognita.reference import (
     AGENT_ROLE,
     OBSERVABLE_KINDS,
     SERVICE_ROLE,
