@@ -234,7 +234,7 @@ def test_single_model_run_draws_no_placeholder_tables(tmp_path: Path) -> None:
     assert not (tmp_path / "table1_interactions.csv").exists()
     assert not (tmp_path / "figures" / "table1_interactions.png").exists()
     assert {p.name for p in written if p.suffix == ".png"} == {
-        "figure2_success.png", "figure3_outcomes_processes.png"}
+        "figure2_success.png", "figure3_outcomes_processes.png", "figure6_cost.png"}
     assert not list(tmp_path.glob("analysis_*.csv"))
 
 
