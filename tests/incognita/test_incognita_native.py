@@ -335,3 +335,57 @@ def test_figure_6_costs_are_the_results_spend_columns(smoke_run: Path) -> None:
     native_rows = [t for t in trials if t["condition"] == "native"]
     mean_actions = sum(int(t["agent_actions"]) for t in native_rows) / 2
     assert float(costs[0]["agent_actions"]) == mean_actions
+
+
+def test_figure_6_is_priced_for_a_priced_model(tmp_path: Path) -> None:
+    """With every call priced (a local OpenAI-compatible server and a price table), each
+    Figure 6 cell is a dollar amount, the mean of its trials' results.csv spend, for the
+    native arm as for direct, and the agent's calls are a part of all calls."""
+    from tests.runner.test_spend_outputs import CachingServer, _price_table
+
+    model = "openai-api/fake-priced"
+    server = CachingServer()
+    try:
+        experiment = build_experiment({
+            "benchmark": "incognita", "task_ids": [CARD], "conditions": ["native", "direct"],
+            "lineups": [model], "roles": dict.fromkeys(("customer", "user", "judge"), model),
+            "options": {"max_turns": 2, "desk_steps": 1, "max_attempts": 1},
+            "price_table": str(_price_table(tmp_path / "prices.json")),
+            "model_options": {"openai-api": {"base_url": server.base_url}},
+            "output_dir": str(tmp_path / "run"),
+        })
+        summary = run_experiment(experiment, show_progress=False)
+    finally:
+        server.close()
+    assert summary.failed == []
+    results = {r["condition"]: r for r in _csv(tmp_path / "run" / "results.csv")}
+    costs = {r["condition"]: r for r in _csv(tmp_path / "run" / "figure6_cost.csv")}
+    assert set(costs) == {"native", "direct"}
+    for arm, cell in costs.items():
+        agent, total = float(cell["cost_agent"]), float(cell["cost_total"])
+        assert agent == pytest.approx(float(results[arm]["seat_cost_usd"]))
+        assert total == pytest.approx(float(results[arm]["episode_cost_usd"]))
+        assert 0 < agent <= total
+    # the native user writes the opening message: its call is priced too
+    assert float(costs["native"]["cost_agent"]) < float(costs["native"]["cost_total"])
+    assert int(results["native"]["role_user_calls"]) > 0
+    assert int(results["direct"]["role_user_calls"]) == 0
+
+
+def test_published_rows_carry_the_native_anchor_and_figure_6() -> None:
+    """Section 6.1: "The native anchor reaches 0.85" (Appendix Figure 5); section 6.3:
+    26.2 actions and $1.061 per social episode against 14.4-13.2 and $0.252-$0.467
+    centralized, and 33.2 actions at 0.130 success for the weakest model under social."""
+    from confide.core.published import published_rows
+
+    rows = published_rows("incognita")
+    native_rows = [r for r in rows if r.setting.get("condition") == "native"]
+    assert [(r.table, r.section, r.model, r.metrics) for r in native_rows] == [
+        ("Figure 5", "6.1", "mean of the four models", {"success": 0.85})]
+    cost = {(r.model, r.setting["condition"]): r.metrics for r in rows if r.table == "Figure 6"}
+    assert cost == {
+        ("mean of the four models", "direct"): {"turns": 14.4, "cost_usd": 0.252},
+        ("mean of the four models", "indirect"): {"turns": 13.2, "cost_usd": 0.467},
+        ("mean of the four models", "social"): {"turns": 26.2, "cost_usd": 1.061},
+        ("openai/gpt-5.2-2025-12-11", "social"): {"turns": 33.2, "success": 0.130},
+    }
