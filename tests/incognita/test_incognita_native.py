@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from _incognita_env_support import MOCK, MOCK_ROLES, run, spec, task
+from _incognita_env_support import MOCK, MOCK_ROLES, run, spec, task, tasks
 from typer.testing import CliRunner
 
 import confide.envs.incognita.env as env_module
@@ -389,3 +389,11 @@ def test_published_rows_carry_the_native_anchor_and_figure_6() -> None:
         ("mean of the four models", "social"): {"turns": 26.2, "cost_usd": 1.061},
         ("openai/gpt-5.2-2025-12-11", "social"): {"turns": 33.2, "success": 0.130},
     }
+
+
+def test_reference_solves_every_shipped_card_in_the_native_arm() -> None:
+    """Under tau-bench's user, with no gate, the reference still reaches every gold state,
+    and the user, not the agent's FINAL, ends each conversation once its goal is met."""
+    for the_task in tasks():
+        played = run(the_task, "native")
+        assert (played.row["success"], played.row["ended"]) == (1, "user_stop"), the_task.id
