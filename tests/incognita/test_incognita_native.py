@@ -180,7 +180,8 @@ def test_a_run_naming_no_condition_plays_the_three_access_structures() -> None:
 def test_benchmarks_listing_names_the_native_arm_and_user_role() -> None:
     result = CliRunner().invoke(app, ["benchmarks", "incognita"])
     assert result.exit_code == 0, result.output
-    assert "conditions:    direct, indirect, social, native" in result.output
+    assert ("conditions:    direct, indirect, social, native "
+            "(default: direct, indirect, social)") in result.output
     assert "user " in result.output and "tau-bench" in result.output
 
 

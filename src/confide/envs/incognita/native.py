@@ -26,6 +26,10 @@ Decisions
   converted task keeps its card only), so the instruction the user holds is the card's
   whole customer side: its opening line, every field and every request, the same facts
   the gate releases one at a time in the other arms.
+- The paper keeps tau-bench's own policy prompt; the agent here gets ``direct``'s, whose
+  service rules restate the retail policy in our words (the upstream text is not
+  shipped), so the anchor's gap to ``direct`` isolates the user simulator and the
+  termination rule.
 - The agent's FINAL to ENVIRONMENT still ends the episode as well (the harness's signal;
   the agent's prompt is ``direct``'s), so a model agent is scored by the same contract
   in ``direct`` and ``native``. The turn budget is the experiment's ``max_turns``.
