@@ -33,7 +33,9 @@ from confide.envs.incognita.scenario import replay_gold
 from confide.runner import build_experiment, load_experiment, run_experiment
 from confide.runner.expand import expand
 from confide.runner.models import RunModels
-from confide.runner.preflight import declared_problems
+from confide.runner.estimate import estimate
+from confide.runner.preflight import declared_problems, preflight
+from confide.runner.resolve import resolve_experiment
 from confide.stats.design import latin_schedule
 from confide.testing import check_env
 
@@ -339,8 +341,9 @@ def test_figure_6_costs_are_the_results_spend_columns(smoke_run: Path) -> None:
 
 
 def test_figure_6_is_priced_for_a_priced_model(tmp_path: Path) -> None:
-    """With every call priced (a local OpenAI-compatible server and a price table), each
-    Figure 6 cell is a dollar amount, the mean of its trials' results.csv spend, for the
+    """With every call priced (a local OpenAI-compatible server and a price table), the
+    dry run's estimate of the native user's calls holds the run's, and each Figure 6 cell
+    is a dollar amount, the mean of its trials' results.csv spend, for the
     native arm as for direct, and the agent's calls are a part of all calls."""
     from tests.runner.test_spend_outputs import CachingServer, _price_table
 
@@ -355,11 +358,16 @@ def test_figure_6_is_priced_for_a_priced_model(tmp_path: Path) -> None:
             "model_options": {"openai-api": {"base_url": server.base_url}},
             "output_dir": str(tmp_path / "run"),
         })
+        plan = preflight(experiment)  # the dry run's estimate, before the run
+        estimates = estimate(plan, resolve_experiment(plan.spec, experiment)) or []
         summary = run_experiment(experiment, show_progress=False)
     finally:
         server.close()
     assert summary.failed == []
     results = {r["condition"]: r for r in _csv(tmp_path / "run" / "results.csv")}
+    (user,) = [e for e in estimates if e.part == "role user"]  # the native episode only
+    low, _, high = user.calls
+    assert low == 1 and low <= int(results["native"]["role_user_calls"]) <= high
     costs = {r["condition"]: r for r in _csv(tmp_path / "run" / "figure6_cost.csv")}
     assert set(costs) == {"native", "direct"}
     for arm, cell in costs.items():
