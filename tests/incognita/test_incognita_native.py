@@ -31,9 +31,9 @@ from confide.envs.incognita.outputs.design import PAPER_CONDITIONS
 from confide.envs.incognita.participants.native_user import ScriptedUser, user_turns
 from confide.envs.incognita.scenario import replay_gold
 from confide.runner import build_experiment, load_experiment, run_experiment
+from confide.runner.estimate import estimate
 from confide.runner.expand import expand
 from confide.runner.models import RunModels
-from confide.runner.estimate import estimate
 from confide.runner.preflight import declared_problems, preflight
 from confide.runner.resolve import resolve_experiment
 from confide.stats.design import latin_schedule
