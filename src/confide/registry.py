@@ -58,7 +58,7 @@ CATALOG = (
     ),
     CatalogEntry(
         "incognita", "Retail service tasks under direct, one-intermediary and six-desk access.",
-        ("incognita-retail-18",), ("reference",), ("direct", "indirect", "social"),
+        ("incognita-retail-18",), ("reference",), ("direct", "indirect", "social", "native"),
     ),
     CatalogEntry(
         "sotopia-tom",

@@ -41,21 +41,28 @@ def test_every_level_once_per_row_and_position(k: int) -> None:
 
 
 def test_paper_schedule_is_balanced_within_every_factor() -> None:
+    """The paper's four arms (native, direct, indirect, social) in a 4 x 4 square over
+    18 tasks x 4 models x 3 repetitions: 216 workers, 864 trials (section 5)."""
+    assert PAPER_CONDITIONS == ("native", "direct", "indirect", "social")
     workers = latin_schedule(TASKS, PAPER_MODELS, 3, PAPER_CONDITIONS)
     assert len(workers) == 18 * 4 * 3
     assert [w.index for w in workers] == list(range(len(workers)))
     rows = schedule_rows(workers)
-    assert len(rows) == 18 * 4 * 3 * 3
-    # Each (task, model) pair's three repetitions follow the three rows of the square.
-    by_cell: dict[tuple[str, str], set[int]] = {}
+    assert len(rows) == 18 * 4 * 3 * 4 == 864
+    # Each (task, model) pair's three repetitions follow three consecutive rows.
+    by_cell: dict[tuple[str, str], list[int]] = {}
     for w in workers:
-        by_cell.setdefault((w.task_id, w.model), set()).add(w.row)
-    assert all(rows_used == {0, 1, 2} for rows_used in by_cell.values())
-    # Every condition is first equally often for every model and every task.
-    first = Counter((r["model"], r["condition"]) for r in rows if r["position"] == 0)
-    assert set(first.values()) == {18}
+        by_cell.setdefault((w.task_id, w.model), []).append(w.row)
+    assert all(sorted((r - used[0]) % 4 for r in used) == [0, 1, 2]
+               for used in by_cell.values())
+    # Every arm is first equally often overall and for every task (the models cover the
+    # four rows); per model, 54 workers over four arms: 14 or 13 each.
+    first = Counter(r["condition"] for r in rows if r["position"] == 0)
+    assert first == dict.fromkeys(PAPER_CONDITIONS, 54)
     first_by_task = Counter((r["task_id"], r["condition"]) for r in rows if r["position"] == 0)
-    assert set(first_by_task.values()) == {4}
+    assert set(first_by_task.values()) == {3}
+    first_by_model = Counter((r["model"], r["condition"]) for r in rows if r["position"] == 0)
+    assert set(first_by_model.values()) == {13, 14}
 
 
 def test_worker_row_formula() -> None:
@@ -100,6 +107,7 @@ def test_experiment_file_loads_and_has_the_paper_design(tmp_path: Path) -> None:
     assert experiment.lineups == list(PAPER_MODELS)
     assert experiment.conditions == list(PAPER_CONDITIONS)
     assert experiment.repetitions == 3
-    assert set(experiment.roles) == {"customer", "desk", "judge"}
-    assert "648 episodes" in path.read_text(encoding="utf-8")
+    assert set(experiment.roles) == {"customer", "desk", "user", "judge"}
+    assert experiment.roles["user"] == experiment.roles["judge"] == "openai/gpt-4.1-2025-04-14"
+    assert "4 arms x 3\n# repetitions = 864 episodes" in path.read_text(encoding="utf-8")
     assert yaml.safe_load(path.read_text(encoding="utf-8"))["seed"] == experiment.seed

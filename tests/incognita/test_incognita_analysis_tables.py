@@ -234,7 +234,7 @@ def test_single_model_run_draws_no_placeholder_tables(tmp_path: Path) -> None:
     assert not (tmp_path / "table1_interactions.csv").exists()
     assert not (tmp_path / "figures" / "table1_interactions.png").exists()
     assert {p.name for p in written if p.suffix == ".png"} == {
-        "figure2_success.png", "figure3_outcomes_processes.png"}
+        "figure2_success.png", "figure3_outcomes_processes.png", "figure6_cost.png"}
     assert not list(tmp_path.glob("analysis_*.csv"))
 
 
@@ -305,3 +305,27 @@ def test_trial_row_from_a_trace(tmp_path: Path) -> None:
     assert write_incognita_outputs(tmp_path, [crashed], load_reference()) == [
         tmp_path / TRIALS_FILE
     ]
+
+
+def test_the_native_arm_leads_figure_2_and_stays_out_of_the_condition_tables() -> None:
+    """A native anchor whose scores equal direct's: Figure 2 lists it first and its
+    paired difference to direct is exactly 0; Figure 6 has its cell; the failure types
+    (section 4) and Table 2 (B.3: the three conditions) have no native row, so they equal
+    the tables of the run without it."""
+    native_scores = {model: {"native": arms["direct"]} for model, arms in SCORES.items()}
+    native = [
+        row(r.model, "native", r.task, r.success, repetition=r.repetition, failure=None,
+            role_identification=None, holder_contacted=None, information_acquisition=None,
+            execution=None, unanswerable_questions=None)
+        for r in rows_from(native_scores)
+    ]
+    both = [*native, *ROWS]
+    assert [r["condition"] for r in tables.success_table(both)][:4] == [
+        "native", "direct", "indirect", "social"]
+    first = [r for r in tables.neighbour_differences(both) if r["contrast"] == "native - direct"]
+    assert [(r["model"], r["estimate"]) for r in first] == [("strong", 0.0), ("weak", 0.0)]
+    assert tables.outcome_table(both) == tables.outcome_table(ROWS)
+    assert tables.corpus_size_table(both) == tables.corpus_size_table(ROWS)
+    costs = {(r["model"], r["condition"]): r for r in tables.cost_table(both)}
+    assert costs[("weak", "native")]["agent_actions"] == 10.0
+    assert costs[("weak", "native")]["n_trials"] == 8

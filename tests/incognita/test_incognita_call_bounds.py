@@ -52,6 +52,13 @@ def test_bounds_by_hand() -> None:
     # direct access has no desks: 4 * (2 + 2 + 1) + 2
     assert _bounds(WITH_ASSERTIONS, ALL_MODELS, "direct") == {
         "agent": 8, "customer": 4, "gate": 8, "judge": 2, EPISODE_CALLS: 22}
+    # the native arm: no customer, gate or desk; the user opens and answers each turn:
+    # 4 * (2 + 1) + 1 + 2
+    with_user = {**ALL_MODELS, "user": MODEL}
+    assert _bounds(WITH_ASSERTIONS, with_user, "native") == {
+        "agent": 8, "user": 5, "judge": 2, EPISODE_CALLS: 15}
+    # ... and the user role is used only there
+    assert "user" not in _bounds(WITH_ASSERTIONS, with_user, "direct")
     # the gate bound to keywords, scripted desks, the literal judge, the reference agent
     roles = {"customer": MODEL, "gate": "keywords", "desk": "scripted", "judge": "literal"}
     assert _bounds(WITH_ASSERTIONS, roles, "social", seat="reference") == {
@@ -98,16 +105,18 @@ def _run(tmp_path: Path, lineup: str, conditions: list[str], roles: dict[str, st
     return [read_trace(p) for p in trace_files(tmp_path / "traces")]
 
 
-def _role(call: ModelCall) -> str:
+def _role(call: ModelCall, condition: str | None) -> str:
     if call.seat == AGENT:
         return "agent"
+    if call.seat == CUSTOMER and condition == "native":
+        return "user"
     if call.seat == CUSTOMER:
         return "gate" if call.purpose == "gate" else "customer"
     return "judge" if call.seat == "judge" else "desk"
 
 
 @pytest.mark.parametrize(("condition", "target"), [("social", "desk"), ("indirect", "desk"),
-                                                   ("direct", CUSTOMER)])
+                                                   ("direct", CUSTOMER), ("native", CUSTOMER)])
 def test_a_worst_case_episode_reaches_every_bound(
     condition: str, target: str, tmp_path: Path
 ) -> None:
@@ -115,25 +124,27 @@ def test_a_worst_case_episode_reaches_every_bound(
     if name not in mock_names():
         register_mock(name, _worst(target, SMALL.max_attempts))
     model = f"mock/{name}"
-    roles = {"customer": model, "desk": model, "judge": model}
+    roles = {"customer": model, "user": model, "desk": model, "judge": model}
     options = SMALL.model_dump()
     [trace] = _run(tmp_path, model, [condition], roles, options, [WITH_ASSERTIONS])
-    made = Counter(_role(call) for call in trace.model_calls())
+    made = Counter(_role(call, condition) for call in trace.model_calls())
     bounds = _bounds(WITH_ASSERTIONS, roles, condition, seat=model)
     assert sum(made.values()) == bounds[EPISODE_CALLS]
-    busy = {"agent", "judge", "desk"} if target == "desk" else {"agent", "judge", "customer",
-                                                                 "gate"}
+    busy = ({"agent", "judge", "desk"} if target == "desk" else
+            {"agent", "judge", "user"} if condition == "native" else
+            {"agent", "judge", "customer", "gate"})
     assert made == {key: bounds[key] for key in busy}
 
 
 LINEUPS = [
     ("reference", {}),
-    ("mock/incognita", {"customer": "mock/incognita", "desk": "mock/incognita",
-                        "judge": "mock/incognita"}),
-    ("mock/incognita-skilled", {"customer": "mock/incognita", "desk": "mock/incognita"}),
+    ("mock/incognita", {"customer": "mock/incognita", "user": "mock/incognita",
+                        "desk": "mock/incognita", "judge": "mock/incognita"}),
+    ("mock/incognita-skilled", {"customer": "mock/incognita", "user": "mock/incognita",
+                                "desk": "mock/incognita"}),
     ("mock/incognita-ineffective", {"judge": "mock/incognita"}),
-    ("mock/incognita-prose", {"customer": "mock/incognita", "desk": "mock/incognita",
-                              "judge": "mock/incognita"}),
+    ("mock/incognita-prose", {"customer": "mock/incognita", "user": "mock/incognita",
+                              "desk": "mock/incognita", "judge": "mock/incognita"}),
 ]
 
 
@@ -143,12 +154,13 @@ def test_mock_and_reference_episodes_stay_within_the_bounds(
 ) -> None:
     options = {"max_turns": 40}
     cards = [WITH_ASSERTIONS, WITHOUT_ASSERTIONS]
-    traces = _run(tmp_path, lineup, ["direct", "indirect", "social"], roles, options, cards)
-    assert len(traces) == 6
+    conditions = ["direct", "indirect", "social", "native"]
+    traces = _run(tmp_path, lineup, conditions, roles, options, cards)
+    assert len(traces) == 8
     for trace in traces:
         card, condition = trace.header.scenario_id, trace.header.condition
         assert condition is not None
-        made = Counter(_role(call) for call in trace.model_calls())
+        made = Counter(_role(call, condition) for call in trace.model_calls())
         bounds = _bounds(card, roles, condition, EnvOptions(**options), seat=lineup)
         for key, count in made.items():
             assert count <= (bounds[key] or 0), (condition, card, key, count, bounds)

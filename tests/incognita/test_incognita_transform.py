@@ -105,7 +105,7 @@ def test_reference_solves_a_converted_card_in_every_condition(world: World) -> N
     conversion = convert_task(world, _cancel_task(output_assertions=[]), "tau2")
     report = check(world, [conversion])
     assert report.cards == 1
-    assert report.unsolved == {"direct": [], "indirect": [], "social": []}
+    assert report.unsolved == {"direct": [], "indirect": [], "social": [], "native": []}
     assert report.lines()[:2] == ["converted 1 of 1 tasks", "reference solves 1 of 1 in direct"]
 
 
@@ -130,7 +130,8 @@ def test_no_gold_action_means_nothing_may_change(world: World) -> None:
     conversion = convert_task(world, _cancel_task(actions=[], output_assertions=[]), "tau2")
     assert conversion.card is not None and conversion.card.gold_actions == []
     assert evaluate_final_state(world, conversion.card, world)
-    assert check(world, [conversion]).unsolved == {"direct": [], "indirect": [], "social": []}
+    unsolved = check(world, [conversion]).unsolved
+    assert unsolved == {"direct": [], "indirect": [], "social": [], "native": []}
 
 
 def test_item_lookup_becomes_the_product_read(world: World) -> None:
@@ -260,6 +261,7 @@ def test_convert_command_prints_the_summary(tmp_path: Path, world: World) -> Non
         "reference solves 1 of 1 in direct",
         "reference solves 1 of 1 in indirect",
         "reference solves 1 of 1 in social",
+        "reference solves 1 of 1 in native",
     ]
     wrong = CliRunner().invoke(app, [*command, "--condition", "centralized"])
     assert isinstance(wrong.exception, ConditionError)

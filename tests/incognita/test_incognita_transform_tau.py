@@ -85,7 +85,7 @@ def test_reference_solves_sampled_cards_in_every_condition(
     world, conversions = converted
     report = check(world, [c for c in conversions if c.task_id == task_id])
     assert report.cards == 1
-    assert report.unsolved == {"direct": [], "indirect": [], "social": []}
+    assert report.unsolved == {"direct": [], "indirect": [], "social": [], "native": []}
 
 
 def test_tau_bench_tasks_convert_too() -> None:

@@ -65,7 +65,7 @@ def test_figures_for_every_benchmark(tiny_runs: dict[str, Path]) -> None:
     assert sum(s.startswith("data:image/svg+xml") for s in images("calbench")) == 3
     assert sum(s.startswith("data:image/svg+xml") for s in images("sotopia-tom")) == 1
     incognita = images("incognita")
-    assert sum(s.startswith("data:image/png") for s in incognita) == 2  # Figures 2 and 3
+    assert sum(s.startswith("data:image/png") for s in incognita) == 3  # Figures 2, 3 and 6
     assert not (tiny_runs["incognita"] / "figures" / "table1_interactions.png").exists()
 
 

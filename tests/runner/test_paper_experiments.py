@@ -74,11 +74,11 @@ def test_sotopia_files_are_six_models_by_four_methods_and_the_ablation() -> None
     assert "seats" not in models["sampling"]  # GPT-4o takes no reasoning effort
 
 
-def test_incognita_file_has_the_three_arms_in_a_latin_square() -> None:
-    """216 trials per arm (section 5: 18 tasks x 4 models x 3 repetitions); the native
-    arm, the paper's fourth, is not yet runnable (so 648 of the paper's 864)."""
+def test_incognita_file_has_the_four_arms_in_a_latin_square() -> None:
+    """216 trials per arm (section 5: 18 tasks x 4 models x 3 repetitions), the native
+    tau-bench anchor included: the paper's 864."""
     arms = Counter(plan.condition for plan in plans("incognita_paper.yaml"))
-    assert arms == {"direct": 216, "indirect": 216, "social": 216}
+    assert arms == {"native": 216, "direct": 216, "indirect": 216, "social": 216}
 
 
 MOCKED: dict[str, dict[str, Any]] = {
@@ -91,8 +91,8 @@ MOCKED: dict[str, dict[str, Any]] = {
     },
     "incognita_paper.yaml": {
         "lineups": ["mock/incognita-skilled"],
-        "roles": {"customer": "mock/incognita", "desk": "mock/incognita",
-                  "judge": "mock/incognita"},
+        "roles": {"customer": "mock/incognita", "user": "mock/incognita",
+                  "desk": "mock/incognita", "judge": "mock/incognita"},
     },
 }
 OUTPUTS = {

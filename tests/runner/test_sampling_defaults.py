@@ -68,6 +68,7 @@ def test_the_experiments_settings_win_field_by_field() -> None:
     resolved = {k: v.overrides() for k, v in resolve_experiment(spec, given).sampling.items()}
     assert resolved == {
         "seats": {"temperature": 1.0, "reasoning_effort": "high"},
-        "customer": {"temperature": 0.0}, "desk": {"temperature": 0.5},
-        "gate": {"temperature": 0.0}, "judge": {"temperature": 0.0}, "agent": {"seed": 3},
+        "customer": {"temperature": 0.0}, "user": {"temperature": 0.0},
+        "desk": {"temperature": 0.5}, "gate": {"temperature": 0.0},
+        "judge": {"temperature": 0.0}, "agent": {"seed": 3},
     }

@@ -166,7 +166,7 @@ def test_task_dependent_defaults_stay_implicit() -> None:
 @pytest.mark.parametrize(
     ("name", "episodes", "sampling"),
     [
-        ("incognita_paper.yaml", 648, {
+        ("incognita_paper.yaml", 864, {
             "seats": {"temperature": 1.0, "reasoning_effort": "high"},
             "customer": {"temperature": 0.0, "reasoning_effort": "none"},
             "desk": {"temperature": 0.0, "reasoning_effort": "none"},

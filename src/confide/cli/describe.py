@@ -22,6 +22,8 @@ def describe(spec: BenchmarkSpec) -> list[str]:
     """Plain lines (no markup), for a terminal or a pipe."""
     suites = ", ".join(f"{s} (default)" if s == spec.default_suite else s for s in spec.suites)
     conditions = ", ".join(c for c in spec.conditions if c) or "none (one setting)"
+    if spec.default_conditions:
+        conditions += f" (default: {', '.join(c for c in spec.default_conditions if c)})"
     lines = [
         f"{spec.id}: {spec.description}",
         "",

@@ -309,6 +309,9 @@ class BenchmarkSpec(Generic[TaskT]):
     default_lineup: str
     """The lineup conformance checks and single-lineup runs use."""
     conditions: tuple[str | None, ...] = (None,)
+    default_conditions: tuple[str | None, ...] | None = None
+    """The conditions a run without `conditions` plays (default: every one of
+    `conditions`); e.g. Incognita's native anchor runs only when named."""
     default_lineups: tuple[str, ...] = ()
     """Lineups a run compares when none are given (default: just `default_lineup`)."""
     summarize: Callable[[Sequence[dict[str, Any]]], list[dict[str, Any]]] | None = None

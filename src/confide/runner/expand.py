@@ -58,7 +58,9 @@ def expand(spec: BenchmarkSpec, experiment: Experiment) -> list[EpisodePlan]:
     """Every (task, lineup, condition, repetition) combination, in a stable order."""
     tasks = select_tasks(spec, experiment)
     lineups = experiment.lineups or list(spec.default_lineups or (spec.default_lineup,))
-    conditions: Sequence[str | None] = experiment.conditions or list(spec.conditions)
+    conditions: Sequence[str | None] = experiment.conditions or list(
+        spec.default_conditions or spec.conditions
+    )
     unknown = [c for c in conditions if c not in spec.conditions]
     if unknown:
         known = ", ".join(str(c) for c in spec.conditions)

@@ -102,7 +102,7 @@ def _unbound_roles(
     experiment leaves at their LLM-free default, unless every model seat is one of the
     role's `scripted_peers` or the run has none of the role's conditions."""
     models = sorted({seat.model for seat in seats if seat.model is not None})
-    run_conditions = set(experiment.conditions or spec.conditions)
+    run_conditions = set(experiment.conditions or spec.default_conditions or spec.conditions)
     problems = []
     for role in spec.roles:
         if not role.llm_lineup_needs_binding or role.name in experiment.roles:
@@ -221,7 +221,7 @@ def size_problems(spec: BenchmarkSpec, experiment: Experiment, tasks: int) -> li
     """The run's size against `MAX_EPISODES` (counted from its factors, without building
     the plan) and its concurrency against `MAX_CONCURRENCY`."""
     problems = []
-    conditions = len(experiment.conditions or spec.conditions)
+    conditions = len(experiment.conditions or spec.default_conditions or spec.conditions)
     episodes = tasks * len(lineups_of(spec, experiment)) * conditions * experiment.repetitions
     if episodes > MAX_EPISODES:
         problems.append(

@@ -69,7 +69,7 @@ def resolve_experiment(spec: BenchmarkSpec, experiment: Experiment) -> Experimen
             "lineups": experiment.lineups
             or list(spec.default_lineups or (spec.default_lineup,)),
             "conditions": experiment.conditions
-            or [c for c in spec.conditions if c is not None]
+            or [c for c in spec.default_conditions or spec.conditions if c is not None]
             or None,
             "roles": roles,
             "options": resolved_options(spec.options, experiment.options),

@@ -1,4 +1,4 @@
-"""Incognita: retail customer service under three access structures (incognita.md).
+"""Incognita: retail customer service under three access structures (the Incognita paper).
 
 One evaluated agent resolves a customer's request while the service-side tools are held
 by the agent itself (``direct``), by one declared desk (``indirect``) or by six
@@ -10,7 +10,9 @@ events, `conditions` for the access structures, `execution` for the execution la
 retail tasks into cards (checked by `conversion`), `participants` for seats and roles,
 `metrics` for evaluation and per-episode measures, `outputs` for the coordination
 reference, the trajectory reader, failure types and the paper's tables and figures
-(written into every run directory).
+(written into every run directory). The native tau-bench anchor (`native`, the paper's
+fourth arm) runs when named (``--condition native``, the paper's experiment file); a run
+that names no condition plays the three access structures.
 
     confide run incognita --condition social --lineup reference
     confide run incognita --lineup openai/gpt-5-mini --role customer=openai/gpt-5-mini \\
@@ -25,7 +27,7 @@ from pathlib import Path
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.envs.incognita.calls import call_bounds, call_estimates, invalid_replies
-from confide.envs.incognita.conditions import CONDITIONS
+from confide.envs.incognita.conditions import CONDITIONS, INCOGNITA_CONDITIONS
 from confide.envs.incognita.env import (
     DEFAULT_SUITE,
     load_source_tasks,
@@ -60,6 +62,7 @@ SPEC = BenchmarkSpec(
     participants=REFERENCES,
     default_lineup="reference",
     conditions=CONDITIONS,
+    default_conditions=INCOGNITA_CONDITIONS,
     summarize=summarize,
     private_markers=private_markers,
     write_outputs=write_outputs,

@@ -14,6 +14,9 @@ inside one recorded call):
   calls, until the desk replies: T * S * A.
 - judge: scoring asks once, up to A calls, and only when the card has output
   assertions (`metrics.evaluate`); 0 calls otherwise.
+- the native arm (`native`) has no customer, gate or desk: its user simulator (the
+  ``user`` role) writes the opening message, then answers each message sent to it with
+  one plain call: T + 1.
 
 Each part can reach its bound in some episode (every attempt unusable but the last), but
 not all in the same one: a turn's message goes to the customer or to a desk, never both.
@@ -29,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from confide.core.benchmark import EPISODE_CALLS, CallBound, CallRange, SeatSpec
-from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.conditions import AGENT, AGENT_HOLDS_TOOLS, NATIVE
 from confide.envs.incognita.env import ServiceTask
 from confide.envs.incognita.events import InvalidAction
 from confide.envs.incognita.options import EnvOptions
@@ -52,20 +55,25 @@ def call_bounds(
     turns, steps, attempts = options.max_turns, options.desk_steps, options.max_attempts
     agent = attempts if any(spec.is_model for spec in binding.values()) else 0
     customer = roles.get("customer", "")
+    native = condition == NATIVE
     per_turn = {
-        "customer": int(_is_model(customer)),
-        "gate": attempts if _is_model(roles.get("gate", customer)) else 0,
+        "customer": int(_is_model(customer) and not native),
+        "user": int(_is_model(roles.get("user", "")) and native),
+        "gate": attempts if _is_model(roles.get("gate", customer)) and not native else 0,
         "desk": steps * attempts if _is_model(roles.get("desk", ""))
-        and condition != "direct" else 0,
+        and condition not in AGENT_HOLDS_TOOLS else 0,
     }
+    opening = per_turn["user"]  # the native user's first message
     judge_model = _is_model(roles.get("judge", ""))
     judge = attempts if judge_model and task.card.output_assertions else 0
     bounds = {seat: CallBound(turns * agent) for seat, spec in binding.items() if spec.is_model}
     bounds.update((role, CallBound(turns * calls)) for role, calls in per_turn.items() if calls)
+    if opening:
+        bounds["user"] = CallBound(turns + opening)
     if judge_model:
         bounds["judge"] = CallBound(judge)
-    message = max(per_turn["customer"] + per_turn["gate"], per_turn["desk"])
-    bounds[EPISODE_CALLS] = CallBound(turns * (agent + message) + judge)
+    message = max(per_turn["customer"] + per_turn["gate"] + per_turn["user"], per_turn["desk"])
+    bounds[EPISODE_CALLS] = CallBound(turns * (agent + message) + opening + judge)
     return bounds
 
 
@@ -94,9 +102,10 @@ def call_estimates(
     """Per model seat and role, the calls one episode is expected to make. The paper
     gives no mean episode length, only its longest trial (150 turns, section 4), so the
     range runs from the shortest episode (one agent turn: FINAL; no customer, desk or
-    judge call needed) to `call_bounds`' most within min(`max_turns`, 150) turns; the
-    expected value is the geometric middle of that range, sqrt(max(low, 1) * high): the
-    range spans orders of magnitude, and most trials end far below the longest."""
+    judge call needed; in the native arm, the user's opening message) to `call_bounds`'
+    most within min(`max_turns`, 150) turns; the expected value is the geometric middle of
+    that range, sqrt(max(low, 1) * high): the range spans orders of magnitude, and most
+    trials end far below the longest."""
     bounds = call_bounds(task, binding, roles, options, condition)
     turns = min(options.max_turns, LONGEST_TRIAL)
     source = "paper section 4: its longest trial used 150 turns"
@@ -105,6 +114,6 @@ def call_estimates(
         if part == EPISODE_CALLS or bound.calls is None:
             continue
         high = bound.calls if part == "judge" else bound.calls * turns // options.max_turns
-        low = 1 if part in binding else 0
+        low = 1 if part in binding or part == "user" else 0  # the native user opens
         ranges[part] = CallRange(low, min(high, math.sqrt(max(low, 1) * high)), high, source)
     return ranges

@@ -1,13 +1,23 @@
-"""The three access conditions: who holds which service tool (incognita.md, section 3.2).
+"""The access conditions: who holds which service tool (the Incognita paper, section 3.2).
 
-Every condition keeps the same task card, customer, disclosure gate, termination contract
-and evaluator; only the holder of each of the fifteen service tools changes:
+The three Incognita conditions keep the same task card, customer, disclosure gate,
+termination contract and evaluator; only the holder of each of the fifteen service tools
+changes:
 
 - ``direct``: the evaluated agent holds every tool and no service-side participant exists.
 - ``indirect``: one declared desk holds every tool (the paper's single intermediary).
 - ``social``: six role-isolated desks (account, returns-and-exchanges, catalogue, order
   records, identity lookup, pending-order operations) each hold the tools of their role,
   as `tools.SERVICE_TOOLS` assigns them.
+
+The fourth arm of the paper's Latin square (section 3.2 "Native tau-bench", section 5) is
+``native``: the source task run as tau-bench runs it. The agent holds every tool, as under
+``direct``, but the customer is tau-bench's user simulator, which holds the whole task
+instruction (no disclosure gate), and the episode also ends by tau-bench's rule (the
+user's stop signal, or a transfer to a human agent); see `native`. The paper calls it an
+external anchor, not a condition: it differs from ``direct`` in several components at
+once, so it is listed apart (`INCOGNITA_CONDITIONS` are the three the coordination
+reference, the trajectory reader and the failure types are defined for, section 4).
 
 Decisions
 - Participant names are ours, not the paper's. The single desk of ``indirect`` is
@@ -32,8 +42,15 @@ from pydantic import BaseModel, ConfigDict
 from confide.envs.incognita.tools import SERVICE_TOOLS, Desk
 from confide.errors import ConfideError
 
-ConditionName = Literal["direct", "indirect", "social"]
-CONDITIONS: tuple[ConditionName, ...] = ("direct", "indirect", "social")
+ConditionName = Literal["direct", "indirect", "social", "native"]
+INCOGNITA_CONDITIONS: tuple[ConditionName, ...] = ("direct", "indirect", "social")
+"""The three Incognita conditions (section 3.2), in the paper's order."""
+NATIVE: Literal["native"] = "native"
+"""The native tau-bench arm (the external anchor of section 3.2)."""
+CONDITIONS: tuple[ConditionName, ...] = (*INCOGNITA_CONDITIONS, NATIVE)
+"""Every arm a run may name (the native arm last, so the order of the three is kept)."""
+AGENT_HOLDS_TOOLS: frozenset[str] = frozenset({"direct", NATIVE})
+"""The arms in which the evaluated agent holds every service tool itself."""
 
 AGENT = "AGENT"
 """The evaluated agent's participant name."""
@@ -77,7 +94,7 @@ class Condition(BaseModel):
     @property
     def owners(self) -> Mapping[str, str]:
         """Tool name -> the participant that holds it."""
-        if self.name == "direct":
+        if self.name in AGENT_HOLDS_TOOLS:
             return MappingProxyType(dict.fromkeys(SERVICE_TOOLS, AGENT))
         return MappingProxyType({tool: desk.name for desk in self.desks for tool in desk.tools})
 
@@ -121,6 +138,8 @@ def build_condition(name: str | None, rng: random.Random) -> Condition:
     """The condition called `name`; `rng` draws the social name-to-role assignment."""
     if name == "direct":
         return Condition(name="direct", desks=())
+    if name == NATIVE:
+        return Condition(name=NATIVE, desks=())
     if name == "indirect":
         seat = DeskSeat(name=INDIRECT_DESK, role=SERVICE_ROLE, tools=tools_for_role(SERVICE_ROLE))
         return Condition(name="indirect", desks=(seat,))

@@ -40,7 +40,15 @@ class each in `events`)
 - ``evaluation``: `events.Evaluation` (success, db_pass, final_hash, gold_hash,
   outputs_pass, judge, assertions).
 
+- ``conversation_ended`` {turn, by}: the native arm only: the user's stop token or an
+  executed transfer to a human agent ended the episode (`native`).
+
 Every event's ``round`` is the agent turn it happened in (the opening line: turn 0).
+
+The native arm (``native``, `native`) runs the same loop with ``direct``'s tools and
+agent, but its customer is tau-bench's user simulator (role ``user``): it writes the
+opening message itself, holds every field from the start (no gate, so no gate events),
+and its stop token, like an executed ``transfer_to_human_agents``, ends the episode.
 
 Decisions
 - An agent message to a recipient outside its participant list (possible only for
@@ -66,7 +74,7 @@ from confide.core.scoring import play_then_score
 from confide.core.seeding import py_rng
 from confide.core.trace import EnvEvent, MessageDelivered, TraceEvent
 from confide.envs.incognita import events as ev
-from confide.envs.incognita import prompts
+from confide.envs.incognita import native, prompts
 from confide.envs.incognita.actions import (
     AgentAction,
     AgentObservation,
@@ -75,10 +83,10 @@ from confide.envs.incognita.actions import (
     HistoryItem,
     payload_type,
 )
-from confide.envs.incognita.conditions import AGENT, CUSTOMER, TERMINAL, build_condition
+from confide.envs.incognita.conditions import AGENT, CUSTOMER, NATIVE, TERMINAL, build_condition
 from confide.envs.incognita.events import Via
 from confide.envs.incognita.execution import ExecutionLayer, ToolOutcome
-from confide.envs.incognita.gate import DisclosureGate, match_field
+from confide.envs.incognita.gate import DisclosureGate, GateDecision, match_field
 from confide.envs.incognita.metrics import evaluate, result_row
 from confide.envs.incognita.options import EnvOptions
 from confide.envs.incognita.participants import (
@@ -93,8 +101,15 @@ from confide.envs.incognita.participants import (
     make_desk,
     make_gate,
     make_judge,
+    make_user,
 )
-from confide.envs.incognita.scenario import SUITE_FILE, CardSuite, TaskCard, load_suite
+from confide.envs.incognita.scenario import (
+    RELEASE_TOKENS,
+    SUITE_FILE,
+    CardSuite,
+    TaskCard,
+    load_suite,
+)
 from confide.envs.incognita.transform import convert_file
 from confide.envs.incognita.world import World
 from confide.errors import ConfideError
@@ -194,8 +209,15 @@ class Episode:
         self.gate = DisclosureGate(self.card.customer_fields, ctx.trace)
         seat = expand_lineup(ctx.lineup, (SEAT,))[SEAT]
         self.agent = make_agent(ctx, seat, self.card, options.max_attempts)
-        self.customer: Customer = make_customer(ctx, self.card)
-        self.classifier: GateClassifier | None = make_gate(ctx, options.max_attempts)
+        self.native = self.condition.name == NATIVE
+        self.customer: Customer = (
+            make_user(ctx, self.card) if self.native else make_customer(ctx, self.card)
+        )
+        self.classifier: GateClassifier | None = (
+            None if self.native else make_gate(ctx, options.max_attempts)
+        )
+        self.ended = False
+        """Set when the native arm's conversation ended by tau-bench's rule."""
         self.desks: dict[str, Desk] = {
             desk.name: make_desk(ctx, desk, options.max_attempts) for desk in self.condition.desks
         }
@@ -246,8 +268,13 @@ class Episode:
             prompt_version=prompts.PROMPT_VERSION,
             world_hash=self.world0.state_hash(),
         )))
-        self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=self.card.opening_line)
+        if self.native:
+            await self._native_opening()
+        else:
+            self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=self.card.opening_line)
         for turn in range(self.options.max_turns):
+            if self.ended:
+                break
             self.turn = turn
             observation = AgentObservation(
                 name=AGENT,
@@ -270,7 +297,10 @@ class Episode:
             self._emit(ev.Final(seat=AGENT, data=ev.FinalData(turn=self.turn, text=action.text)))
             return True
         if action.kind == "tool":
-            self._propose(AGENT, action.tool or "", action.arguments or {})
+            outcome = self._propose(AGENT, action.tool or "", action.arguments or {})
+            if self.native and outcome.tool == native.TRANSFER and outcome.status == "ok":
+                self._end("transfer")
+                return True
             return False
         if action.kind == "invalid":
             self._invalid(AGENT, action.problem or "no usable action")
@@ -287,7 +317,7 @@ class Episode:
             await self._customer_turn(message)
         else:
             await self._desk_turn(recipient)
-        return False
+        return self.ended
 
     def _invalid(self, name: str, problem: str) -> None:
         self._emit(ev.InvalidAction(
@@ -302,23 +332,56 @@ class Episode:
             return await self.classifier.classify(message.text or "", self.gate.tokens), "model"
         return match_field(message.text or "", self.gate.tokens), "keywords"
 
-    async def _customer_turn(self, message: Message) -> None:
+    async def _decide(self, message: Message) -> GateDecision:
+        """What the customer may answer: the gate's decision, or in the native arm, where
+        the user holds its whole instruction, only which field is asked (a typed request
+        or the keyword matcher: no gate, no classifier, nothing recorded)."""
+        if self.native:
+            if message.payload is not None:
+                field, via = await self._requested_field(message)
+            else:
+                field, via = match_field(message.text or "", tuple(RELEASE_TOKENS)), "keywords"
+            return native.answer(field, self.card, via)
         field, via = await self._requested_field(message)
-        decision = self.gate.decide(field, message_id=message.id, turn=self.turn, via=via)
-        observation = CustomerObservation(
+        return self.gate.decide(field, message_id=message.id, turn=self.turn, via=via)
+
+    def _customer_observation(self, decision: GateDecision) -> CustomerObservation:
+        return CustomerObservation(
             name=CUSTOMER,
             opening_line=self.card.opening_line,
-            memory=self.gate.memory(),
+            memory=native.instruction(self.card) if self.native else self.gate.memory(),
             requests=list(self.card.requests),
             history=self.postbox.seen_by(CUSTOMER),
             gate=decision,
         )
+
+    async def _customer_turn(self, message: Message) -> None:
+        observation = self._customer_observation(await self._decide(message))
         reply = await self.ctx.ask(CUSTOMER, observation, self.customer)
         if not reply.text:
             self._no_reply(CUSTOMER, "silent")
             return
         self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=reply.text,
                           payload=reply.payload, round=self.turn, turn=self.turn)
+        if self.native and native.stops(reply.text):
+            self._end("user_stop")
+
+    async def _native_opening(self) -> None:
+        """The native user's first message (tau-bench: the user simulator speaks first);
+        a user that says nothing leaves the agent to open."""
+        opening = GateDecision(field=None, outcome="no_field", via="payload")
+        reply = await self.ctx.ask(CUSTOMER, self._customer_observation(opening), self.customer)
+        if not reply.text:
+            self._no_reply(CUSTOMER, "silent")
+            return
+        self.postbox.post(CUSTOMER, Channel.dm(), to=[AGENT], text=reply.text,
+                          payload=reply.payload)
+        if native.stops(reply.text):
+            self._end("user_stop")
+
+    def _end(self, by: ev.EndedBy) -> None:
+        self.ended = True
+        self._emit(ev.ConversationEnded(data=ev.ConversationEndedData(turn=self.turn, by=by)))
 
     async def _desk_turn(self, name: str) -> None:
         seat = self.condition.desk(name)

@@ -4,7 +4,8 @@ The episode (env.py, section 3) records its setup, the agent's invalid actions a
 answer, desks or customer that gave no reply, and the evaluation (section 3.3); the
 execution layer (execution.py) records every proposed tool call and what became of it
 (rejected, accepted, executed); the customer's gate (gate.py) records every request for a
-private field and every release. On disk each is an `env` line whose `data` holds the
+private field and every release; the native arm (native.py) records the end of a
+conversation by tau-bench's rule. On disk each is an `env` line whose `data` holds the
 fields of its `...Data` class; `Evaluation` is both the outcome of a trial and its event's
 payload.
 """
@@ -22,6 +23,9 @@ Via = Literal["payload", "keywords", "model"]
 Outcome = Literal["released", "already_released", "not_held", "no_field"]
 RejectionReason = Literal["unknown_tool", "not_owner", "inadmissible_arguments"]
 NoReplyReason = Literal["silent", "invalid", "steps_exhausted"]
+EndedBy = Literal["user_stop", "transfer"]
+"""How a native episode ended by tau-bench's rule: the user's stop token, or an executed
+transfer to a human agent."""
 
 
 class EpisodeSetupData(EventData):
@@ -66,6 +70,19 @@ class Final(EnvEvent):
 
     name: Literal["final"] = "final"
     data: FinalData
+
+
+class ConversationEndedData(EventData):
+    turn: int
+    by: EndedBy
+
+
+class ConversationEnded(EnvEvent):
+    """A native episode ended by tau-bench's rule (the user stopped, or the agent's
+    transfer to a human agent was executed)."""
+
+    name: Literal["conversation_ended"] = "conversation_ended"
+    data: ConversationEndedData
 
 
 class InvalidActionData(EventData):
@@ -202,5 +219,5 @@ class GateRelease(EnvEvent):
 
 EVENTS: tuple[type[EnvEvent], ...] = (
     EpisodeSetup, BudgetExhausted, Final, InvalidAction, NoReply, Evaluated, ToolProposed,
-    ToolRejected, ToolAccepted, ToolExecuted, GateRequest, GateRelease,
+    ToolRejected, ToolAccepted, ToolExecuted, GateRequest, GateRelease, ConversationEnded,
 )

@@ -16,9 +16,11 @@ Episode measures are pure functions of the trace events (`episode_measures`,
 - ``executed_calls`` / ``rejected_calls``: every proposal the execution layer executed or
   rejected, whoever proposed it; ``executed_writes``: executed write calls;
 - ``gate_releases``: customer fields released; ``invalid_turns``: unusable agent turns;
-- ``ended``: ``final`` or ``budget``;
+- ``ended``: ``final``, ``budget``, or in the native arm ``user_stop`` / ``transfer``
+  (tau-bench's termination rule, `native`);
 - usage per role -- ``agent``, ``customer``, ``gate``, ``desk``, ``judge`` -- as calls,
-  tokens and USD cost (from the recorded model calls), and the totals. A call whose price
+  tokens and USD cost (from the recorded model calls), and the totals (the native arm's
+  user simulator counts as the ``customer``: it is that arm's customer). A call whose price
   is unknown counts in ``unknown_cost_calls`` and adds nothing to the cost.
 """
 
@@ -135,6 +137,8 @@ def episode_measures(events: Iterable[TraceEvent]) -> dict[str, Any]:
         elif isinstance(event, ev.Final):
             counts["turns"] += 1
             ended = "final"
+        elif isinstance(event, ev.ConversationEnded):
+            ended = event.data.by
     keys = ("turns", "messages_to_customer", "messages_to_desks", "agent_tool_calls",
             "executed_calls", "executed_writes", "rejected_calls", "gate_releases",
             "invalid_turns")

@@ -37,7 +37,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 from confide import atomic
-from confide.envs.incognita.conditions import CONDITIONS
+from confide.envs.incognita.conditions import INCOGNITA_CONDITIONS
 from confide.errors import ConfideError
 from confide.untrusted import InputError, load_json
 
@@ -197,10 +197,10 @@ class TaskReference(_Frozen):
         for position, call in enumerate(self.calls):
             if call.index != position:
                 raise ValueError(f"{self.card_id}: calls[{position}] has index {call.index}")
-            if set(call.executors) != set(CONDITIONS):
+            if set(call.executors) != set(INCOGNITA_CONDITIONS):
                 raise ValueError(
                     f"{self.card_id}: call {position} executors {sorted(call.executors)} "
-                    f"must name every condition {list(CONDITIONS)}"
+                    f"must name every condition {list(INCOGNITA_CONDITIONS)}"
                 )
             for value in call.sources:
                 if value.source.kind == "call" and not (

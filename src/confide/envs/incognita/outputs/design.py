@@ -1,6 +1,6 @@
 """The paper's experimental design: a Latin-square schedule and the experiment file.
 
-Incognita (incognita.md, section 5 "Models and execution" and "Schedule"): eighteen task
+The Incognita paper (section 5 "Models and execution" and "Schedule"): eighteen task
 cards, each evaluated model, three repetitions per cell, every access condition. One
 *worker* runs the same (task, model, repetition) through all conditions in sequence, with
 the order of the conditions rotated by a Latin square, so that the arms of every paired
@@ -10,9 +10,14 @@ Decisions
 - The schedule itself (`latin_schedule`, `schedule_rows`) lives in
   `confide.stats.design`; the experiment file sets `schedule: latin-square`, so the runner
   executes each worker's conditions in its row's order, one after another.
-- The paper runs four arms (the three conditions and a native upstream anchor). The
-  anchor is a different harness, not a condition of this environment, so our design has
-  the three Incognita conditions; the square adapts to however many are given.
+- The paper runs four arms, the three conditions and the native tau-bench anchor, 216
+  trials each, 864 in all (section 5: 18 tasks x 4 models x 3 repetitions per arm). The
+  anchor is the ``native`` condition here (`confide.envs.incognita.native`), so the
+  square is 4 x 4 over the arms in the order of the paper's ladder (section 3.2: native,
+  direct, indirect, social); it adapts to however many arms are given.
+- The native arm's user simulator is bound apart (role ``user``): the paper runs it, and
+  the judge, on gpt-4.1, and the Incognita customer and desks on gpt-5.5 (section 5). It
+  keeps the environment's simulator temperature, 0 (the paper gives none for it).
 """
 
 from __future__ import annotations
@@ -50,8 +55,9 @@ __all__ = [
     "write_experiment_file",
 ]
 
-PAPER_CONDITIONS: tuple[str, ...] = ("direct", "indirect", "social")
-"""The three access conditions, in the paper's order (direct, indirect, social)."""
+PAPER_CONDITIONS: tuple[str, ...] = ("native", "direct", "indirect", "social")
+"""The four arms in the order of the paper's ladder (section 3.2): the native anchor, then
+the three access conditions (direct, indirect, social)."""
 PAPER_MODELS: tuple[str, ...] = (
     "openai/gpt-5.2-2025-12-11",
     "openai/gpt-5.4-2026-03-05",
@@ -62,9 +68,11 @@ PAPER_MODELS: tuple[str, ...] = (
 PAPER_ROLES: dict[str, str] = {
     "customer": "openai/gpt-5.5-2026-04-23",
     "desk": "openai/gpt-5.5-2026-04-23",
+    "user": "openai/gpt-4.1-2025-04-14",
     "judge": "openai/gpt-4.1-2025-04-14",
 }
-"""Simulated parties: customer and every desk on one model, the fixed judge on another."""
+"""Simulated parties: customer and every desk on one model, the native arm's user
+simulator and the fixed judge on another (section 5)."""
 PAPER_SAMPLING: dict[str, dict[str, Any]] = {
     "seats": {"temperature": 1.0, "reasoning_effort": "high"},
     "customer": {"temperature": 0.0, "reasoning_effort": "none"},
@@ -113,12 +121,17 @@ def paper_experiment(
 
 
 _HEADER = """\
-# Incognita: the paper's design (incognita.md section 5), written by
+# Incognita: the paper's design (the Incognita paper, section 5), written by
 # confide.envs.incognita.outputs.design.write_experiment_file -- regenerate, do not edit.
-# 18 task cards (the default suite) x {models} models x {conditions} conditions x {reps}
+# 18 task cards (the default suite) x {models} models x {conditions} arms x {reps}
 # repetitions = {episodes} episodes. Each (task, model, repetition) worker runs the
-# conditions one after another in the order of confide.stats.design.latin_schedule: a
+# arms one after another in the order of confide.stats.design.latin_schedule: a
 # cyclic Latin square, row (task + model + repetition) mod k.
+# Smoke form, offline with the environment's mocks (demo numbers, marked DEMO):
+#   confide run experiments/incognita_paper.yaml --limit 2 --repetitions 1
+#     --lineup mock/incognita-skilled --lineup mock/incognita-prose
+#     --role customer=mock/incognita --role user=mock/incognita
+#     --role desk=mock/incognita --role judge=mock/incognita --out runs/incognita_smoke
 """
 
 

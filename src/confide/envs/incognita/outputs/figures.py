@@ -1,4 +1,5 @@
-"""PNG renderings of Figures 2-3 and Tables 1-2 (incognita.md sections 6.1-6.2, B.1, B.3).
+"""PNG renderings of Figures 2, 3 and 6 and Tables 1-2 (the Incognita paper, sections 6.1-6.3,
+B.1, B.3).
 
 Each function takes the rows of the matching `tables` function and writes one PNG.
 Figures are built on `matplotlib.figure.Figure` with the Agg canvas, never through
@@ -55,7 +56,8 @@ def _empty(axes: Axes, text: str) -> None:
 
 
 def figure2(success: Sequence[Row], differences: Sequence[Row], path: Path) -> Path:
-    """Success per model and condition (left) and paired neighbour differences (right)."""
+    """Success per model and arm (left; the native anchor first when the run has it) and
+    paired differences between neighbouring arms (right)."""
     figure = Figure(figsize=(11, 4.2), layout="constrained")
     left, right = figure.subplots(1, 2)
     conditions = _ordered(success, "condition")
@@ -66,7 +68,7 @@ def figure2(success: Sequence[Row], differences: Sequence[Row], path: Path) -> P
     left.set_xticks(range(len(conditions)), conditions)
     left.set_ylim(-0.02, 1.02)
     left.set_ylabel("task-level success")
-    left.set_title("Success per model and condition")
+    left.set_title("Success per model and arm")
     left.legend(fontsize="small")
     if differences:
         contrasts = _ordered(differences, "contrast")
@@ -94,9 +96,55 @@ def figure2(success: Sequence[Row], differences: Sequence[Row], path: Path) -> P
         right.axhline(0.0, color="grey", linewidth=0.8)
         right.set_xticks(range(len(contrasts)), contrasts)
         right.set_ylabel("paired difference (95% t interval)")
-        right.set_title("Neighbouring conditions, paired over tasks")
+        right.set_title("Neighbouring arms, paired over tasks")
     else:
         _empty(right, "no paired differences (fewer than two conditions or tasks)")
+    return _save(figure, path)
+
+
+def _cost_label(value: Any) -> str:
+    return f"${value:.3f}" if isinstance(value, float) else str(value)
+
+
+def figure6(costs: Sequence[Row], path: Path) -> Path:
+    """Section 6.3: agent actions per episode (left) and cost per episode in both scopes
+    (right: the whole episode as the light bar, the evaluated agent's own calls as the
+    dark bar inside it), one bar per model in each arm. A cell whose calls are not all
+    priced is written, not drawn: ``unpriced`` or ``partial``."""
+    figure = Figure(figsize=(11, 4.2), layout="constrained")
+    left, right = figure.subplots(1, 2)
+    conditions = _ordered(costs, "condition")
+    models = _ordered(costs, "model")
+    width = 0.8 / max(1, len(models))
+    for j, model in enumerate(models):
+        cells = {r["condition"]: r for r in costs if r["model"] == model}
+        xs = [i - 0.4 + width * (j + 0.5) for i, c in enumerate(conditions) if c in cells]
+        shown = [cells[c] for c in conditions if c in cells]
+        left.bar(xs, [r["agent_actions"] or 0.0 for r in shown], width, color=f"C{j}",
+                 label=model)
+        for x, row in zip(xs, shown, strict=True):
+            total, agent = row["cost_total"], row["cost_agent"]
+            if isinstance(total, float):
+                right.bar([x], [total], width, color=f"C{j}", alpha=0.35)
+            if isinstance(agent, float):
+                right.bar([x], [agent], width, color=f"C{j}",
+                          label=model if x == xs[0] else None)
+            if not (isinstance(total, float) and isinstance(agent, float)):
+                right.annotate(f"agent {_cost_label(agent)}\nall {_cost_label(total)}",
+                               (x, 0.0), ha="center", va="bottom", fontsize="x-small",
+                               rotation=90)
+    priced = [r[k] for r in costs for k in ("cost_agent", "cost_total")
+              if isinstance(r[k], float)]
+    if priced and not any(priced):
+        right.text(0.5, 0.5, "every call was free: $0.000 per episode", ha="center",
+                   va="center", transform=right.transAxes)
+    for axes in (left, right):
+        axes.set_xticks(range(len(conditions)), conditions)
+    left.set_ylabel("agent actions per episode")
+    left.set_title("Effort: the evaluated agent's actions")
+    left.legend(fontsize="small")
+    right.set_ylabel("USD per episode")
+    right.set_title("Cost: agent's calls (dark) within all calls (light)")
     return _save(figure, path)
 
 

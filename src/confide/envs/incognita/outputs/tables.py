@@ -1,7 +1,9 @@
 """The paper's tables, as rows, from per-trial analysis rows.
 
-Incognita (incognita.md): Figure 2 (section 6.1: success per model and condition, paired
-differences between neighbouring conditions), Figure 3 (section 6.2: outcome composition
+The Incognita paper: Figure 2 (section 6.1: success per model and arm, the native
+anchor first, and paired differences between neighbouring arms of the ladder native,
+direct, indirect, social), Figure 6 (section 6.3: actions and cost per episode in both
+cost scopes), Figure 3 (section 6.2: outcome composition
 and process completion per cell; with the effort and cost counts of 6.2-6.3), Table 1
 (appendix B.1: model-by-condition interactions with exact and Holm p-values, and the
 global dispersion test) and Table 2 (appendix B.3: post-hoc corpus-size extrapolation).
@@ -17,7 +19,7 @@ averaged (or paired). Decisions where the paper is silent:
 - A process absent from a condition stays absent (empty cell), never zero; a trial's
   absent value is skipped when averaging.
 - Models appear in the order they first occur in the rows (the experiment's lineup
-  order); conditions in the paper's order (direct, indirect, social).
+  order); arms in the order of the paper's ladder (native, direct, indirect, social).
 - Table 1 compares Centralized (indirect) with Socially Distributed, the paper's primary
   contrast; the Monte Carlo fallback of the sign-flip test (more than 40 tasks) uses seed
   0, so the tables are reproducible.
@@ -37,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from confide.envs.incognita.conditions import INCOGNITA_CONDITIONS
 from confide.envs.incognita.outputs.design import PAPER_CONDITIONS
 from confide.envs.incognita.outputs.failures import FailureType
 from confide.envs.incognita.outputs.trials import PROCESSES, TrialRow
@@ -169,12 +172,13 @@ def neighbour_differences(rows: Sequence[TrialRow]) -> list[Row]:
 def outcome_table(rows: Sequence[TrialRow]) -> list[Row]:
     """Figure 3, outcomes: trials per cell that succeeded or failed with each type; the
     no-action total (types 1-3); and which side's facts the ``requested_but_not_obtained``
-    trials lack (section 6.2: service side only, customer side only, both)."""
+    trials lack (section 6.2: service side only, customer side only, both). The native
+    arm has no failure types (section 4 defines them for the three conditions)."""
     out: list[Row] = []
     for model in models_of(rows):
         for condition in conditions_of(rows):
             cell = [r for r in rows if r.model == model and r.condition == condition]
-            if not cell:
+            if not cell or condition not in INCOGNITA_CONDITIONS:  # no failure types
                 continue
             counts: Row = {"model": model, "condition": condition, "n_trials": len(cell)}
             counts["success"] = sum(r.success for r in cell)
@@ -242,6 +246,41 @@ def process_table(rows: Sequence[TrialRow]) -> list[Row]:
     return out
 
 
+# ----- Figure 6 ----------------------------------------------------------------------------
+
+
+def cost_table(rows: Sequence[TrialRow]) -> list[Row]:
+    """Figure 6 (section 6.3, "Appendix Figure 6 shows both cost scopes"): per model and
+    arm, the evaluated agent's actions per episode and the cost per episode in both
+    scopes -- the agent's own calls (``cost_agent``) and every call of the episode
+    (``cost_total``: agent, customer or native user, gate, desks and judge) -- as
+    task-level means, with the success of the cell beside them. The costs are those of
+    the run's results.csv (``seat_cost_usd`` and ``episode_cost_usd``: the same model
+    calls of the same traces), read from the trial rows so the figure can be redrawn from
+    ``incognita_trials.csv``; a cell over unpriced calls says ``unpriced`` or
+    ``partial``."""
+    actions = task_values(rows, _attribute("agent_actions"))
+    success = task_values(rows, success_value)
+    out: list[Row] = []
+    for model in models_of(rows):
+        for condition in conditions_of(rows):
+            cell = [r for r in rows if r.model == model and r.condition == condition]
+            if not cell:
+                continue
+            out.append(
+                {
+                    "model": model,
+                    "condition": condition,
+                    "n_trials": len(cell),
+                    "success": _cell_mean(success.get((model, condition))),
+                    "agent_actions": _cell_mean(actions.get((model, condition))),
+                    "cost_agent": cost_cell(cell, "cost_agent"),
+                    "cost_total": cost_cell(cell, "cost_total"),
+                }
+            )
+    return out
+
+
 # ----- Table 1 -----------------------------------------------------------------------------
 
 
@@ -304,10 +343,13 @@ def interaction_table(
 
 def corpus_size_table(rows: Sequence[TrialRow]) -> list[Row]:
     """Table 2 (appendix B.3): per condition, the plug-in corpus size that resolves its
-    largest observed model gap at 80% power, and its implied online cost."""
+    largest observed model gap at 80% power, and its implied online cost. The paper's
+    table has the three conditions only, not the native anchor."""
     values = task_values(rows, success_value)
     out: list[Row] = []
     for condition in conditions_of(rows):
+        if condition not in INCOGNITA_CONDITIONS:
+            continue
         models = [m for m in models_of(rows) if (m, condition) in values]
         tasks = common_tasks([values[(m, condition)] for m in models])
         if len(models) < 2 or len(tasks) < 2:

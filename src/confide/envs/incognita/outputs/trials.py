@@ -15,7 +15,9 @@ Where the environment records what the reader needs:
 - the reader audit of appendix B.2 (non-reference reads, labels after crediting them):
   `audit.audit_reads`;
 - the social desk-to-role map: ``desk_roles`` (desk name -> role) in the environment's
-  ``episode_setup`` event.
+  ``episode_setup`` event;
+- a trial of the native arm has its verdict, channels, actions and costs only
+  (`native_row`).
 
 Decision: the *model* of a trial is its lineup text (the evaluated agent's model spec, or
 a reference participant's name), which is what distinguishes the arms of a comparison.
@@ -30,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from confide.core.tables import read_table, write_table
 from confide.core.trace import Trace
-from confide.envs.incognita.conditions import AGENT
+from confide.envs.incognita.conditions import AGENT, NATIVE
 from confide.envs.incognita.events import EpisodeSetup, Evaluated
 from confide.envs.incognita.outputs.audit import audit_reads
 from confide.envs.incognita.outputs.failures import FailureType, label_failure, trial_counts
@@ -111,10 +113,45 @@ def desk_roles(trace: Trace) -> dict[str, str] | None:
     return None
 
 
+def native_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
+    """A trial of the native arm: its verdict, channels, actions and costs. The reader's
+    processes and failure types are defined for the three Incognita conditions only
+    (section 4: they read gate releases and desk exchanges, which the native harness does
+    not have), so they stay absent (None), never zero."""
+    header = trace.header
+    counts = trial_counts(trace.events, [])
+    evaluation = next((e.data for e in trace.of(Evaluated)), None)
+    repetition = header.config.get("repetition", 0)
+    return TrialRow(
+        episode_id=header.episode_id,
+        task=reference.task(header.scenario_id).card_id,
+        model=",".join(header.lineup),
+        condition=NATIVE,
+        repetition=int(repetition) if isinstance(repetition, int) else 0,
+        success=trace_success(trace),
+        failure=None,
+        role_identification=None,
+        holder_contacted=None,
+        information_acquisition=None,
+        execution=None,
+        missing_customer=0,
+        missing_service=0,
+        unanswerable_questions=None,
+        agent_actions=counts.agent_actions,
+        cost_agent=counts.cost_agent,
+        cost_total=counts.cost_total,
+        unpriced_calls=counts.unpriced_calls,
+        db_pass=evaluation.db_pass if evaluation is not None else None,
+        outputs_pass=evaluation.outputs_pass if evaluation is not None else None,
+    )
+
+
 def trial_row(trace: Trace, reference: CoordinationReference) -> TrialRow:
     """Read, label and count one complete trace against the reference."""
     header = trace.header
     condition = header.condition or ""
+    if condition == NATIVE:
+        return native_row(trace, reference)
     task = reference.task(header.scenario_id)
     roles = desk_roles(trace)
     events = trial_events(trace.events, condition, roles)

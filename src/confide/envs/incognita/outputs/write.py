@@ -2,7 +2,7 @@
 
 `write_incognita_outputs(run_dir, traces)` reads every complete trace against the frozen
 coordination reference, writes one analysis row per trial (``incognita_trials.csv``), the
-tables behind Figures 2-3 and Tables 1-2 as CSV files in the run directory, and their
+tables behind Figures 2, 3 and 6 and Tables 1-2 as CSV files in the run directory, and their
 renderings as PNGs under ``figures/``, where `confide.report.build_report` embeds them.
 
 A table that cannot be computed from the run (Table 1 and Table 2 need at least two models
@@ -82,11 +82,13 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
     processes = tables.process_table(rows)
     interactions = tables.interaction_table(rows)
     corpus = tables.corpus_size_table(rows)
+    costs = tables.cost_table(rows)
     csvs = {
         "figure2_success.csv": success,
         "figure2_paired_differences.csv": differences,
         "figure3_outcomes.csv": outcomes,
         "figure3_processes.csv": processes,
+        "figure6_cost.csv": costs,
         "table1_interactions.csv": interactions,
         "table2_corpus_size.csv": corpus,
     }
@@ -94,6 +96,7 @@ def write_analysis(run_dir: Path | str, rows: Sequence[TrialRow]) -> list[Path]:
     written += [
         figures.figure2(success, differences, plots / "figure2_success.png"),
         figures.figure3(outcomes, processes, plots / "figure3_outcomes_processes.png"),
+        figures.figure6(costs, plots / "figure6_cost.png"),
     ]
     # Tables 1-2 are drawn only when the run can compute them (an empty one would be an
     # image with no data); the report shows every table as HTML from its CSV anyway

@@ -4,6 +4,8 @@ The evaluated agent fills the one seat (``agent``) of the lineup: ``reference`` 
 knows its card) or a model spec. Simulated parties are bound by role:
 
 - ``customer``: ``scripted`` (default) or a model spec;
+- ``user``: the native arm's user simulator (tau-bench's, holding the whole instruction;
+  `native_user`): ``scripted`` (default) or a model spec;
 - ``desk``: ``scripted`` (default) or a model spec, for every service-side participant of
   the condition (the intermediary of ``indirect`` and the six desks of ``social``);
 - ``gate``: the model that names the field a message asks for; default: the customer's
@@ -42,7 +44,13 @@ from confide.envs.incognita.actions import (
     GateClassifier,
     Participant,
 )
-from confide.envs.incognita.conditions import AGENT, CUSTOMER, DeskSeat
+from confide.envs.incognita.conditions import (
+    AGENT,
+    CUSTOMER,
+    INCOGNITA_CONDITIONS,
+    NATIVE,
+    DeskSeat,
+)
 from confide.envs.incognita.participants.agent_llm import ModelAgent
 from confide.envs.incognita.participants.customer_llm import ModelCustomer, ModelGateClassifier
 from confide.envs.incognita.participants.desk_llm import ModelDesk
@@ -58,6 +66,7 @@ from confide.envs.incognita.participants.mock_skilled import (
     register_skilled_mock,
     unknown_cards,
 )
+from confide.envs.incognita.participants.native_user import ModelUser, ScriptedUser
 from confide.envs.incognita.participants.reference import ReferenceAgent
 from confide.envs.incognita.participants.scripted import ScriptedCustomer, ScriptedDesk
 from confide.envs.incognita.scenario import TaskCard
@@ -72,7 +81,8 @@ KEYWORDS = "keywords"
 LITERAL = "literal"
 SAMPLING_DEFAULTS: dict[str, Sampling] = {
     "seats": Sampling(temperature=1.0),
-    **{role: Sampling(temperature=0.0) for role in ("customer", "desk", "gate", "judge")},
+    **{role: Sampling(temperature=0.0) for role in ("customer", "user", "desk", "gate",
+                                                    "judge")},
 }
 """The sampling every seat and role gets unless the experiment sets its own (the spec's
 `sampling_defaults`, shown in the resolved experiment)."""
@@ -88,8 +98,8 @@ class ParticipantError(ConfideError):
 # `GateClassifier`) live in actions.py, as every env's do; this package re-exports them.
 
 
-OFFLINE: dict[str, str] = {"customer": SCRIPTED, "desk": SCRIPTED, "gate": KEYWORDS,
-                           "judge": LITERAL}
+OFFLINE: dict[str, str] = {"customer": SCRIPTED, "user": SCRIPTED, "desk": SCRIPTED,
+                           "gate": KEYWORDS, "judge": LITERAL}
 """Each role's LLM-free binding (the default, except for the gate; see the docstring)."""
 
 SCRIPTED_PEERS: tuple[str, ...] = (
@@ -100,8 +110,12 @@ desks read, so a lineup of only these may keep the scripted desks and customer."
 
 ROLES: tuple[RoleSpec, ...] = (
     RoleSpec("customer", SCRIPTED, "the customer simulator behind the disclosure gate; "
-             "the scripted one reads only typed requests",
+             "the scripted one reads only typed requests", conditions=INCOGNITA_CONDITIONS,
              llm_lineup_needs_binding=True, scripted_peers=SCRIPTED_PEERS),
+    RoleSpec("user", SCRIPTED, "the native arm's user simulator, tau-bench's: it holds the "
+             "whole task instruction and ends the conversation; the scripted one reads only "
+             "typed requests", conditions=(NATIVE,), llm_lineup_needs_binding=True,
+             scripted_peers=SCRIPTED_PEERS),
     RoleSpec("desk", SCRIPTED, "every service-side participant: the intermediary of indirect "
              "and the six desks of social; the scripted ones read only JSON requests",
              conditions=("indirect", "social"), llm_lineup_needs_binding=True,
@@ -119,7 +133,9 @@ lineup with a model agent must bind ``desk`` and ``customer`` to models, and ``j
 and ids only): the preflight refuses it otherwise. The scripted ones stay for the
 reference agent, tests and the environment's own mocks (`SCRIPTED_PEERS`). The
 intermediary is not a role of its own: ``desk`` binds it with the six desks, as the paper
-runs every service-side participant on the same model."""
+runs every service-side participant on the same model. The native arm's user is a role
+of its own (``user``), since the paper runs it on another model than the Incognita
+customer (section 5: gpt-4.1 against gpt-5.5)."""
 
 
 def check_roles(roles: dict[str, str]) -> None:
@@ -236,6 +252,15 @@ def make_customer(ctx: EpisodeContext, card: TaskCard) -> Customer:
     return ModelCustomer(CUSTOMER, model, SIMULATOR_CONFIG)
 
 
+def make_user(ctx: EpisodeContext, card: TaskCard) -> Customer:
+    """The native arm's user simulator (`native_user`), bound by the ``user`` role."""
+    spec = _model_spec(ctx, "user")
+    if spec is None:
+        return ScriptedUser(CUSTOMER, card)
+    model = _model(ctx, CUSTOMER, spec, "act", role="user")
+    return ModelUser(CUSTOMER, model, SIMULATOR_CONFIG)
+
+
 def make_gate(ctx: EpisodeContext, max_attempts: int) -> GateClassifier | None:
     """The gate's model classifier (default: the customer's model), or None for keywords."""
     spec = _model_spec(ctx, "gate", default=ctx.roles.get("customer"))
@@ -279,5 +304,6 @@ __all__ = [
     "make_desk",
     "make_gate",
     "make_judge",
+    "make_user",
     "register_mocks",
 ]

@@ -22,6 +22,9 @@ offline and deterministically:
 - customer (no schema): answers the field the agent's message asks about from its
   <memory> blocks (the system prompt's and those released later in the conversation),
   else raises its first request, else says it is not sure.
+- the native arm's user (no schema, tau-bench's stop token in its prompt): opens with
+  the card's opening line, answers fields from its instruction like the customer, and
+  says ``###STOP###`` once the agent says goodbye.
 - judge (``JudgeReply``): the literal check of `judge.LiteralJudge`.
 
 It does not solve tasks; it exercises the machinery. `register_incognita_mock()` makes
@@ -38,8 +41,10 @@ from typing import Any
 
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label, match_field
+from confide.envs.incognita.native import STOP
 from confide.envs.incognita.participants import phrasing
 from confide.envs.incognita.participants.judge import literals, stated
+from confide.envs.incognita.participants.native_user import OPENING
 from confide.envs.incognita.participants.scripted import embedded_request
 from confide.envs.incognita.scenario import RELEASE_TOKENS
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolKind
@@ -55,6 +60,7 @@ _USER_ID = re.compile(r"\b[a-z]+_[a-z]+_\d{4}\b")
 _ORDER_ID = re.compile(r"#W\d{7}")
 _NAME = re.compile(r"([A-Z][a-z]+) ([A-Z][a-z]+)\.?\s*$")
 _ZIP = re.compile(r"\b\d{5}\b")
+GOODBYE = re.compile(r"\bgoodbye\b", re.I)
 DECLINE = re.compile(r"outside|not part of|can't help|cannot help|not something i", re.I)
 RECIPIENTS = re.compile(r'"recipient": "<([^>]*)>"')
 CONFIRM = re.compile(r"\b(?:yes|go ahead|confirm|proceed)\b", re.I)
@@ -223,19 +229,44 @@ def _pending(messages: list[ChatMessage]) -> tuple[str, dict[str, Any]] | None:
     return phrasing.read(own[-1])
 
 
+def _field_values(text: str) -> dict[str, str]:
+    """Release token -> value of the "- Label: value" lines of `text`."""
+    by_label = {field_label(token).lower(): token for token in RELEASE_TOKENS}
+    values: dict[str, str] = {}
+    for label, value in re.findall(r"^- ([^:\n]+): (.*)$", text, re.MULTILINE):
+        token = by_label.get(label.lower())
+        if token is not None:
+            values[token] = value
+    return values
+
+
+def _native_user(messages: list[ChatMessage]) -> str:
+    """The native arm's user: its opening line first, the stop token once the agent says
+    goodbye, else as the customer answers, from the whole instruction."""
+    system = messages[0].content
+    if len(messages) <= 2:  # the system prompt and the greeting only
+        found = re.search(rf'{re.escape(OPENING)}"(.*)"$', system, re.MULTILINE)
+        return found.group(1) if found else "Hello."
+    said = messages[-1].content
+    if GOODBYE.search(said):
+        return STOP
+    values = _field_values(system)
+    asked = match_field(said, list(values))
+    if asked is not None:
+        return values[asked]
+    return "I'm not sure about that."
+
+
 def _customer(messages: list[ChatMessage]) -> str:
     system = messages[0].content
+    if STOP in system:
+        return _native_user(messages)
     memory = "\n".join(
         block.split("</memory>", 1)[0]
         for message in messages
         for block in message.content.split("<memory>")[1:]
     )  # the system prompt's block and those released later in the conversation
-    by_label = {field_label(token).lower(): token for token in RELEASE_TOKENS}
-    values: dict[str, str] = {}
-    for label, value in re.findall(r"^- ([^:\n]+): (.*)$", memory, re.MULTILINE):
-        token = by_label.get(label.lower())
-        if token is not None:
-            values[token] = value
+    values = _field_values(memory)
     said = messages[-1].content.split("\n\n<memory>", 1)[0]  # the agent's own words
     asked = match_field(said, list(values))
     if asked is not None:

@@ -7,7 +7,9 @@ model must use, and it produces the trace events issue-6 style readers consume:
    so every customer fact is released through the gate.
 2. It performs the card's gold actions in order. Before a write it asks the customer to
    confirm the change (``confirm_change``). Under ``direct`` it calls the tool itself.
-   Under ``indirect`` it sends a typed ``tool_request`` to the declared desk. Under
+   So does it in the ``native`` arm, where its closing message lets tau-bench's user
+   end the conversation before FINAL. Under ``indirect`` it sends a typed
+   ``tool_request`` to the declared desk. Under
    ``social`` it must first find the holder: it asks desks, in the order they are
    listed, whether the operation is part of their work (``capability_query``) until one
    says yes, remembers the answer per tool, and then sends the request there. A desk that
@@ -38,7 +40,7 @@ from typing import Any
 
 from confide.core.message import Message
 from confide.envs.incognita.actions import AgentAction, AgentObservation
-from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
+from confide.envs.incognita.conditions import AGENT_HOLDS_TOOLS, CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label
 from confide.envs.incognita.participants.scripted import call_json, request_text
 from confide.envs.incognita.scenario import TaskCard
@@ -123,7 +125,7 @@ class ReferenceAgent:
             reply = _last_from(obs, CUSTOMER)
             if reply is None or (reply.payload or {}).get("approved") is False:
                 return obs
-        if obs.condition == "direct":
+        if obs.condition in AGENT_HOLDS_TOOLS:
             obs = yield AgentAction(kind="tool", tool=call.name, arguments=call.arguments)
             return obs
         holder = yield from self._find_holder(obs, call.name)

@@ -20,6 +20,9 @@ need no escaping.
 - ``desk_format``: how a desk's turn works (its tools go with the request as functions).
 - ``desk_repair`` ($problem): what a desk is told when its step was unusable.
 - ``customer`` ($memory) and ``customer_requests`` ($requests): the customer simulator.
+- ``native_user`` ($instruction): the native arm's user simulator (`native`), with the
+  rules of tau-bench's own user simulator, put in our words: the whole instruction,
+  one message at a time, nothing invented, the stop token once the goal is met.
 - ``gate`` ($fields): the disclosure gate's field classifier.
 - ``judge`` ($assertions): the output-assertion judge.
 """
