@@ -17,7 +17,12 @@ from confide.errors import ConfideError
 from confide.evaluate import design as design_module
 from confide.evaluate import evaluation as evaluation_module
 from confide.evaluate.compare import compare
-from confide.evaluate.design import eval_designs, split_roles, stratified_tasks
+from confide.evaluate.design import (
+    eval_designs,
+    quick_design,
+    split_roles,
+    stratified_tasks,
+)
 from confide.evaluate.evaluation import EvalDeclined, plan_evaluation, run_evaluation
 from confide.evaluate.profile import (
     Estimate,
@@ -60,14 +65,31 @@ def test_every_paper_benchmark_declares_a_design() -> None:
         assert has_privacy != bool(design.no_privacy)  # a privacy metric, or why none
 
 
-def test_quick_tasks_are_one_per_stratum_and_fixed() -> None:
+@pytest.mark.parametrize("embedded", [False, True])
+def test_quick_tasks_are_one_per_stratum_and_fixed(embedded: bool) -> None:
     for design in eval_designs():
-        ids = stratified_tasks(design)
-        assert ids == stratified_tasks(design)
+        quick = design.quick.embedded if embedded else design.quick
+        assert quick is not None
+        ids = stratified_tasks(design.benchmark, quick)
+        assert ids == stratified_tasks(design.benchmark, quick)
         tasks = {t.id: t for t in get_benchmark(design.benchmark).load_tasks(
-            design.quick.suite, None)}
-        strata = [design.quick.stratum(tasks[i]) for i in ids]
-        assert sorted(strata) == sorted({design.quick.stratum(t) for t in tasks.values()})
+            quick.suite, None)}
+        strata = [quick.stratum(tasks[i]) for i in ids]
+        assert sorted(strata) == sorted({quick.stratum(t) for t in tasks.values()})
+
+
+def test_an_embedded_model_gets_the_embedded_budget_and_says_so() -> None:
+    for design in eval_designs():
+        assert design.quick.embedded is not None
+        assert quick_design(design, "local/smollm2") is design.quick.embedded
+        assert quick_design(design, "mock/json") is design.quick
+    evaluation = plan_evaluation("local/smollm2")
+    for run in evaluation.runs:
+        assert run.design_note.startswith("quick (embedded-model budget): ")
+        quick = run.design.quick.embedded
+        assert quick is not None
+        assert run.experiment.task_ids == stratified_tasks(run.design.benchmark, quick)
+        assert dict(run.experiment.options).items() >= dict(quick.options).items()
 
 
 def test_roles_bind_everywhere_or_in_one_benchmark() -> None:

@@ -55,6 +55,11 @@ class QuickDesign:
     repetitions: int = 1
     options: Mapping[str, Any] = field(default_factory=dict)
     why: str = ""
+    embedded: QuickDesign | None = None
+    """The quick design for an embedded `local/` model, which runs on the CPU one call at
+    a time (about 100 prompt tokens a second for a 135M model on two cores): fewer tasks
+    and shorter episodes, every condition kept, so an offline evaluation takes minutes.
+    Its `why` says what differs; None: the same design as for any other model."""
 
 
 @dataclass(frozen=True)

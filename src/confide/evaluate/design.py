@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import parse_lineup
-from confide.core.eval_design import MODEL, EvalDesign
+from confide.core.eval_design import MODEL, EvalDesign, QuickDesign
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import Experiment, build_experiment, load_experiment
@@ -31,6 +31,8 @@ RUN_FIELDS = ("concurrency", "cache_dir", "price_table", "backend", "ray_address
               "ray_traces")
 """Experiment fields an evaluation passes through to every run (`confide run` flags)."""
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+EMBEDDED = "local/"
+"""Model specs of embedded models (the runner's rule too: one episode at a time)."""
 
 
 @dataclass(frozen=True)
@@ -103,11 +105,18 @@ def split_roles(
     return per, problems
 
 
-def stratified_tasks(design: EvalDesign) -> list[str]:
+def quick_design(design: EvalDesign, model: str) -> QuickDesign:
+    """The quick design `model` gets: the benchmark's embedded-model budget for an
+    embedded `local/` model (`QuickDesign.embedded`), else the quick design itself."""
+    if model.startswith(EMBEDDED) and design.quick.embedded is not None:
+        return design.quick.embedded
+    return design.quick
+
+
+def stratified_tasks(benchmark: str, quick: QuickDesign) -> list[str]:
     """The quick design's task ids: `per_stratum` tasks from each stratum, picked by a
     shuffle seeded with the design's seed and the stratum's name, in suite order."""
-    quick = design.quick
-    tasks = get_benchmark(design.benchmark).load_tasks(quick.suite, None)
+    tasks = get_benchmark(benchmark).load_tasks(quick.suite, None)
     strata: dict[str, list[str]] = {}
     for task in tasks:
         strata.setdefault(quick.stratum(task), []).append(task.id)
@@ -176,12 +185,13 @@ def benchmark_run(
         template = fields.pop("lineups", [design.lineup])
         note = f"{design.paper_note} (from the paper's text: {design.paper_file} is absent)"
     else:
-        quick = design.quick
-        fields = {"suite": quick.suite, "task_ids": stratified_tasks(design),
+        quick = quick_design(design, model)
+        fields = {"suite": quick.suite, "task_ids": stratified_tasks(design.benchmark, quick),
                   "repetitions": quick.repetitions, "seed": quick.seed,
                   "options": dict(quick.options) or None}
         template = [design.lineup]
-        note = f"quick: {quick.why}"
+        budget = "embedded-model budget" if quick is not design.quick else ""
+        note = f"quick{f' ({budget})' if budget else ''}: {quick.why}"
     lineups = [design.reference_lineup] if reference else _lineups(template, model)
     bound = {**defaults, **roles}
     data = {"benchmark": design.benchmark, **{k: v for k, v in fields.items() if v is not None},

@@ -22,6 +22,11 @@ def _stratum(task: Any) -> str:
     return f"{task.cost_setting}-{task.difficulty.bucket}"
 
 
+def _whole_suite(task: Any) -> str:
+    """One stratum: the embedded-model budget plays a single task."""
+    return "all"
+
+
 _BY = ("cost_setting", "condition")
 
 DESIGN = EvalDesign(
@@ -43,6 +48,16 @@ DESIGN = EvalDesign(
         why="one task of each cost setting and difficulty bucket of the canonical suite "
         "(uniform and varied cost x easy, medium, hard), all three communication "
         "conditions, the paper's turn budget",
+        embedded=QuickDesign(
+            suite="tiny",
+            stratum=_whole_suite,
+            per_stratum=1,
+            seed=0,
+            why="one task of the tiny suite (N=3 agents, 2 meetings, 8 slots; two "
+            "cheap-talk turns a round and one decision retry, stamped on the task), all "
+            "three communication conditions: about 30 calls an episode instead of about "
+            "360 on the canonical suite",
+        ),
     ),
     paper_file="experiments/calbench_paper.yaml",
     paper={"suite": "canonical", "repetitions": 1, "seed": 0},
