@@ -144,7 +144,7 @@ def test_profile_equals_the_three_runs_the_dry_run_prints(tmp_path: Path) -> Non
         argv[argv.index("--out") + 1] = str(separate)
         result = runner.invoke(app, [*argv, "--no-progress", "--concurrency", "2"])
         assert result.exit_code == 0, result.output
-        expected = metric_results(separate, designs[bench.benchmark])
+        expected = metric_results(separate, designs[bench.benchmark], "mock/json")
         assert [m.model_dump(exclude={"published"}) for m in bench.metrics] == [
             m.model_dump(exclude={"published"}) for m in expected]
         assert bench.cost == cost_result(separate, "mock/json")
@@ -278,3 +278,43 @@ def test_published_rows_sit_on_the_groups_their_settings_name() -> None:
     imap = [p.value for p in placed["uniform, dm"] if p.model == "imap"]
     assert imap == [12.40]  # calbench.md Table 2, IMAP, uniform cost
     assert all(p.source == "published" for points in placed.values() for p in points)
+
+
+@pytest.mark.usefixtures("small")
+def test_calbench_other_seats_bind_by_role_and_only_the_model_seat_counts(
+    tmp_path: Path,
+) -> None:
+    from confide.readers import read_results
+    from confide.runner import run_experiment
+
+    evaluation = plan_evaluation("mock/json", roles={"calbench.others": "imap"},
+                                 out=tmp_path / "eval")
+    run = evaluation.runs[0]
+    assert run.design.benchmark == "calbench"
+    assert run.experiment.lineups == ["mock/json,imap,imap"]  # the tiny suite: 3 seats
+    assert "others" not in run.experiment.roles  # not a runner role
+    assert run.role_sources["others"] == "--role"
+    assert run.command[run.command.index("--lineup") + 1] == "mock/json,imap,imap"
+    assert all(r.others is None for r in evaluation.runs[1:])  # CalBench's name only
+    self_play = plan_evaluation("mock/json", out=tmp_path / "eval").runs[0]
+    assert self_play.experiment.lineups == ["mock/json"]
+    assert self_play.role_sources["others"].startswith("default (every other seat")
+
+    run_experiment(run.experiment, show_progress=False)
+    rows = [r for r in read_results(run.run_dir) if r["status"] == "ok"]
+    assert {r["participant"] for r in rows} == {"mock/json", "imap"}
+    by_task: dict[tuple[str, str, str], list[float]] = {}
+    for row in rows:
+        if row["participant"] == "mock/json":
+            key = (str(row["cost_setting"]), str(row["condition"]), str(row["task_id"]))
+            by_task.setdefault(key, []).append(float(row["success"]) * 100)
+    mine = {m.group: m.estimate.tasks for m in metric_results(run.run_dir, run.design,
+                                                                "mock/json")
+            if m.name == "success"}
+    expected: dict[str | None, dict[str, float]] = {}
+    for (setting, condition, task), values in by_task.items():
+        expected.setdefault(f"{setting}, {condition}", {})[task] = sum(values) / len(values)
+    assert mine == expected
+    every = {m.group: m.estimate.tasks for m in metric_results(run.run_dir, run.design)
+             if m.name == "success"}
+    assert every != mine  # the reference seats would have counted

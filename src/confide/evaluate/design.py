@@ -46,6 +46,9 @@ class BenchmarkRun:
     command: tuple[str, ...]
     role_sources: Mapping[str, str]
     design_note: str
+    others: str | None = None
+    """The spec of every seat but the evaluated one (`EvalDesign.others_role`), or None
+    in self-play."""
 
     @property
     def run_dir(self) -> Path:
@@ -97,7 +100,8 @@ def split_roles(
             else:
                 per[benchmark][name] = spec
             continue
-        holders = [d.benchmark for d in designs if get_benchmark(d.benchmark).role(name)]
+        holders = [d.benchmark for d in designs
+                   if get_benchmark(d.benchmark).role(name) or d.others_role == name]
         if not holders:
             problems.append(f"--role {key}={spec}: no evaluated benchmark has a role {key!r}")
         for benchmark in holders:
@@ -155,10 +159,15 @@ def benchmark_run(
     if design_name not in DESIGNS:
         raise ConfideError(f"unknown design {design_name!r} (designs: {', '.join(DESIGNS)})")
     reference = model == REFERENCE
+    roles = dict(roles)
+    others = roles.pop(design.others_role, None) if design.others_role else None
     defaults = {} if reference else {k: v.replace(MODEL, model) for k, v in design.roles.items()}
+    seated = [design.others_role] if design.others_role and not reference else []
     sources = {k: f"default ({design.role_notes.get(k, 'the evaluated model')})"
-               for k in defaults}
+               for k in [*defaults, *seated]}
     sources.update({k: "--role" for k in roles})
+    if others is not None:
+        sources[design.others_role] = "--role"
     passed = {k: v for k, v in run_options.items() if v is not None}
     flags = _run_flags(passed)
     out = str(output_dir)
@@ -166,6 +175,9 @@ def benchmark_run(
         data = _yaml_fields(path)
         lineups = [design.reference_lineup] if reference else _lineups(
             data.get("lineups") or [design.lineup], model)
+        if others is not None:
+            lineups = _with_others(design.benchmark, lineups, others, data.get("suite"),
+                                   data.get("task_ids"))
         bound = dict(data.get("roles") or {})
         if reference:  # the references' own LLM-free roles, named so the command says so
             offline = {k: _offline_default(design, k, v) for k, v in bound.items()}
@@ -179,7 +191,7 @@ def benchmark_run(
                    *_each("--role", [f"{k}={v}" for k, v in bound.items()]), "--out", out,
                    *flags)
         return BenchmarkRun(design, experiment, command, sources,
-                            f"{design.paper_note} (from {path})")
+                            f"{design.paper_note} (from {path})", others)
     if design_name == "paper":
         fields = dict(design.paper)
         template = fields.pop("lineups", [design.lineup])
@@ -193,11 +205,31 @@ def benchmark_run(
         budget = "embedded-model budget" if quick is not design.quick else ""
         note = f"quick{f' ({budget})' if budget else ''}: {quick.why}"
     lineups = [design.reference_lineup] if reference else _lineups(template, model)
+    if others is not None:
+        lineups = _with_others(design.benchmark, lineups, others, fields.get("suite"),
+                               fields.get("task_ids"))
     bound = {**defaults, **roles}
     data = {"benchmark": design.benchmark, **{k: v for k, v in fields.items() if v is not None},
             "lineups": lineups, "roles": bound, "output_dir": out, **passed}
     experiment = build_experiment(data, check=False)
-    return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note)
+    return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note, others)
+
+
+def _with_others(benchmark: str, lineups: Sequence[str], others: str, suite: str | None,
+                 task_ids: Sequence[str] | None) -> list[str]:
+    """Each lineup's first seat kept (the evaluated model's) and `others` in every other
+    seat, spelt out seat by seat since a lineup of several specs names every seat (the
+    tasks must all have the same number of seats)."""
+    spec = get_benchmark(benchmark)
+    tasks = [t for t in spec.load_tasks(suite, None) if not task_ids or t.id in task_ids]
+    counts = sorted({len(spec.seats(t)) for t in tasks})
+    if len(counts) != 1 or counts[0] < 2:
+        raise ConfideError(f"--role {benchmark}.others={others}: the tasks have "
+                           f"{' or '.join(map(str, counts)) or 'no'} seats; binding the "
+                           "other seats needs one seat count of two or more")
+    rest = [others] * (counts[0] - 1)
+    return list(dict.fromkeys(",".join([parse_lineup(text)[0].raw, *rest])
+                              for text in lineups))
 
 
 def _offline_default(design: EvalDesign, name: str, binding: str) -> str | None:

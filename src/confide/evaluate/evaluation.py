@@ -183,7 +183,8 @@ def build_profile(evaluation: Evaluation) -> Profile:
     for index, run in enumerate(evaluation.runs):
         run_dir = run.run_dir
         design = run.design
-        metrics = with_published(design, metric_results(run_dir, design))
+        seated = None if evaluation.model == REFERENCE else evaluation.model
+        metrics = with_published(design, metric_results(run_dir, design, seated))
         cost = cost_result(run_dir, evaluation.model)
         rows = metric_rows(run_dir)
         benchmarks.append(BenchmarkProfile(
@@ -217,4 +218,7 @@ def _resolved_roles(run: BenchmarkRun) -> dict[str, str]:
     from confide.runner.resolve import resolve_experiment
 
     spec = get_benchmark(run.experiment.benchmark)
-    return dict(resolve_experiment(spec, run.experiment).roles)
+    roles = dict(resolve_experiment(spec, run.experiment).roles)
+    if run.others is not None:
+        roles[run.design.others_role] = run.others
+    return roles
