@@ -304,6 +304,9 @@ def test_calbench_other_seats_bind_by_role_and_only_the_model_seat_counts(
     self_play = plan_evaluation("mock/json", out=tmp_path / "eval").runs[0]
     assert self_play.experiment.lineups == ["mock/json"]
     assert self_play.role_sources["others"].startswith("default (every other seat")
+    resolved = evaluation_module._resolved_roles  # what the profile's roles column shows
+    assert resolved(run, "mock/json")["others"] == "imap"
+    assert resolved(self_play, "mock/json")["others"] == "mock/json"
 
     run_experiment(run.experiment, show_progress=False)
     rows = [r for r in read_results(run.run_dir) if r["status"] == "ok"]

@@ -193,7 +193,7 @@ def build_profile(evaluation: Evaluation) -> Profile:
             command=shlex.join(run.command),
             design_note=run.design_note,
             paper_design=design.paper_note,
-            roles=_resolved_roles(run),
+            roles=_resolved_roles(run, evaluation.model),
             role_sources=dict(run.role_sources),
             episodes=len({r["episode_id"] for r in rows}),
             failed=len({r["episode_id"] for r in rows if r.get("status", "ok") != "ok"}),
@@ -214,11 +214,11 @@ def metric_rows(run_dir: Path) -> list[dict[str, Any]]:
     return read_results(run_dir)
 
 
-def _resolved_roles(run: BenchmarkRun) -> dict[str, str]:
+def _resolved_roles(run: BenchmarkRun, model: str) -> dict[str, str]:
     from confide.runner.resolve import resolve_experiment
 
     spec = get_benchmark(run.experiment.benchmark)
     roles = dict(resolve_experiment(spec, run.experiment).roles)
-    if run.others is not None:
-        roles[run.design.others_role] = run.others
+    if run.design.others_role in run.role_sources:  # the other seats, named as a role
+        roles[run.design.others_role] = run.others or model
     return roles
