@@ -57,9 +57,10 @@ class QuickDesign:
     why: str = ""
     embedded: QuickDesign | None = None
     """The quick design for an embedded `local/` model, which runs on the CPU one call at
-    a time (about 100 prompt tokens a second for a 135M model on two cores): fewer tasks
-    and shorter episodes, every condition kept, so an offline evaluation takes minutes.
-    Its `why` says what differs; None: the same design as for any other model."""
+    a time (a 1,800-token CalBench prompt took 15 s of CPU on one thread): fewer tasks
+    and shorter episodes, every condition kept, so an offline evaluation is bounded by a
+    few hundred calls (docs/eval.md has the timings). Its `why` says what differs; None:
+    the same design as for any other model."""
 
 
 @dataclass(frozen=True)
