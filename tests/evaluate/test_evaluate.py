@@ -13,7 +13,6 @@ from typer.testing import CliRunner
 import confide
 from confide.cli.main import app
 from confide.core.eval_design import EvalDesign
-from confide.errors import ConfideError
 from confide.evaluate import design as design_module
 from confide.evaluate import evaluation as evaluation_module
 from confide.evaluate.compare import compare
@@ -155,20 +154,6 @@ def test_profile_equals_the_three_runs_the_dry_run_prints(tmp_path: Path) -> Non
         assert bench.cost == cost_result(separate, "mock/json")
         assert bench.episodes == bench.cost.episodes > 0
     assert any(m.estimate.lower is not None for m in profile.metrics())
-
-
-def test_dry_run_without_a_key_prints_the_plan_then_one_preflight_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    out = tmp_path / "eval"
-    result = runner.invoke(app, ["eval", "openai/gpt-5-mini", "--out", str(out), "--dry-run"])
-    assert isinstance(result.exception, ConfideError)  # `confide` exits 2 on it
-    assert result.output.count("expected model calls") == 3  # the plans come first
-    message = str(result.exception)
-    assert message.count("found before any episode ran") == 1
-    assert "OPENAI_API_KEY" in message
-    assert not out.exists()
 
 
 def test_paid_calls_wait_for_confirmation(tmp_path: Path,
