@@ -13,11 +13,15 @@ from typer.testing import CliRunner
 import confide
 from confide.cli.main import app
 from confide.core.eval_design import EvalDesign
-from confide.errors import ConfideError
 from confide.evaluate import design as design_module
 from confide.evaluate import evaluation as evaluation_module
 from confide.evaluate.compare import compare
-from confide.evaluate.design import eval_designs, split_roles, stratified_tasks
+from confide.evaluate.design import (
+    eval_designs,
+    quick_design,
+    split_roles,
+    stratified_tasks,
+)
 from confide.evaluate.evaluation import EvalDeclined, plan_evaluation, run_evaluation
 from confide.evaluate.profile import (
     Estimate,
@@ -60,14 +64,36 @@ def test_every_paper_benchmark_declares_a_design() -> None:
         assert has_privacy != bool(design.no_privacy)  # a privacy metric, or why none
 
 
-def test_quick_tasks_are_one_per_stratum_and_fixed() -> None:
+@pytest.mark.parametrize("embedded", [False, True])
+def test_quick_tasks_are_per_stratum_and_fixed(embedded: bool) -> None:
     for design in eval_designs():
-        ids = stratified_tasks(design)
-        assert ids == stratified_tasks(design)
+        quick = design.quick.embedded if embedded else design.quick
+        assert quick is not None
+        ids = stratified_tasks(design.benchmark, quick)
+        assert ids == stratified_tasks(design.benchmark, quick)
         tasks = {t.id: t for t in get_benchmark(design.benchmark).load_tasks(
-            design.quick.suite, None)}
-        strata = [design.quick.stratum(tasks[i]) for i in ids]
-        assert sorted(strata) == sorted({design.quick.stratum(t) for t in tasks.values()})
+            quick.suite, None)}
+        sizes: dict[str, int] = {}
+        for task in tasks.values():
+            sizes[quick.stratum(task)] = sizes.get(quick.stratum(task), 0) + 1
+        chosen: dict[str, int] = {}
+        for i in ids:
+            chosen[quick.stratum(tasks[i])] = chosen.get(quick.stratum(tasks[i]), 0) + 1
+        assert chosen == {k: min(n, quick.per_stratum) for k, n in sizes.items()}
+
+
+def test_an_embedded_model_gets_the_embedded_budget_and_says_so() -> None:
+    for design in eval_designs():
+        assert design.quick.embedded is not None
+        assert quick_design(design, "local/smollm2") is design.quick.embedded
+        assert quick_design(design, "mock/json") is design.quick
+    evaluation = plan_evaluation("local/smollm2")
+    for run in evaluation.runs:
+        assert run.design_note.startswith("quick (embedded-model budget): ")
+        quick = run.design.quick.embedded
+        assert quick is not None
+        assert run.experiment.task_ids == stratified_tasks(run.design.benchmark, quick)
+        assert dict(run.experiment.options).items() >= dict(quick.options).items()
 
 
 def test_roles_bind_everywhere_or_in_one_benchmark() -> None:
@@ -122,26 +148,12 @@ def test_profile_equals_the_three_runs_the_dry_run_prints(tmp_path: Path) -> Non
         argv[argv.index("--out") + 1] = str(separate)
         result = runner.invoke(app, [*argv, "--no-progress", "--concurrency", "2"])
         assert result.exit_code == 0, result.output
-        expected = metric_results(separate, designs[bench.benchmark])
+        expected = metric_results(separate, designs[bench.benchmark], "mock/json")
         assert [m.model_dump(exclude={"published"}) for m in bench.metrics] == [
             m.model_dump(exclude={"published"}) for m in expected]
         assert bench.cost == cost_result(separate, "mock/json")
         assert bench.episodes == bench.cost.episodes > 0
     assert any(m.estimate.lower is not None for m in profile.metrics())
-
-
-def test_dry_run_without_a_key_prints_the_plan_then_one_preflight_message(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    out = tmp_path / "eval"
-    result = runner.invoke(app, ["eval", "openai/gpt-5-mini", "--out", str(out), "--dry-run"])
-    assert isinstance(result.exception, ConfideError)  # `confide` exits 2 on it
-    assert result.output.count("expected model calls") == 3  # the plans come first
-    message = str(result.exception)
-    assert message.count("found before any episode ran") == 1
-    assert "OPENAI_API_KEY" in message
-    assert not out.exists()
 
 
 def test_paid_calls_wait_for_confirmation(tmp_path: Path,
@@ -256,3 +268,46 @@ def test_published_rows_sit_on_the_groups_their_settings_name() -> None:
     imap = [p.value for p in placed["uniform, dm"] if p.model == "imap"]
     assert imap == [12.40]  # calbench.md Table 2, IMAP, uniform cost
     assert all(p.source == "published" for points in placed.values() for p in points)
+
+
+@pytest.mark.usefixtures("small")
+def test_calbench_other_seats_bind_by_role_and_only_the_model_seat_counts(
+    tmp_path: Path,
+) -> None:
+    from confide.readers import read_results
+    from confide.runner import run_experiment
+
+    evaluation = plan_evaluation("mock/json", roles={"calbench.others": "imap"},
+                                 out=tmp_path / "eval")
+    run = evaluation.runs[0]
+    assert run.design.benchmark == "calbench"
+    assert run.experiment.lineups == ["mock/json,imap,imap"]  # the tiny suite: 3 seats
+    assert "others" not in run.experiment.roles  # not a runner role
+    assert run.role_sources["others"] == "--role"
+    assert run.command[run.command.index("--lineup") + 1] == "mock/json,imap,imap"
+    assert all(r.others is None for r in evaluation.runs[1:])  # CalBench's name only
+    self_play = plan_evaluation("mock/json", out=tmp_path / "eval").runs[0]
+    assert self_play.experiment.lineups == ["mock/json"]
+    assert self_play.role_sources["others"].startswith("default (every other seat")
+    resolved = evaluation_module._resolved_roles  # what the profile's roles column shows
+    assert resolved(run, "mock/json")["others"] == "imap"
+    assert resolved(self_play, "mock/json")["others"] == "mock/json"
+
+    run_experiment(run.experiment, show_progress=False)
+    rows = [r for r in read_results(run.run_dir) if r["status"] == "ok"]
+    assert {r["participant"] for r in rows} == {"mock/json", "imap"}
+    by_task: dict[tuple[str, str, str], list[float]] = {}
+    for row in rows:
+        if row["participant"] == "mock/json":
+            key = (str(row["cost_setting"]), str(row["condition"]), str(row["task_id"]))
+            by_task.setdefault(key, []).append(float(row["success"]) * 100)
+    mine = {m.group: m.estimate.tasks for m in metric_results(run.run_dir, run.design,
+                                                                "mock/json")
+            if m.name == "success"}
+    expected: dict[str | None, dict[str, float]] = {}
+    for (setting, condition, task), values in by_task.items():
+        expected.setdefault(f"{setting}, {condition}", {})[task] = sum(values) / len(values)
+    assert mine == expected
+    every = {m.group: m.estimate.tasks for m in metric_results(run.run_dir, run.design)
+             if m.name == "success"}
+    assert every != mine  # the reference seats would have counted

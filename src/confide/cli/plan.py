@@ -9,8 +9,18 @@ from confide.core.sampling import SEATS
 from confide.runner.config import Experiment
 from confide.runner.estimate import describe, estimate
 from confide.runner.models import run_prices
-from confide.runner.preflight import RunPlan
+from confide.runner.preflight import PreflightError, RunPlan, dry_run_plan
 from confide.runner.resolve import resolve_experiment
+
+
+def dry_run(experiment: Experiment) -> tuple[list[str], PreflightError | None]:
+    """What `--dry-run` prints, and the preflight's problems (raised after the lines are
+    printed, exit status 2). The plan and its cost estimate are shown whenever only the
+    providers' check failed (`dry_run_plan`): a missing key still shows what the run
+    would cost."""
+    plan, error = dry_run_plan(experiment)
+    lines = describe_plan(plan) if plan is not None else ["(no plan: see the problems)"]
+    return lines, error
 
 
 def describe_plan(plan: RunPlan) -> list[str]:

@@ -181,12 +181,14 @@ def run(
         get_benchmark(target)
         data = {k: v for k, v in overrides.items() if v is not None}
         experiment = build_experiment({"benchmark": target, **data}, check=False)
-    if dry_run:
-        from confide.cli.plan import describe_plan
-        from confide.runner.preflight import preflight
+    if dry_run:  # the plan and its cost first, then the preflight's problems (exit 2)
+        from confide.cli.plan import dry_run as plan_lines
 
-        for line in describe_plan(preflight(experiment)):
+        lines, error = plan_lines(experiment)
+        for line in lines:
             console().print(line, soft_wrap=True, markup=False)
+        if error is not None:
+            raise error
         return
     try:
         summary = run_experiment(

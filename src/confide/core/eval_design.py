@@ -55,6 +55,12 @@ class QuickDesign:
     repetitions: int = 1
     options: Mapping[str, Any] = field(default_factory=dict)
     why: str = ""
+    embedded: QuickDesign | None = None
+    """The quick design for an embedded `local/` model, which runs on the CPU one call at
+    a time (a 1,800-token CalBench prompt took 15 s of CPU on one thread): fewer tasks
+    and shorter episodes, every condition kept, so an offline evaluation is bounded by a
+    few hundred calls (docs/eval.md has the timings). Its `why` says what differs; None:
+    the same design as for any other model."""
 
 
 @dataclass(frozen=True)
@@ -86,5 +92,13 @@ class EvalDesign:
     when each such setting it has equals the group's value."""
     no_privacy: str = ""
     """Why the benchmark has no privacy metric (empty when it has one)."""
+    others_role: str = ""
+    """A name `--role` may bind besides the benchmark's roles: every seat but the first
+    (the evaluated one) plays that spec, e.g. `--role calbench.others=imap`; empty: the
+    benchmark's lineup has no other seats to bind."""
+    seat_column: str = ""
+    """The metric tables' column naming each row's seat spec: a profile counts the
+    evaluated model's seats only (every seat in self-play; the first when the other
+    seats are bound); empty: every row is the evaluated model's."""
     worst: tuple[str, bool] = ("success", True)
     """(results.csv column, ascending) ordering episodes worst first for the profile's links."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from confide.core.benchmark import parse_lineup
-from confide.core.eval_design import MODEL, EvalDesign
+from confide.core.eval_design import MODEL, EvalDesign, QuickDesign
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import Experiment, build_experiment, load_experiment
@@ -31,6 +31,8 @@ RUN_FIELDS = ("concurrency", "cache_dir", "price_table", "backend", "ray_address
               "ray_traces")
 """Experiment fields an evaluation passes through to every run (`confide run` flags)."""
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
+EMBEDDED = "local/"
+"""Model specs of embedded models (the runner's rule too: one episode at a time)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class BenchmarkRun:
     command: tuple[str, ...]
     role_sources: Mapping[str, str]
     design_note: str
+    others: str | None = None
+    """The spec of every seat but the evaluated one (`EvalDesign.others_role`), or None
+    in self-play."""
 
     @property
     def run_dir(self) -> Path:
@@ -95,7 +100,8 @@ def split_roles(
             else:
                 per[benchmark][name] = spec
             continue
-        holders = [d.benchmark for d in designs if get_benchmark(d.benchmark).role(name)]
+        holders = [d.benchmark for d in designs
+                   if get_benchmark(d.benchmark).role(name) or d.others_role == name]
         if not holders:
             problems.append(f"--role {key}={spec}: no evaluated benchmark has a role {key!r}")
         for benchmark in holders:
@@ -103,11 +109,18 @@ def split_roles(
     return per, problems
 
 
-def stratified_tasks(design: EvalDesign) -> list[str]:
+def quick_design(design: EvalDesign, model: str) -> QuickDesign:
+    """The quick design `model` gets: the benchmark's embedded-model budget for an
+    embedded `local/` model (`QuickDesign.embedded`), else the quick design itself."""
+    if model.startswith(EMBEDDED) and design.quick.embedded is not None:
+        return design.quick.embedded
+    return design.quick
+
+
+def stratified_tasks(benchmark: str, quick: QuickDesign) -> list[str]:
     """The quick design's task ids: `per_stratum` tasks from each stratum, picked by a
     shuffle seeded with the design's seed and the stratum's name, in suite order."""
-    quick = design.quick
-    tasks = get_benchmark(design.benchmark).load_tasks(quick.suite, None)
+    tasks = get_benchmark(benchmark).load_tasks(quick.suite, None)
     strata: dict[str, list[str]] = {}
     for task in tasks:
         strata.setdefault(quick.stratum(task), []).append(task.id)
@@ -146,10 +159,15 @@ def benchmark_run(
     if design_name not in DESIGNS:
         raise ConfideError(f"unknown design {design_name!r} (designs: {', '.join(DESIGNS)})")
     reference = model == REFERENCE
+    roles = dict(roles)
+    others = roles.pop(design.others_role, None) if design.others_role else None
     defaults = {} if reference else {k: v.replace(MODEL, model) for k, v in design.roles.items()}
+    seated = [design.others_role] if design.others_role and not reference else []
     sources = {k: f"default ({design.role_notes.get(k, 'the evaluated model')})"
-               for k in defaults}
+               for k in [*defaults, *seated]}
     sources.update({k: "--role" for k in roles})
+    if others is not None:
+        sources[design.others_role] = "--role"
     passed = {k: v for k, v in run_options.items() if v is not None}
     flags = _run_flags(passed)
     out = str(output_dir)
@@ -157,6 +175,9 @@ def benchmark_run(
         data = _yaml_fields(path)
         lineups = [design.reference_lineup] if reference else _lineups(
             data.get("lineups") or [design.lineup], model)
+        if others is not None:
+            lineups = _with_others(design.benchmark, lineups, others, data.get("suite"),
+                                   data.get("task_ids"))
         bound = dict(data.get("roles") or {})
         if reference:  # the references' own LLM-free roles, named so the command says so
             offline = {k: _offline_default(design, k, v) for k, v in bound.items()}
@@ -170,24 +191,45 @@ def benchmark_run(
                    *_each("--role", [f"{k}={v}" for k, v in bound.items()]), "--out", out,
                    *flags)
         return BenchmarkRun(design, experiment, command, sources,
-                            f"{design.paper_note} (from {path})")
+                            f"{design.paper_note} (from {path})", others)
     if design_name == "paper":
         fields = dict(design.paper)
         template = fields.pop("lineups", [design.lineup])
         note = f"{design.paper_note} (from the paper's text: {design.paper_file} is absent)"
     else:
-        quick = design.quick
-        fields = {"suite": quick.suite, "task_ids": stratified_tasks(design),
+        quick = quick_design(design, model)
+        fields = {"suite": quick.suite, "task_ids": stratified_tasks(design.benchmark, quick),
                   "repetitions": quick.repetitions, "seed": quick.seed,
                   "options": dict(quick.options) or None}
         template = [design.lineup]
-        note = f"quick: {quick.why}"
+        budget = "embedded-model budget" if quick is not design.quick else ""
+        note = f"quick{f' ({budget})' if budget else ''}: {quick.why}"
     lineups = [design.reference_lineup] if reference else _lineups(template, model)
+    if others is not None:
+        lineups = _with_others(design.benchmark, lineups, others, fields.get("suite"),
+                               fields.get("task_ids"))
     bound = {**defaults, **roles}
     data = {"benchmark": design.benchmark, **{k: v for k, v in fields.items() if v is not None},
             "lineups": lineups, "roles": bound, "output_dir": out, **passed}
     experiment = build_experiment(data, check=False)
-    return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note)
+    return BenchmarkRun(design, experiment, _command(experiment, flags), sources, note, others)
+
+
+def _with_others(benchmark: str, lineups: Sequence[str], others: str, suite: str | None,
+                 task_ids: Sequence[str] | None) -> list[str]:
+    """Each lineup's first seat kept (the evaluated model's) and `others` in every other
+    seat, spelt out seat by seat since a lineup of several specs names every seat (the
+    tasks must all have the same number of seats)."""
+    spec = get_benchmark(benchmark)
+    tasks = [t for t in spec.load_tasks(suite, None) if not task_ids or t.id in task_ids]
+    counts = sorted({len(spec.seats(t)) for t in tasks})
+    if len(counts) != 1 or counts[0] < 2:
+        raise ConfideError(f"--role {benchmark}.others={others}: the tasks have "
+                           f"{' or '.join(map(str, counts)) or 'no'} seats; binding the "
+                           "other seats needs one seat count of two or more")
+    rest = [others] * (counts[0] - 1)
+    return list(dict.fromkeys(",".join([parse_lineup(text)[0].raw, *rest])
+                              for text in lineups))
 
 
 def _offline_default(design: EvalDesign, name: str, binding: str) -> str | None:

@@ -34,9 +34,8 @@ from confide.evaluate.profile import (
 from confide.evaluate.published import with_published
 from confide.evaluate.render import write_profile
 from confide.registry import get_benchmark
-from confide.runner import PreflightError, RunPlan, RunSummary, expand, preflight, run_experiment
+from confide.runner import PreflightError, RunPlan, RunSummary, preflight, run_experiment
 from confide.runner.models import run_prices
-from confide.runner.preflight import models_used
 
 
 class EvalDeclined(ConfideError):
@@ -103,32 +102,23 @@ def _preflight_all(evaluation: Evaluation) -> tuple[list[RunPlan | None], list[s
 def dry_run(evaluation: Evaluation) -> tuple[list[str], PreflightError | None]:
     """The lines `confide eval --dry-run` prints (per benchmark: the design, where each
     role's binding comes from, the equivalent `confide run` command and the runner's own
-    plan with its call and cost estimate), and the preflight's problems, if any. A plan
-    is shown even when the preflight found problems only the providers reveal (a
-    missing key), so the plan and its cost can be read before the key is set."""
-    from confide.cli.plan import describe_plan
+    plan with its call and cost estimate, as `confide run --dry-run` prints it), and all
+    benchmarks' preflight problems in one error, if any."""
+    from confide.cli.plan import dry_run as plan_lines
 
-    plans, problems = _preflight_all(evaluation)
     lines = [f"confide eval {evaluation.model} --design {evaluation.design}: "
              f"{len(evaluation.runs)} runs under {evaluation.root}"]
-    for run, plan in zip(evaluation.runs, plans, strict=True):
+    problems: list[str] = []
+    for run in evaluation.runs:
         lines += ["", f"== {run.design.benchmark}: {run.design_note}"]
         lines += [f"role {name}: {source}" for name, source in run.role_sources.items()]
         lines.append(f"same as: {shlex.join(run.command)}")
-        shown = plan or _unchecked_plan(run)
-        lines += describe_plan(shown) if shown is not None else ["(no plan: see the problems)"]
+        shown, error = plan_lines(run.experiment)
+        lines += shown
+        if error is not None:
+            problems += [f"{run.design.benchmark}: {p}" for p in error.problems]
     error = PreflightError(f"confide eval {evaluation.model}", problems) if problems else None
     return lines, error
-
-
-def _unchecked_plan(run: BenchmarkRun) -> RunPlan | None:
-    """The plan without the providers' check, or None when the tasks cannot be expanded."""
-    spec = get_benchmark(run.experiment.benchmark)
-    try:
-        return RunPlan(spec, run.experiment, expand(spec, run.experiment),
-                       models_used(spec, run.experiment))
-    except ConfideError:
-        return None
 
 
 def paid_models(plans: list[RunPlan]) -> list[str]:
@@ -193,7 +183,8 @@ def build_profile(evaluation: Evaluation) -> Profile:
     for index, run in enumerate(evaluation.runs):
         run_dir = run.run_dir
         design = run.design
-        metrics = with_published(design, metric_results(run_dir, design))
+        seated = None if evaluation.model == REFERENCE else evaluation.model
+        metrics = with_published(design, metric_results(run_dir, design, seated))
         cost = cost_result(run_dir, evaluation.model)
         rows = metric_rows(run_dir)
         benchmarks.append(BenchmarkProfile(
@@ -202,7 +193,7 @@ def build_profile(evaluation: Evaluation) -> Profile:
             command=shlex.join(run.command),
             design_note=run.design_note,
             paper_design=design.paper_note,
-            roles=_resolved_roles(run),
+            roles=_resolved_roles(run, evaluation.model),
             role_sources=dict(run.role_sources),
             episodes=len({r["episode_id"] for r in rows}),
             failed=len({r["episode_id"] for r in rows if r.get("status", "ok") != "ok"}),
@@ -223,8 +214,11 @@ def metric_rows(run_dir: Path) -> list[dict[str, Any]]:
     return read_results(run_dir)
 
 
-def _resolved_roles(run: BenchmarkRun) -> dict[str, str]:
+def _resolved_roles(run: BenchmarkRun, model: str) -> dict[str, str]:
     from confide.runner.resolve import resolve_experiment
 
     spec = get_benchmark(run.experiment.benchmark)
-    return dict(resolve_experiment(spec, run.experiment).roles)
+    roles = dict(resolve_experiment(spec, run.experiment).roles)
+    if run.design.others_role in run.role_sources:  # the other seats, named as a role
+        roles[run.design.others_role] = run.others or model
+    return roles

@@ -146,13 +146,18 @@ def estimate(per_task: Mapping[str, Sequence[float]]) -> Estimate:
                     tasks=tasks, missing=missing)
 
 
-def metric_results(run_dir: Path, design: EvalDesign) -> list[MetricResult]:
-    """Every declared metric of `design` from the run directory's tables."""
+def metric_results(run_dir: Path, design: EvalDesign,
+                   model: str | None = None) -> list[MetricResult]:
+    """Every declared metric of `design` from the run directory's tables; with `model`,
+    only the rows of its seats where the tables name each row's seat spec
+    (`EvalDesign.seat_column`)."""
     tables: dict[str, list[dict[str, Any]]] = {}
     results = []
     for metric in design.metrics:
         if metric.table not in tables:
-            tables[metric.table] = _ok(read_run_table(run_dir, metric.table))
+            rows = _ok(read_run_table(run_dir, metric.table))
+            tables[metric.table] = [r for r in rows
+                                    if _seated(r.get(design.seat_column), model)]
         groups: dict[str | None, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
         for row in tables[metric.table]:
             value = number(row.get(metric.column))
@@ -166,6 +171,14 @@ def metric_results(run_dir: Path, design: EvalDesign) -> list[MetricResult]:
         for group in sorted(groups, key=str):
             results.append(_result(design.benchmark, metric, group, estimate(groups[group])))
     return results
+
+
+def _seated(seat: Any, model: str | None) -> bool:
+    """Whether a row whose seat spec is `seat` (None: the table names none) counts for
+    `model` (None: every row counts); a seat's strategy suffix `:name` is allowed."""
+    if model is None or seat is None:
+        return True
+    return str(seat) == model or str(seat).startswith(f"{model}:")
 
 
 def _ok(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -170,9 +170,9 @@ def _spec_problems(model: str, where: str) -> list[str]:
     return []
 
 
-def preflight(experiment: Experiment) -> RunPlan:
-    """Check everything (module docstring); raise `PreflightError` listing every problem,
-    or return the plan. Writes nothing."""
+def _checked(experiment: Experiment) -> tuple[RunPlan | None, list[str]]:
+    """Every problem, and the plan when none but the providers' (the models are built
+    last, so their problems never hide the plan)."""
     spec = get_benchmark(experiment.benchmark)
     problems = declared_problems(spec, experiment)
     try:
@@ -204,7 +204,6 @@ def preflight(experiment: Experiment) -> RunPlan:
                     "recorded as unknown, never as $0; give --price-table to price it",
                     model, experiment.price_table or "shipped",
                 )
-    problems += _model_problems(spec, experiment, models)
     problems += size_problems(spec, experiment, len(tasks))
     episodes: list[EpisodePlan] = []
     if not problems:
@@ -212,9 +211,28 @@ def preflight(experiment: Experiment) -> RunPlan:
             episodes = expand(spec, experiment)
         except ConfideError as exc:
             problems.append(str(exc))
-    if problems:
-        raise PreflightError(spec.id, problems)
-    return RunPlan(spec, experiment, episodes, models)
+    plan = None if problems else RunPlan(spec, experiment, episodes, models)
+    problems += _model_problems(spec, experiment, models)
+    return plan, problems
+
+
+def preflight(experiment: Experiment) -> RunPlan:
+    """Check everything (module docstring); raise `PreflightError` listing every problem,
+    or return the plan. Writes nothing."""
+    plan, problems = _checked(experiment)
+    if problems or plan is None:
+        raise PreflightError(get_benchmark(experiment.benchmark).id, problems)
+    return plan
+
+
+def dry_run_plan(experiment: Experiment) -> tuple[RunPlan | None, PreflightError | None]:
+    """`--dry-run`'s plan and the preflight's problems. The plan is given whenever only
+    the providers' check failed (a missing key or endpoint): a user reads the plan and
+    its cost estimate before setting the key, then gets the one preflight message."""
+    plan, problems = _checked(experiment)
+    if not problems:
+        return plan, None
+    return plan, PreflightError(get_benchmark(experiment.benchmark).id, problems)
 
 
 def size_problems(spec: BenchmarkSpec, experiment: Experiment, tasks: int) -> list[str]:

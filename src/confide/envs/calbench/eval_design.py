@@ -1,7 +1,10 @@
 """CalBench's part of `confide eval` (`confide.core.eval_design`).
 
 The evaluated model fills every seat (self-play; the paper's Table 1 games mix four
-models, the CalBench paper 4.1, which one model under evaluation cannot reproduce alone). The
+models, the CalBench paper 4.1, which one model under evaluation cannot reproduce alone);
+`--role calbench.others=SPEC` keeps it in the first seat and gives every other seat SPEC
+(a model or a reference participant such as `imap`), and the profile then counts the
+first seat's rows only. The
 VPS judge (F.3) is the evaluated model unless `--role calbench.judge=` names another.
 Headline metrics are Table 1's (section 4.2), per cost setting and communication
 condition (A.3): success, excess cost, messages per scheduled meeting and fairness
@@ -22,6 +25,11 @@ def _stratum(task: Any) -> str:
     return f"{task.cost_setting}-{task.difficulty.bucket}"
 
 
+def _whole_suite(task: Any) -> str:
+    """One stratum: the embedded-model budget plays a single task."""
+    return "all"
+
+
 _BY = ("cost_setting", "condition")
 
 DESIGN = EvalDesign(
@@ -32,9 +40,12 @@ DESIGN = EvalDesign(
     role_notes={
         "judge": "the VPS judge (F.3) is the evaluated model itself unless "
         "--role calbench.judge= names another",
-        "seats": "every seat is the evaluated model (self-play); the paper's Table 1 "
-        "mixes four models per game",
+        "others": "every other seat is the evaluated model too (self-play; the paper's "
+        "Table 1 mixes four models per game) unless --role calbench.others= names a "
+        "model or a reference participant for them",
     },
+    others_role="others",
+    seat_column="participant",
     quick=QuickDesign(
         suite="canonical",
         stratum=_stratum,
@@ -43,6 +54,16 @@ DESIGN = EvalDesign(
         why="one task of each cost setting and difficulty bucket of the canonical suite "
         "(uniform and varied cost x easy, medium, hard), all three communication "
         "conditions, the paper's turn budget",
+        embedded=QuickDesign(
+            suite="tiny",
+            stratum=_whole_suite,
+            per_stratum=1,
+            seed=0,
+            why="one task of the tiny suite (N=3 agents, 2 meetings, 8 slots; two "
+            "cheap-talk turns a round and one decision retry, stamped on the task), all "
+            "three communication conditions: about 30 calls an episode instead of about "
+            "360 on the canonical suite",
+        ),
     ),
     paper_file="experiments/calbench_paper.yaml",
     paper={"suite": "canonical", "repetitions": 1, "seed": 0},

@@ -17,6 +17,13 @@ from typing import Any
 from confide.core.eval_design import MODEL, EvalDesign, EvalMetric, QuickDesign
 
 _BY = ("condition",)
+EMBEDDED_TURNS = 10
+"""The embedded-model budget's agent turns: a 135M model does not finish a card in 300."""
+
+
+def _one(task: Any) -> str:
+    """One stratum: the embedded-model budget plays a single card."""
+    return "all"
 
 
 def _size(task: Any) -> str:
@@ -46,6 +53,15 @@ DESIGN = EvalDesign(
         seed=0,
         why="one card of each size (1-2, 3-5 and 6+ reference actions) of the 18-card "
         "suite, all three access conditions",
+        embedded=QuickDesign(
+            suite=None,
+            stratum=_one,
+            per_stratum=1,
+            seed=0,
+            options={"max_turns": EMBEDDED_TURNS},
+            why=f"one card of the 18-card suite, all three access conditions, "
+            f"{EMBEDDED_TURNS} agent turns instead of 300",
+        ),
     ),
     paper_file="experiments/incognita_paper.yaml",
     paper={"conditions": ["direct", "indirect", "social"], "repetitions": 3,

@@ -20,7 +20,14 @@ def _sector(task: Any) -> str:
     return str(task.sector or task.id.split("-", 1)[0])
 
 
+def _one(task: Any) -> str:
+    """One stratum: the embedded-model budget plays a single scenario."""
+    return "all"
+
+
 _BY = ("strategy",)
+EMBEDDED_TURNS = 12
+"""The embedded-model budget's T_max (the paper's is 60, section 5.3)."""
 
 DESIGN = EvalDesign(
     benchmark="sotopia-tom",
@@ -34,10 +41,19 @@ DESIGN = EvalDesign(
     quick=QuickDesign(
         suite="core",
         stratum=_sector,
-        per_stratum=1,
+        per_stratum=2,  # EFF's spread over scenarios (sd ~0.006) needs 16 of 48
         seed=0,
-        why="one scenario from each of the eight sectors of the core suite (3.2), the "
+        why="two scenarios from each of the eight sectors of the core suite (3.2), the "
         "basic strategy",
+        embedded=QuickDesign(
+            suite="core",
+            stratum=_one,
+            per_stratum=1,
+            seed=0,
+            options={"max_turns": EMBEDDED_TURNS},
+            why=f"one scenario of the core suite, the basic strategy, T_max "
+            f"{EMBEDDED_TURNS} agent turns instead of 60",
+        ),
     ),
     paper_file="experiments/sotopia_tom_paper.yaml",
     paper={
