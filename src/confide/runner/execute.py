@@ -7,7 +7,8 @@ replayed from the episode's journal (`journal`) rather than paid for again. A fi
 episode is reused only when its fingerprint matches this run's (`fingerprint`); the run
 holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
 (`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
-written for the finished ones, `RunSummary.interrupted` set.
+written for the finished ones, `RunSummary.interrupted` set. A CPU-bound run plays in a
+pool of processes, one per usable core (`pool`); a run that calls models in this one.
 
 Memory stays flat as the run grows: a finished episode leaves only its status in memory;
 its result rows go to a spool file (`results.ResultSpool`), its events live in the trace
@@ -44,6 +45,7 @@ from confide.runner.journal import JOURNAL_DIR, drop_finished
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
 from confide.runner.outputs import write_run_outputs
+from confide.runner.pool import pool_episodes, pool_size
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
@@ -237,6 +239,11 @@ async def _run_checked(
             ray_episodes(spec, experiment, trace_dir, todo, prints, stop, models.meter)
         )
         play, at_once = cluster.play, cluster.in_flight
+    elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
+        pool = backend.enter_context(
+            pool_episodes(spec, experiment, trace_dir, todo, prints, stop, workers)
+        )
+        play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start

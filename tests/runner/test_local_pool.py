@@ -1,0 +1,143 @@
+"""The local backend's process pool (`runner.pool`): which runs use it, the same outputs
+as one process, and a run SIGKILLed mid-way with 2 workers resumed with every episode
+played exactly once."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from confide.core import canonical_events, read_trace
+from confide.runner import build_experiment, run_experiment
+from confide.runner.config import ConfigError
+from confide.runner.pool import MIN_POOLED, pool_size, usable_cores
+from confide.runner.results import read_csv
+
+SRC = str(Path(__file__).resolve().parents[2] / "src")
+
+
+def _demo_tasks(path: Path, count: int, rounds: int) -> Path:
+    path.write_text("".join(
+        json.dumps({"id": f"t{i:03d}", "seats": ["a", "b", "c"], "rounds": rounds}) + "\n"
+        for i in range(count)
+    ))
+    return path
+
+
+def _placements(run_dir: Path) -> dict[str, dict[str, str]]:
+    return {
+        p.name: read_trace(p).header.config.get("placement", {})
+        for p in sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    }
+
+
+def test_pool_only_for_cpu_bound_runs_with_enough_episodes() -> None:
+    cpu = build_experiment({"benchmark": "calbench", "lineups": ["imap"]})
+    assert pool_size(cpu, MIN_POOLED) == usable_cores() == len(os.sched_getaffinity(0))
+    assert pool_size(cpu.model_copy(update={"workers": 3}), MIN_POOLED) == 3
+    assert pool_size(cpu.model_copy(update={"workers": 3}), MIN_POOLED - 1) == 1
+    model_seat = build_experiment({"benchmark": "calbench", "lineups": ["imap,mock/echo,imap"],
+                                   "workers": 2})
+    assert pool_size(model_seat, 10 * MIN_POOLED) == 1
+    model_role = build_experiment({"benchmark": "sotopia-tom", "lineups": ["leaky"],
+                                   "roles": {"judge": "mock/json"}, "workers": 2})
+    assert pool_size(model_role, 10 * MIN_POOLED) == 1
+    with pytest.raises(ConfigError, match="workers 2 needs backend: local"):
+        build_experiment({"benchmark": "demo", "backend": "ray", "workers": 2})
+    with pytest.raises(ConfigError, match="workers"):
+        build_experiment({"benchmark": "demo", "workers": 0})
+
+
+def _outputs(run_dir: Path) -> dict[str, Any]:
+    """What must not depend on the worker count: every table and the canonical traces."""
+    traces = {
+        p.name: canonical_events([t.header, *t.events, *([t.footer] if t.footer else [])])
+        for p in sorted((run_dir / "traces").glob("*.jsonl.gz"))
+        for t in [read_trace(p)]
+    }
+    for events in traces.values():
+        events[0]["config"].pop("placement", None)
+    run = str(run_dir).encode()
+    tables = {
+        p.name: (gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes())
+        .replace(run, b"RUN")
+        for p in sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+    }
+    return {"traces": traces, "tables": tables}
+
+
+def test_two_workers_equal_one_process(tmp_path: Path) -> None:
+    tasks = _demo_tasks(tmp_path / "tasks.jsonl", MIN_POOLED, rounds=40)
+    config = {"benchmark": "demo", "tasks": str(tasks)}
+    one = run_experiment(build_experiment(
+        {**config, "workers": 1, "output_dir": str(tmp_path / "one")}), show_progress=False)
+    two = run_experiment(build_experiment(
+        {**config, "workers": 2, "output_dir": str(tmp_path / "two")}), show_progress=False)
+    assert one.finished == two.finished == MIN_POOLED and one.failed == two.failed == []
+    assert all(p == {} for p in _placements(tmp_path / "one").values())
+    pids = {p["pid"] for p in _placements(tmp_path / "two").values()}
+    assert len(pids) == 2 and str(os.getpid()) not in pids  # two pool processes played
+    assert _outputs(tmp_path / "one") == _outputs(tmp_path / "two")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_sigkilled_run_with_two_workers_resumes_each_episode_once(tmp_path: Path) -> None:
+    count = 2 * MIN_POOLED
+    run_dir = tmp_path / "run"
+    exp_file = tmp_path / "exp.yaml"
+    exp_file.write_text(
+        f"benchmark: demo\ntasks: {_demo_tasks(tmp_path / 'tasks.jsonl', count, rounds=100)}\n"
+        f"output_dir: {run_dir}\nworkers: 2\n"
+    )
+    cmd = [sys.executable, "-m", "confide.cli.main", "run", str(exp_file), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    driver = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    seen: dict[str, int] = {}
+    while len(set(seen.values())) < 2:  # until both pool processes have finished episodes
+        assert driver.poll() is None, driver.stderr.read() if driver.stderr else ""
+        assert time.monotonic() < deadline
+        for path in (run_dir / "traces").glob("*.jsonl.gz"):
+            if path.name not in seen:
+                seen[path.name] = int(read_trace(path).header.config["placement"]["pid"])
+        time.sleep(0.01)
+    driver.send_signal(signal.SIGKILL)
+    driver.wait()
+    workers = {int(p["pid"]) for p in _placements(run_dir).values()}
+    assert len(workers) == 2
+    while any(_alive(pid) for pid in workers):  # the pool dies with its run
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
+    assert len(seen) <= len(done_before) < count
+
+    resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"({len(done_before)} resumed, 0 failed)" in resumed.stdout.replace("\n", " ")
+    finals = sorted((run_dir / "traces").glob("*.jsonl.gz"))
+    assert len(finals) == count and not list((run_dir / "traces").glob("*.partial"))
+    for name, content in done_before.items():  # finished episodes were not played again
+        assert (run_dir / "traces" / name).read_bytes() == content
+    after = _placements(run_dir)
+    new_pids = {int(after[p.name]["pid"]) for p in finals if p.name not in done_before}
+    assert len(new_pids) == 2 and not new_pids & workers  # the rest: the new run's pool
+    rows = read_csv(run_dir / "results.csv")
+    ids = [r["episode_id"] for r in rows]
+    assert sorted(set(ids)) == [p.name.removesuffix(".jsonl.gz") for p in finals]
+    assert len(ids) == count * 3  # one row per episode and seat: none twice
