@@ -42,7 +42,7 @@ def write_run_outputs(
     totals (`spend.run_spend`, with `usage`, the run's meter, when given) go into
     run.json."""
     rows = results.rows(finished)
-    write_csv(run_dir / "results.csv", rows)
+    write_csv(run_dir / "results.csv", rows, scrubbed=True)
     table = spec.summarize(rows) if spec.summarize is not None else []
     table = mark_rows(table, bool(demo_participants(spec, {p.lineup_text for p in finished})))
     if table:
