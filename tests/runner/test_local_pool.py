@@ -4,6 +4,7 @@ played exactly once."""
 
 from __future__ import annotations
 
+import difflib
 import gzip
 import json
 import os
@@ -98,7 +99,7 @@ def _alive(pid: int) -> bool:
 
 
 def test_sigkilled_run_with_two_workers_resumes_each_episode_once(tmp_path: Path) -> None:
-    count = 2 * MIN_POOLED
+    count = 3 * MIN_POOLED
     run_dir = tmp_path / "run"
     exp_file = tmp_path / "exp.yaml"
     exp_file.write_text(
@@ -125,7 +126,7 @@ def test_sigkilled_run_with_two_workers_resumes_each_episode_once(tmp_path: Path
         assert time.monotonic() < deadline
         time.sleep(0.01)
     done_before = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
-    assert len(seen) <= len(done_before) < count
+    assert len(seen) <= len(done_before) <= count - MIN_POOLED  # the rest: a pool's again
 
     resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180)
     assert resumed.returncode == 0, resumed.stderr
@@ -141,3 +142,52 @@ def test_sigkilled_run_with_two_workers_resumes_each_episode_once(tmp_path: Path
     ids = [r["episode_id"] for r in rows]
     assert sorted(set(ids)) == [p.name.removesuffix(".jsonl.gz") for p in finals]
     assert len(ids) == count * 3  # one row per episode and seat: none twice
+
+
+RUN_SETTING_LINES = (b"workers: ", b"backend: ")
+"""report.html echoes experiment.yaml: these lines say how the run went, nothing else."""
+
+
+def _run_files(run_dir: Path) -> dict[str, bytes]:
+    """Every table (inflated), results.csv and report.html (without its run-setting
+    lines) of a run directory."""
+    found = {
+        p.name: gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+        for p in sorted([*run_dir.glob("*.csv"), *run_dir.glob("*.csv.gz")])
+    }
+    report = (run_dir / "report.html").read_bytes().splitlines(keepends=True)
+    found["report.html"] = b"".join(
+        line for line in report if not line.lstrip().startswith(RUN_SETTING_LINES)
+    )
+    return found
+
+
+@pytest.mark.ray
+def test_one_worker_two_workers_and_ray_write_the_same_bytes(
+    ray_session: str, tmp_path: Path
+) -> None:
+    """The README main job, cut to 6 tasks (72 games, enough for a pool), three ways into
+    the same directory path (tables name traces by path), each moved aside after."""
+    out = tmp_path / "run"
+    files: dict[str, dict[str, bytes]] = {}
+    for way, settings in {"local-1": {"workers": 1}, "local-2": {"workers": 2},
+                          "ray": {"backend": "ray"}}.items():  # on `ray_session`
+        summary = run_experiment(build_experiment(
+            {"benchmark": "calbench", "limit": 6, "output_dir": str(out), **settings}
+        ), show_progress=False)
+        assert summary.finished == 72 and summary.failed == []
+        placed = {(p.get("backend"), p.get("pid")) for p in _placements(out).values()}
+        if way == "local-1":
+            assert placed == {(None, None)}  # in this process
+        elif way == "local-2":
+            assert len(placed) == 2 and {b for b, _ in placed} == {"local"}
+        else:
+            assert {b for b, _ in placed} == {"ray"}
+        files[way] = _run_files(out)
+        out.rename(tmp_path / way)
+    assert len(files["local-1"]) >= 18 and b"<html" in files["local-1"]["report.html"]
+    assert files["local-2"] == files["local-1"]
+    differ = [line for line in difflib.unified_diff(
+        files["local-1"]["report.html"].decode().splitlines(),
+        files["ray"]["report.html"].decode().splitlines(), lineterm="", n=0)]
+    assert files["ray"] == files["local-1"], differ[:12]

@@ -44,7 +44,7 @@ from confide.runner.interrupt import StopSignals
 from confide.runner.journal import JOURNAL_DIR, drop_finished
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
-from confide.runner.outputs import write_run_outputs
+from confide.runner.outputs import warm_outputs, write_run_outputs
 from confide.runner.pool import pool_episodes, pool_size
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
@@ -245,6 +245,9 @@ async def _run_checked(
         )
         play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
+    warming = None  # this process only waits for the episodes: it gets the outputs ready
+    if play is not play_here and spec.output_imports:
+        warming = asyncio.ensure_future(asyncio.to_thread(warm_outputs, spec))
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
@@ -266,6 +269,8 @@ async def _run_checked(
                     bar.advance(ok)
 
         await asyncio.gather(*(worker() for _ in range(min(at_once, len(todo)))))
+    if warming is not None:
+        await warming
     with contextlib.suppress(OSError):  # the journals' folder, once every journal is gone
         journal_dir.rmdir()
 

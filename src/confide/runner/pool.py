@@ -36,6 +36,7 @@ import asyncio
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import socket
 import sys
@@ -92,19 +93,15 @@ _loop: asyncio.AbstractEventLoop | None = None
 _stop: ProcessEvent | None = None
 
 
-def _start(
-    benchmark: str,
-    experiment: Experiment,
-    work: Mapping[str, Work],
-    trace_dir: str,
-    stop: ProcessEvent,
-    parent: int,
-) -> None:
+def _start(run: bytes, trace_dir: str, stop: ProcessEvent, parent: int) -> None:
     """Set up a pool process (its initializer): one event loop and one player for all
-    its calls."""
+    its calls; `run`: the pickled (benchmark id, experiment, work), pickled once for
+    every process (a CalBench main job's work takes a third of a second to pickle)."""
     global _player, _loop, _stop
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
     _die_with(parent)
+    loaded: tuple[str, Experiment, Mapping[str, Work]] = pickle.loads(run)
+    benchmark, experiment, work = loaded
     _stop = stop
     _loop = asyncio.new_event_loop()
     asyncio.set_event_loop(_loop)
@@ -188,9 +185,10 @@ class PoolEpisodes:
         context = multiprocessing.get_context("spawn")  # no copy of this process's threads
         self._flag = context.Event()
         work: dict[str, Work] = {p.episode_id: (p, prints[p.episode_id]) for p in plans}
+        run = pickle.dumps((spec.id, experiment, work), pickle.HIGHEST_PROTOCOL)
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             workers, mp_context=context, initializer=_start,
-            initargs=(spec.id, experiment, work, str(trace_dir), self._flag, os.getpid()),
+            initargs=(run, str(trace_dir), self._flag, os.getpid()),
         )
         self._stop = stop
         self.in_flight = workers * 2 * PER_CALL
