@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from confide.core import canonical_events, read_trace
+from confide.core.trace.paths import PARTIAL_SUFFIX
 from confide.runner import build_experiment, run_experiment
 from confide.runner.config import ConfigError
 from confide.runner.pool import MIN_POOLED, pool_size, usable_cores
@@ -132,7 +133,7 @@ def test_sigkilled_run_with_two_workers_resumes_each_episode_once(tmp_path: Path
     assert resumed.returncode == 0, resumed.stderr
     assert f"({len(done_before)} resumed, 0 failed)" in resumed.stdout.replace("\n", " ")
     finals = sorted((run_dir / "traces").glob("*.jsonl.gz"))
-    assert len(finals) == count and not list((run_dir / "traces").glob("*.partial"))
+    assert len(finals) == count and not list((run_dir / "traces").glob(f"*{PARTIAL_SUFFIX}"))
     for name, content in done_before.items():  # finished episodes were not played again
         assert (run_dir / "traces" / name).read_bytes() == content
     after = _placements(run_dir)
