@@ -192,3 +192,40 @@ def test_one_worker_two_workers_and_ray_write_the_same_bytes(
         files["local-1"]["report.html"].decode().splitlines(),
         files["ray"]["report.html"].decode().splitlines(), lineterm="", n=0)]
     assert files["ray"] == files["local-1"], differ[:12]
+
+
+def test_sigint_stops_two_workers_cleanly_and_the_rerun_plays_the_rest(tmp_path: Path) -> None:
+    """Ctrl-C reaches the run (the pool processes ignore it): no new episodes, no
+    `.partial` left, every output written for the finished ones, exit 130; the rerun
+    plays only the rest."""
+    run_dir = tmp_path / "run"
+    total = 72  # the tiny suite's 6 tasks, 12 times: enough for a pool
+    cmd = [sys.executable, "-m", "confide", "run", "calbench", "--suite", "tiny", "--lineup",
+           "imap", "--condition", "dm", "--repetitions", "12", "--workers", "2", "--out",
+           str(run_dir), "--no-progress"]
+    env = {**os.environ, "PYTHONPATH": SRC}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    deadline = time.monotonic() + 120
+    while len(list((run_dir / "traces").glob("*.jsonl.gz"))) < 3:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (proc.returncode, err)
+    finals = {p.name: p.read_bytes() for p in (run_dir / "traces").glob("*.jsonl.gz")}
+    assert 3 <= len(finals) < total
+    assert {p["backend"] for p in _placements(run_dir).values()} == {"local"}  # the pool
+    assert not list(run_dir.rglob(f"*{PARTIAL_SUFFIX}"))
+    assert not (run_dir / ".confide.lock").exists()
+    played = {name.removesuffix(".jsonl.gz") for name in finals}
+    assert {r["episode_id"] for r in read_csv(run_dir / "results.csv")} == played
+    assert (run_dir / "report.html").stat().st_size > 0
+    assert f"{len(finals)} of {total} episodes finished" in " ".join((out + err).split())
+
+    resumed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{total} episodes ({len(finals)} resumed, 0 failed)" in " ".join(resumed.stdout.split())
+    for name, content in finals.items():  # not played again
+        assert (run_dir / "traces" / name).read_bytes() == content
