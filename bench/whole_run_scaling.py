@@ -21,7 +21,8 @@ Checks that every table, results.csv and report.html are byte-identical between 
 (report.html echoes experiment.yaml, whose `workers` and `backend` lines say how the run
 went: those lines, and only those, are left out of its comparison). Prints each run, the
 ratios, and last the two goals (quiet cores: 2 local workers >= 1.7x and Ray >= 1.6x the
-1-worker whole run). On a machine shared with other work the ratios move with the load.
+1-worker whole run). On a machine shared with other work the ratios move with the load:
+each run's line shows the 1-minute load average before and after it.
 
     PYTHONPATH=src python bench/whole_run_scaling.py [--limit N] [--rounds 1]
 """
@@ -60,12 +61,14 @@ def one_run(config: dict[str, Any], out: Path) -> dict[str, float]:
     _load_tasks.cache_clear()
     _solve_cached.cache_clear()
     experiment = build_experiment({**config, "output_dir": str(out)})
+    load = os.getloadavg()[0]
     start = time.perf_counter()
     summary = run_experiment(experiment, show_progress=False, freeze_gc=True)  # as the CLI
     whole = time.perf_counter() - start
     assert not summary.failed and not summary.interrupted, summary.failed[:3]
     return {"whole": whole, "games": summary.seconds["episodes"],
-            "outputs": summary.seconds["outputs"], "episodes": summary.finished}
+            "outputs": summary.seconds["outputs"], "episodes": summary.finished,
+            "load": load, "load_after": os.getloadavg()[0]}
 
 
 def outputs(run_dir: Path) -> dict[str, bytes]:
@@ -120,7 +123,8 @@ def main() -> int:
                     timing = one_run({**config, **settings}, out)
                     print(f"round {round_ + 1} {way:8s} whole {timing['whole']:6.1f}s   games "
                           f"{timing['games']:6.1f}s   outputs {timing['outputs']:5.1f}s   "
-                          f"({timing['episodes']:.0f} episodes)", flush=True)
+                          f"({timing['episodes']:.0f} episodes; load average "
+                          f"{timing['load']:.1f} -> {timing['load_after']:.1f})", flush=True)
                     if way not in best or timing["whole"] < best[way]["whole"]:
                         best[way] = timing
                     kept[way] = out.rename(Path(tmp) / f"{way}-{round_}")
