@@ -229,3 +229,20 @@ def test_sigint_stops_two_workers_cleanly_and_the_rerun_plays_the_rest(tmp_path:
     assert f"{total} episodes ({len(finals)} resumed, 0 failed)" in " ".join(resumed.stdout.split())
     for name, content in finals.items():  # not played again
         assert (run_dir / "traces" / name).read_bytes() == content
+
+
+def test_a_script_without_the_main_guard_is_told_so(tmp_path: Path) -> None:
+    """A spawned pool process imports the caller's script: one that calls run_experiment
+    at its top level gets a message naming the guard, not a bare dead worker."""
+    tasks = _demo_tasks(tmp_path / "tasks.jsonl", MIN_POOLED, rounds=2)
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "from confide.runner import build_experiment, run_experiment\n"
+        f"run_experiment(build_experiment({{'benchmark': 'demo', 'tasks': {str(tasks)!r}, "
+        f"'workers': 2, 'output_dir': {str(tmp_path / 'run')!r}}}), show_progress=False)\n"
+    )
+    done = subprocess.run([sys.executable, str(script)], env={**os.environ, "PYTHONPATH": SRC},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert 'if __name__ == "__main__":' in done.stderr
+    assert "ConfideError: run_experiment was called while a worker process" in done.stderr

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -35,6 +36,7 @@ from confide.core.trace import (
     EpisodeStart,
     find_trace,
 )
+from confide.errors import ConfideError
 from confide.redaction import scrub_data
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.episode import load_complete, run_episode
@@ -95,6 +97,12 @@ def run_experiment(
     when called from the main thread; see `run_experiment_async`. Inside a running event
     loop (a Jupyter cell) the run gets its own loop in a worker thread and this call blocks
     until it ends; `await run_experiment_async(...)` instead keeps the notebook's loop."""
+    importing = sys.modules.get("__mp_main__")  # what a spawned process runs the script as
+    if importing is not None and importing is not sys.modules.get("__main__"):
+        raise ConfideError(  # a process of the local pool is importing the caller's script
+            "run_experiment was called while a worker process imported your script: call "
+            'it under `if __name__ == "__main__":`, as any program that spawns processes'
+        )
 
     async def main(signals: StopSignals) -> RunSummary:
         stop = asyncio.Event()

@@ -243,9 +243,10 @@ class PoolEpisodes:
             return [None] * len(episode_ids)
         if isinstance(error := result.exception(), BrokenProcessPool):
             raise ConfideError(
-                "a worker process of the local backend died mid-run (killed, or out of "
-                "memory); the finished episodes are kept: run the same command again to "
-                "resume, or pass --workers 1 to play in one process"
+                "a worker process of the local backend died mid-run (killed, out of "
+                "memory, or, from a script, one that calls run_experiment outside "
+                '`if __name__ == "__main__":`); the finished episodes are kept: run the '
+                "same command again to resume, or pass --workers 1 to play in one process"
             ) from error
         return result.result()
 
