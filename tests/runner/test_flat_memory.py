@@ -26,7 +26,9 @@ HELD, PEAK = 1_000, 1_800
 """Bytes per episode a run may add: held when playing ends, and at its peak."""
 
 
-def _measure(tmp_path: Path, repetitions: int, monkeypatch: pytest.MonkeyPatch) -> tuple[int, int]:
+def _measure(
+    tmp_path: Path, repetitions: int, monkeypatch: pytest.MonkeyPatch, workers: int = 1
+) -> tuple[int, int]:
     """(traced bytes when the episodes are played, peak traced bytes of the whole run)."""
     played: list[int] = []
     outputs = execute.write_run_outputs
@@ -39,7 +41,7 @@ def _measure(tmp_path: Path, repetitions: int, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(execute, "write_run_outputs", measured)
     experiment = build_experiment({
         "benchmark": "demo", "repetitions": repetitions,
-        "output_dir": str(tmp_path / f"r{repetitions}"), "concurrency": 1,
+        "output_dir": str(tmp_path / f"r{repetitions}"), "concurrency": 1, "workers": workers,
     })
     gc.collect()
     tracemalloc.reset_peak()
@@ -58,13 +60,16 @@ def traced() -> Iterator[None]:
         tracemalloc.stop()
 
 
+@pytest.mark.parametrize(("workers", "small", "large"), [(1, 15, 45), (2, 22, 52)])
 def test_memory_per_episode_stays_flat(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, traced: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, traced: None, workers: int, small: int,
+    large: int,
 ) -> None:
-    _measure(tmp_path / "warm", 2, monkeypatch)  # imports and caches, once
-    small, large = 15, 45  # 45 and 135 episodes
-    held_small, peak_small = _measure(tmp_path, small, monkeypatch)
-    held_large, peak_large = _measure(tmp_path, large, monkeypatch)
+    """In one process (45 and 135 episodes) and with a pool of two (66 and 156: both
+    enough for a pool, `runner.pool.MIN_POOLED`), the run's own process."""
+    _measure(tmp_path / "warm", small, monkeypatch, workers)  # imports and caches, once
+    held_small, peak_small = _measure(tmp_path, small, monkeypatch, workers)
+    held_large, peak_large = _measure(tmp_path, large, monkeypatch, workers)
     more = 3 * (large - small)
     assert (held_large - held_small) / more < HELD
     assert (peak_large - peak_small) / more < PEAK

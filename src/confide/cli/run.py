@@ -112,6 +112,11 @@ def run(
         typer.Option(help="Price table JSON (the shape of confide/llm/prices.json) instead "
                      "of the shipped one; checked before anything runs."),
     ] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(help="Local backend: processes a run that calls no model plays in "
+                     "(default: the usable cores; a run that calls models uses one)."),
+    ] = None,
     backend: Annotated[
         str | None,
         typer.Option(help="local (default) or ray: episodes on Ray workers (extra `ray`)."),
@@ -169,6 +174,7 @@ def run(
         "price_table": str(price_table) if price_table else None,
         "model_options": _model_options(model_options, max_connections) or None,
         "backend": backend,
+        "workers": workers,
         "ray_address": ray_address,
         "ray_traces": ray_traces,
     }

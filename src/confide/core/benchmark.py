@@ -388,6 +388,10 @@ class BenchmarkSpec(Generic[TaskT]):
     """The folder of the paper's published table rows (`confide.core.published`: CSV files
     and their `tables.json` index), printed beside a run's rows, never mixed into them;
     None: the benchmark ships none."""
+    output_imports: tuple[str, ...] = ()
+    """Modules its output hooks import only when they run (scipy, matplotlib: slow to
+    import); a run whose episodes play in other processes imports them while it waits
+    (`confide.runner.outputs.warm_outputs`), so its output phase does not."""
 
     def role(self, name: str) -> RoleSpec | None:
         return next((r for r in self.roles if r.name == name), None)

@@ -86,7 +86,15 @@ class Experiment(BaseModel):
     )
     backend: Literal["local", "ray"] = Field(
         default="local",
-        description="local: one asyncio process; ray: episodes on Ray workers (extra `ray`).",
+        description="local: this machine (one asyncio process, or a pool of `workers` "
+        "processes for a CPU-bound run); ray: episodes on Ray workers (extra `ray`).",
+    )
+    workers: int | None = Field(
+        default=None,
+        ge=1,
+        description="With backend: local, processes a run whose seats and roles call no "
+        "model plays its episodes in (confide.runner.pool); default: the usable cores. A "
+        "run that calls models always plays in one asyncio process.",
     )
     ray_address: str | None = Field(
         default=None,
@@ -123,6 +131,11 @@ class Experiment(BaseModel):
             raise ValueError(f"ray_address {self.ray_address!r} needs backend: ray")
         if self.ray_traces != "auto" and self.backend != "ray":
             raise ValueError(f"ray_traces {self.ray_traces!r} needs backend: ray")
+        if self.workers is not None and self.backend != "local":
+            raise ValueError(
+                f"workers {self.workers} needs backend: local (Ray runs one worker per CPU "
+                "of its cluster)"
+            )
         return self
 
     @field_validator("ray_address")

@@ -7,7 +7,8 @@ replayed from the episode's journal (`journal`) rather than paid for again. A fi
 episode is reused only when its fingerprint matches this run's (`fingerprint`); the run
 holds a lock on its directory (`rundir`); SIGINT and SIGTERM stop it cleanly
 (`interrupt`): no new episodes, in-flight ones cancelled and discarded, every output
-written for the finished ones, `RunSummary.interrupted` set.
+written for the finished ones, `RunSummary.interrupted` set. A CPU-bound run plays in a
+pool of processes, one per usable core (`pool`); a run that calls models in this one.
 
 Memory stays flat as the run grows: a finished episode leaves only its status in memory;
 its result rows go to a spool file (`results.ResultSpool`), its events live in the trace
@@ -20,6 +21,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +36,7 @@ from confide.core.trace import (
     EpisodeStart,
     find_trace,
 )
+from confide.errors import ConfideError
 from confide.redaction import scrub_data
 from confide.runner.config import Experiment, dump_experiment
 from confide.runner.episode import load_complete, run_episode
@@ -43,7 +46,8 @@ from confide.runner.interrupt import StopSignals
 from confide.runner.journal import JOURNAL_DIR, drop_finished
 from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
-from confide.runner.outputs import write_run_outputs
+from confide.runner.outputs import warm_outputs, write_run_outputs
+from confide.runner.pool import pool_episodes, pool_size
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
@@ -93,6 +97,12 @@ def run_experiment(
     when called from the main thread; see `run_experiment_async`. Inside a running event
     loop (a Jupyter cell) the run gets its own loop in a worker thread and this call blocks
     until it ends; `await run_experiment_async(...)` instead keeps the notebook's loop."""
+    importing = sys.modules.get("__mp_main__")  # what a spawned process runs the script as
+    if importing is not None and importing is not sys.modules.get("__main__"):
+        raise ConfideError(  # a process of the local pool is importing the caller's script
+            "run_experiment was called while a worker process imported your script: call "
+            'it under `if __name__ == "__main__":`, as any program that spawns processes'
+        )
 
     async def main(signals: StopSignals) -> RunSummary:
         stop = asyncio.Event()
@@ -237,7 +247,15 @@ async def _run_checked(
             ray_episodes(spec, experiment, trace_dir, todo, prints, stop, models.meter)
         )
         play, at_once = cluster.play, cluster.in_flight
+    elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
+        pool = backend.enter_context(
+            pool_episodes(spec, experiment, trace_dir, todo, prints, stop, workers)
+        )
+        play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
+    warming = None  # this process only waits for the episodes: it gets the outputs ready
+    if play is not play_here and spec.output_imports:
+        warming = asyncio.ensure_future(asyncio.to_thread(warm_outputs, spec))
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
@@ -259,6 +277,8 @@ async def _run_checked(
                     bar.advance(ok)
 
         await asyncio.gather(*(worker() for _ in range(min(at_once, len(todo)))))
+    if warming is not None:
+        await warming
     with contextlib.suppress(OSError):  # the journals' folder, once every journal is gone
         journal_dir.rmdir()
 

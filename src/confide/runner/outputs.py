@@ -9,6 +9,8 @@ episode whose footer did not carry them (one reused from an earlier run)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +26,17 @@ from confide.report import build_report
 from confide.runner.expand import EpisodePlan
 from confide.runner.results import CsvRows, ResultSpool, write_csv
 from confide.runner.spend import SPEND_CSV, run_spend, spend_table
+
+
+def warm_outputs(spec: BenchmarkSpec) -> None:
+    """Import the modules `spec`'s output hooks import only when they run
+    (`BenchmarkSpec.output_imports`): called in a thread while the episodes play in
+    other processes (the local pool, Ray), where it shares the cores with them, rather
+    than adding most of a second to the output phase, which runs on one core. A module
+    that fails to import is left to the output phase, which reports it."""
+    for name in spec.output_imports:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 def write_run_outputs(
@@ -42,7 +55,7 @@ def write_run_outputs(
     totals (`spend.run_spend`, with `usage`, the run's meter, when given) go into
     run.json."""
     rows = results.rows(finished)
-    write_csv(run_dir / "results.csv", rows)
+    write_csv(run_dir / "results.csv", rows, scrubbed=True)
     table = spec.summarize(rows) if spec.summarize is not None else []
     table = mark_rows(table, bool(demo_participants(spec, {p.lineup_text for p in finished})))
     if table:

@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib.util
 import itertools
 import logging
@@ -74,18 +73,17 @@ from typing import Any
 
 from confide import atomic
 from confide.atomic import TEMP_SUFFIX
-from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
+from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, partial_file, trace_file
 from confide.errors import ConfideError
 from confide.llm import ModelUsage, ProviderLimiter, UsageMeter
 from confide.llm.registry import default_limits
-from confide.registry import get_benchmark
 from confide.runner.config import Experiment, ray_endpoint
-from confide.runner.episode import episode_start, load_complete, run_episode
+from confide.runner.episode import episode_start, load_complete
 from confide.runner.expand import EpisodePlan
 from confide.runner.journal import JOURNAL_DIR
-from confide.runner.metadata import run_metadata
 from confide.runner.models import RunModels, run_prices
+from confide.runner.player import EpisodePlayer, Work, calls_models
 
 INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
 ATTEMPTS = 3
@@ -101,18 +99,9 @@ Outcome = tuple[bytes | None, EpisodeEnd, dict[str, ModelUsage], int]
 """What a worker returns for a finished episode: the trace file's bytes (None when it
 wrote the trace into the run directory itself), the slim footer, the worker's cumulative
 model usage and that usage's sequence number."""
-Work = tuple[EpisodePlan, dict[str, str]]
-"""An episode to play and its fingerprint. The driver hands every worker the run's whole
-work once (one object in Ray's store), then names episodes by id: pickling a plan with its
-task for every call cost the driver ~5 ms per CalBench episode, more than Ray's own
-per-call overhead."""
-
-
 def episodes_per_call(experiment: Experiment) -> int:
     """`PER_CALL` when no seat or role of `experiment` names a model, else 1."""
-    seats = [seat for text in experiment.lineups for seat in parse_lineup(text)]
-    seats += [SeatSpec(spec) for spec in experiment.roles.values()]
-    return 1 if any(seat.is_model for seat in seats) else PER_CALL
+    return 1 if calls_models(experiment) else PER_CALL
 
 
 @dataclass(frozen=True)
@@ -264,7 +253,8 @@ class ClusterLimiter(ProviderLimiter):
 
 
 class EpisodeWorker:
-    """Plays episodes on one Ray worker process (run as a Ray actor)."""
+    """Plays episodes on one Ray worker process (run as a Ray actor), through the
+    `EpisodePlayer` every backend's worker processes share."""
 
     def __init__(
         self,
@@ -284,26 +274,16 @@ class EpisodeWorker:
             os.chdir(cwd)  # relative paths mean what they mean on the driver
         self.shared = probe is not None and probe.shared()
         """Whether this worker writes its traces into the run directory itself."""
-        self.spec = get_benchmark(benchmark)
-        self.experiment = experiment
-        self.work = work
-        self.turn = asyncio.Lock() if one_at_a_time else None
-        """Set when episodes come several to a call: they are played one at a time, in
-        the order the calls came (module docstring, "Calls")."""
         limiter = ClusterLimiter(slots, holder, limits)
         options = {**experiment.model_options, "limiter": limiter}
-        self.models = RunModels(
+        models = RunModels(
             cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
         )
         self.trace_dir = (
             Path(probe.trace_dir) if probe is not None and self.shared
             else Path(tempfile.mkdtemp(prefix="confide-ray-"))
         )
-        self.journal_dir = self.trace_dir.parent / JOURNAL_DIR if self.shared else None
-        """Where this worker journals its paid calls: the run's own `journal/` when it
-        writes into the run directory (a worker with a private directory has nowhere a
-        resume would find them)."""
-        self.placement = {
+        placement = {
             "backend": "ray",
             "host": socket.gethostname(),
             "pid": str(os.getpid()),
@@ -311,39 +291,25 @@ class EpisodeWorker:
             "worker": holder,
             "trace": "shared" if self.shared else "returned",
         }
-        self.meta = run_metadata()
-        """This worker's versions and host, collected once: per episode it cost more CPU
-        than a reference-protocol game (two `git` subprocesses, package metadata)."""
+        # this worker journals its paid calls in the run's own `journal/` when it writes
+        # into the run directory (one with a private directory has nowhere a resume would
+        # find them)
+        journal_dir = self.trace_dir.parent / JOURNAL_DIR if self.shared else None
+        self.player = EpisodePlayer(
+            benchmark, experiment, work, self.trace_dir, models, placement, journal_dir,
+            one_at_a_time,
+        )
         self._reports = itertools.count(1)
-        # this process only plays episodes: keep the loaded benchmark, suites and tasks out
-        # of the cyclic collector's sight, as the CLI does for a local run
-        gc.freeze()
 
     async def play(self, episode_ids: Sequence[str]) -> list[Outcome | None]:
-        """Run episodes of `work`, one outcome per id, in order: at once, as the local
-        runner overlaps them, or (`turn`) one at a time after the earlier calls' ones."""
-        if self.turn is None:
-            return list(await asyncio.gather(*(self._play(e) for e in episode_ids)))
-        async with self.turn:
-            window = asyncio.Semaphore(2)  # the next episode plays while one is flushed
-
-            async def in_order(episode_id: str) -> Outcome | None:
-                async with window:
-                    return await self._play(episode_id)
-
-            return list(await asyncio.gather(*(in_order(e) for e in episode_ids)))
+        """Run episodes of the work, one outcome per id, in order (`EpisodePlayer.each`)."""
+        return await self.player.each(episode_ids, self._play)
 
     async def _play(self, episode_id: str) -> Outcome | None:
-        """Run one episode of `work`; its trace bytes (None when written in place), slim
+        """Run one episode of the work; its trace bytes (None when written in place), slim
         footer and this worker's usage so far (None if it was cancelled)."""
-        plan, fingerprint = self.work[episode_id]
         stop = asyncio.Event()
-        episode = asyncio.ensure_future(
-            run_episode(
-                self.spec, plan, self.experiment, self.trace_dir, self.models, fingerprint,
-                stop, self.placement, self.meta, journal_dir=self.journal_dir,
-            )
-        )
+        episode = asyncio.ensure_future(self.player.episode(episode_id, stop))
         try:
             footer = await asyncio.shield(episode)
         except asyncio.CancelledError:  # the driver stopped: discard the partial trace
@@ -354,14 +320,14 @@ class EpisodeWorker:
             return None
         data = None
         if not self.shared:
-            path = trace_file(self.trace_dir, plan.episode_id)
+            path = trace_file(self.trace_dir, episode_id)
             data = await asyncio.to_thread(path.read_bytes)
             path.unlink()
-        return data, footer, self.models.meter.snapshot(), next(self._reports)
+        return data, footer, self.player.models.meter.snapshot(), next(self._reports)
 
     def ready(self) -> str:
         """Where this worker runs (answered once `__init__` is done)."""
-        return self.placement["node_id"]
+        return self.player.placement["node_id"]
 
     def close(self) -> None:
         """Remove the temporary trace directory (never the run directory's)."""

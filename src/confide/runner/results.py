@@ -4,7 +4,9 @@ A run keeps them on disk, not in memory (issue 12 item 11: memory flat in the ep
 count): `ResultSpool` pickles each finished episode's rows, and the table rows its scorer
 computed (`EpisodeResult.tables`), to an anonymous file in the run directory as the
 episode ends (or, on resume, as its trace is read back) and keeps only the episode's
-status and byte ranges; results.csv and the summary table are built by
+status and byte ranges. The rows are scrubbed of secrets as they are spooled, while the
+other episodes play (on Ray or the local pool this process is otherwise idle then), so
+the output phase only writes them: results.csv and the summary table are built by
 reading the spool back in plan order, and `RunSummary.rows` reads results.csv lazily
 (`CsvRows`).
 """
@@ -89,11 +91,12 @@ class ResultSpool:
         """Episode id -> its footer's status, for every episode added."""
 
     def add(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
-        """Spool the rows and tables (`EpisodeResult.tables`) of a finished episode (its
-        footer can then be dropped)."""
+        """Spool the rows, scrubbed (`redaction.scrub_data`), and tables
+        (`EpisodeResult.tables`) of a finished episode (its footer can then be dropped)."""
         self._file.seek(0, 2)
         start = self._file.tell()
-        pickle.dump(result_rows([plan], [footer], self._roles), self._file, pickle.HIGHEST_PROTOCOL)
+        rows = [scrub_data(row) for row in result_rows([plan], [footer], self._roles)]
+        pickle.dump(rows, self._file, pickle.HIGHEST_PROTOCOL)
         middle = self._file.tell()
         if footer.tables is not None:
             pickle.dump(footer.tables, self._file, pickle.HIGHEST_PROTOCOL)
@@ -187,10 +190,11 @@ class CsvRows(StreamedRows):
         return sum(1 for _ in self._text_rows())
 
 
-def write_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    """`write_table` of the rows without secrets (results.csv and summary.csv); `rows`
-    is read twice (columns first, then the cells), one row at a time."""
-    write_table(path, (scrub_data(row) for row in rows), columns_of(rows))
+def write_csv(path: Path, rows: Iterable[dict[str, Any]], *, scrubbed: bool = False) -> None:
+    """`write_table` of the rows without secrets (results.csv and summary.csv), scrubbed
+    here unless they were already (`scrubbed`: a `ResultSpool`'s); `rows` is read twice
+    (columns first, then the cells), one row at a time."""
+    write_table(path, rows if scrubbed else (scrub_data(row) for row in rows), columns_of(rows))
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:

@@ -55,7 +55,7 @@ LATEST = "latest"
 """In `runs/<benchmark>/`: a symlink to the directory of the latest run made there."""
 RUN_SETTINGS = frozenset(
     {"output_dir", "concurrency", "cache_dir", "backend", "ray_address", "ray_traces",
-     "price_table"}
+     "price_table", "workers"}
 )
 """Experiment fields that say how and where a run goes, not what it is: they may change
 between a run and its resume (a price table's content is in every episode's fingerprint)."""

@@ -67,6 +67,7 @@ SPEC = BenchmarkSpec(
     call_estimates=call_estimates,
     view=VIEW,
     published=Path(__file__).parent / "published",
+    output_imports=("scipy.special",),  # audits/analyses.py: the G.2 paired t tests
 )
 
 __all__ = ["SPEC"]

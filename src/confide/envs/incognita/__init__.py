@@ -81,6 +81,7 @@ SPEC = BenchmarkSpec(
     call_estimates=call_estimates,
     view=VIEW,
     published=Path(__file__).parent / "published",
+    output_imports=("confide.envs.incognita.outputs.figures",),  # matplotlib
 )
 
 __all__ = ["SPEC"]
