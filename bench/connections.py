@@ -9,7 +9,11 @@ N / (R x L / C) episodes per second. The achieved rate is N over the time the se
 serving the run (first request in to last reply out); the runner's start-up before the
 first request (preflight, loading tasks: no connection is open yet) is printed apart.
 The bench prints the achieved episodes per second, its ratio to that ideal, and the most
-requests the server ever saw in flight at once (which must never exceed C).
+requests the server ever saw in flight at once (which must never exceed C). Beside it: the
+client's CPU per request and the load average (on a shared machine a starved client
+falls short of the ideal by itself), and the ratio a client with zero overhead would
+reach with these very episodes (`schedule_bound`: each episode's requests go one after
+another, so the last episodes cannot keep C requests in flight).
 
 Target: ratio >= 0.90 and peak <= C.  Usage: python bench/connections.py [--episodes 256]
 [--latency 1.0] [--max-connections 64]
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import heapq
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -210,7 +215,8 @@ def run(args: argparse.Namespace, base: str) -> None:
     at_once = args.concurrency or args.episodes
     print(
         f"start-up before the first request {stats['first'] - start:.1f} s; run {wall:.1f} s; "
-        f"client CPU {cpu:.1f} s in all ({1000 * cpu / requests:.1f} ms a request); "
+        f"client CPU {cpu:.1f} s in all ({1000 * cpu / requests:.1f} ms a request; load "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); "
         f"{at_once} episodes at once; a zero-overhead client would reach ratio "
         f"{schedule_bound(counts, limit, at_once):.3f} (the episodes' own tail)"
     )
