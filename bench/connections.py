@@ -9,7 +9,11 @@ N / (R x L / C) episodes per second. The achieved rate is N over the time the se
 serving the run (first request in to last reply out); the runner's start-up before the
 first request (preflight, loading tasks: no connection is open yet) is printed apart.
 The bench prints the achieved episodes per second, its ratio to that ideal, and the most
-requests the server ever saw in flight at once (which must never exceed C).
+requests the server ever saw in flight at once (which must never exceed C). Beside it: the
+client's CPU per request and the load average (on a shared machine a starved client
+falls short of the ideal by itself), and the ratio a client with zero overhead would
+reach with these very episodes (`schedule_bound`: each episode's requests go one after
+another, so the last episodes cannot keep C requests in flight).
 
 Target: ratio >= 0.90 and peak <= C.  Usage: python bench/connections.py [--episodes 256]
 [--latency 1.0] [--max-connections 64]
@@ -18,17 +22,21 @@ Target: ratio >= 0.90 and peak <= C.  Usage: python bench/connections.py [--epis
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from confide.core.trace import ModelCall, read_trace, trace_files
 from confide.llm.providers.json_instance import minimal_instance
 from confide.runner import build_experiment, run_experiment
 
@@ -113,6 +121,37 @@ class SlowServer:
                 self.last = time.time()
 
 
+def schedule_bound(counts: list[int], limit: int, at_once: int) -> float:
+    """The ratio to the ideal that a client with zero overhead would reach: episodes with
+    `counts` sequential requests each (in start order), `at_once` of them running, and a
+    first-come first-served pool of `limit` connections. Below 1 only because the last
+    episodes' requests cannot fill the pool (each waits for its previous reply)."""
+    waiting = deque(range(min(at_once, len(counts))))
+    left = dict(enumerate(counts))
+    started, done, now, replies = len(waiting), 0, 0.0, []
+    while done < len(counts):
+        while len(replies) < limit and waiting:
+            heapq.heappush(replies, (now + 1.0, waiting.popleft()))
+        now, episode = heapq.heappop(replies)
+        left[episode] -= 1
+        if left[episode]:
+            waiting.append(episode)
+            continue
+        done += 1
+        if started < len(counts):
+            waiting.append(started)
+            started += 1
+    return sum(counts) / limit / now
+
+
+def episode_requests(run_dir: Path) -> list[int]:
+    """Model calls per episode, from the run's traces."""
+    return [
+        sum(isinstance(event, ModelCall) for event in read_trace(path).events)
+        for path in sorted(trace_files(run_dir / "traces"))
+    ]
+
+
 def serve(latency_s: float) -> None:
     """The server process: prints its port, then serves until killed."""
     server = SlowServer(latency_s)
@@ -125,6 +164,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=256)
     parser.add_argument("--latency", type=float, default=1.0)
     parser.add_argument("--max-connections", type=int, default=64)
+    parser.add_argument("--concurrency", type=int, default=0,
+                        help="episodes at once (default: all of them)")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
@@ -152,16 +193,17 @@ def run(args: argparse.Namespace, base: str) -> None:
         experiment = build_experiment({
             "benchmark": "incognita", "conditions": ["direct"], "limit": TASKS,
             "repetitions": args.episodes // TASKS, "output_dir": str(Path(out) / "run"),
-            "lineups": [MODEL], "roles": {"customer": MODEL},
+            "lineups": [MODEL], "roles": {"customer": MODEL, "judge": MODEL},
             "options": {"max_turns": 2, "desk_steps": 1, "max_attempts": 1},
-            "concurrency": 2 * limit,
+            "concurrency": args.concurrency or args.episodes,
             "model_options": {MODEL: {"base_url": f"{base}/v1", "max_connections": limit,
                                       "structured_output": "json_schema",
                                       "tool_calls": "native"}},
         })
-        start = time.time()
+        start, cpu = time.time(), time.process_time()
         summary = run_experiment(experiment, show_progress=False)
-        wall = time.time() - start
+        wall, cpu = time.time() - start, time.process_time() - cpu
+        counts = episode_requests(Path(out) / "run")
     with urllib.request.urlopen(base) as reply:
         stats = json.loads(reply.read())
     if summary.failed:
@@ -170,7 +212,14 @@ def run(args: argparse.Namespace, base: str) -> None:
     ideal_s = requests * args.latency / limit
     serving = stats["last"] - stats["first"]
     achieved, ideal = args.episodes / serving, args.episodes / ideal_s
-    print(f"start-up before the first request {stats['first'] - start:.1f} s; run {wall:.1f} s")
+    at_once = args.concurrency or args.episodes
+    print(
+        f"start-up before the first request {stats['first'] - start:.1f} s; run {wall:.1f} s; "
+        f"client CPU {cpu:.1f} s in all ({1000 * cpu / requests:.1f} ms a request; load "
+        f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores); "
+        f"{at_once} episodes at once; a zero-overhead client would reach ratio "
+        f"{schedule_bound(counts, limit, at_once):.3f} (the episodes' own tail)"
+    )
     print(
         f"connections: {args.episodes} Incognita episodes, {requests} requests at "
         f"{args.latency:g} s, max_connections {limit}: {achieved:.2f} episodes/s vs ideal "

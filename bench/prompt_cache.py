@@ -21,7 +21,11 @@ seat's second call (the target is at least 0.90 there), the latter twice: with t
 response format's schema ahead of the messages, as OpenAI caches it (so calls with
 different schemas, such as a CalBench seat's turns and its reflection check-ins, share
 nothing), and without it, as servers that only constrain decoding with it (vLLM,
-llama.cpp) see the prompt. Incognita episodes are cut at 30
+llama.cpp) see the prompt. Under the schema-first cache every role with its own schema
+starts cold once per seat (a ToM-Belief agent's first acting call is its third call, after
+the state's initialisation and first update), so a last column gives the schema-first
+share after each seat and role's own second call: what caching saves once every prompt
+shape of the seat is warm. Incognita episodes are cut at 30
 agent turns (the issue's measured episodes had 21 to 31 requests), since the fake's
 agent rarely ends one.
 
@@ -243,16 +247,16 @@ def attribute(run_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
-Row = tuple[str, str, str, int, int, float, float, float]
+Row = tuple[str, str, str, int, int, float, float, float, float]
 
 
 def measure(server: FakeServer, start: int, run_dir: Path, bench: str) -> list[Row]:
     """Per seat and role of one run: requests, characters, prefix share (all, after the
-    seat's second call)."""
+    seat's second call with and without the schema, after the seat and role's second)."""
     owners = attribute(run_dir)
     sent: dict[str, list[str]] = defaultdict(list)
     bare: dict[str, list[str]] = defaultdict(list)
-    stats: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
+    stats: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * 9)
     for body in server.requests[start:]:
         found = owners.get(key(body["messages"]))
         if not found:  # the provider's one-off capability probe, in no trace
@@ -271,6 +275,9 @@ def measure(server: FakeServer, start: int, run_dir: Path, bench: str) -> list[R
             row[4] += shared
             row[5] += len(plain)
             row[6] += plain_shared
+        if row[0] > 2:  # this call is after the seat and role's own second
+            row[7] += len(text)
+            row[8] += shared
         sent[seat].append(text)
         bare[seat].append(plain)
     return [
@@ -283,10 +290,19 @@ def measure(server: FakeServer, start: int, run_dir: Path, bench: str) -> list[R
             shared / chars if chars else 0.0,
             late_shared / late if late else -1.0,
             late_plain / plain if plain else -1.0,
+            warm_shared / warm if warm else -1.0,
         )
-        for (seat, purpose), (n, chars, shared, late, late_shared, plain, late_plain) in sorted(
-            stats.items()
-        )
+        for (seat, purpose), (
+            n,
+            chars,
+            shared,
+            late,
+            late_shared,
+            plain,
+            late_plain,
+            warm,
+            warm_shared,
+        ) in sorted(stats.items())
     ]
 
 
@@ -328,22 +344,22 @@ def main() -> None:
     print("prompt size in characters (a character prefix is a token prefix up to one token)")
     print(
         f"{'benchmark':<26} {'seat':<24} {'role':<11} {'calls':>5} {'chars':>9} "
-        f"{'cached':>7} {'after 2nd':>9} {'no schema':>9}"
+        f"{'cached':>7} {'after 2nd':>9} {'no schema':>9} {'role warm':>9}"
     )
-    for bench, seat, purpose, n, chars, share, late, plain in rows:
-        shown = f"{late:.2f}" if late >= 0 else "-"
-        shown_plain = f"{plain:.2f}" if plain >= 0 else "-"
-        print(
-            f"{bench:<26} {seat[:24]:<24} {purpose:<11} {n:>5} {chars:>9} {share:>7.2f} "
-            f"{shown:>9} {shown_plain:>9}"
-        )
-    measured = [r for r in rows if r[6] >= 0]
-    for column, label in ((6, "schema first (OpenAI)"), (7, "no schema (vLLM, llama.cpp)")):
+    for bench, seat, purpose, n, chars, share, late, plain, warm in rows:
+        shown = " ".join(f"{v:>9.2f}" if v >= 0 else f"{'-':>9}" for v in (late, plain, warm))
+        print(f"{bench:<26} {seat[:24]:<24} {purpose:<11} {n:>5} {chars:>9} {share:>7.2f} {shown}")
+    for column, label in (
+        (6, "schema first (OpenAI), after the seat's second call"),
+        (7, "no schema (vLLM, llama.cpp), after the seat's second call"),
+        (8, "schema first (OpenAI), after the seat and role's own second call"),
+    ):
+        measured = [r for r in rows if r[column] >= 0]
         lows = Counter(f"{r[0].split()[0]} {r[2]}" for r in measured if r[column] < 0.90)
         below = ", ".join(f"{part} ({n})" for part, n in sorted(lows.items())) or "none"
         print(
             f"{label}: {len(measured) - lows.total()} of {len(measured)} seat/roles at "
-            f">= 0.90 after the seat's second call; below: {below}"
+            f">= 0.90; below: {below}"
         )
 
 

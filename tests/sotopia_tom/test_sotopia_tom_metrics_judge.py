@@ -21,7 +21,7 @@ from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.judge.llm import judge_messages
 from confide.envs.sotopia_tom.judge.reference import ReferenceJudge
 from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
-from confide.envs.sotopia_tom.judge.verdicts import Verdicts, build_checklist
+from confide.envs.sotopia_tom.judge.verdicts import METRICS, Verdicts, build_checklist
 from confide.envs.sotopia_tom.outputs.agreement import AgreementError, agreement, correlate
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.runner.models import RunModels
@@ -86,11 +86,15 @@ def test_llm_judge_scores_like_the_reference_judge_after_repair(judge_mocks: Non
 
 
 def test_judge_prompt_holds_transcript_ownership_and_checklist() -> None:
-    _, user = judge_messages("ia", S, UTTERANCES)
-    assert "[R1.1] Nadia Kaur (public):" in user.content
-    assert f"[R2.2] {B} (private to {N}): {N}, could you tell me" in user.content
-    assert "kaur-target | Relationship manager's lending target" in user.content
-    assert "owner: Nadia Kaur | private" in user.content
+    system, user = judge_messages("ia", S, UTTERANCES)
+    record = system.content
+    assert "[R1.1] Nadia Kaur (public):" in record
+    assert f"[R2.2] {B} (private to {N}): {N}, could you tell me" in record
+    assert "kaur-target | Relationship manager's lending target" in record
+    assert "owner: Nadia Kaur | private" in record
+    # the record first, the same for every metric; the metric's criteria and checklist last
+    assert user.content.startswith("You are an exacting reviewer of how participants sought")
+    assert {judge_messages(m, S, UTTERANCES)[0].content for m in METRICS} == {record}
     checklist = json.loads(
         user.content.split(
             "no more and no fewer, using the agent names and item ids exactly as written:\n"

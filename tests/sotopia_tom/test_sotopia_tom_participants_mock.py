@@ -154,6 +154,10 @@ def test_tom_belief_state_is_updated_from_new_messages_and_persisted_per_turn() 
     new_part = last.split("NEW MESSAGES\n")[1].split("\n\nYOUR CARD")[0]
     # only what happened since Fiona's previous update: her own DM (she saw no other)
     assert new_part == f"[R2.3] You -> {N} (private): {F} to {N}"
+    # the state it revises is the one kept after round 2, as compact JSON
+    current = last.split("CURRENT STATE\n")[1].split("\n\nNEW MESSAGES")[0]
+    before = next(e.data.state for e in states if (e.seat, e.round) == (F, 2))
+    assert "\n" not in current and json.loads(current) == before
     final = states[-1].data.state
     assert len(final["memory"]) == 4  # bounded
     assert final["memory"][-1]["event"].startswith("[R2.")

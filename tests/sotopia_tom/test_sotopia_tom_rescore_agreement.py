@@ -68,7 +68,7 @@ TRUTH = _truth()
 
 def judge(name: str):  # type: ignore[no-untyped-def]
     def reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
-        prompt = messages[-1].content
+        prompt = "\n".join(m.content or "" for m in messages)  # the record is the system
         (episode,) = [e for e, (text, _) in TRUTH.items() if text in prompt]
         metric = TITLES[(config.response_schema or {})["title"]]
         verdict = getattr(TRUTH[episode][1], metric).model_dump()

@@ -1,19 +1,28 @@
-"""The LLM judge (section 4.2, A.10): one call per metric, strict JSON, bounded repair.
+"""The LLM judge (the Sotopia-ToM paper §4.2, §A.10): one call per metric, strict JSON,
+bounded repair.
 
-Each call gets the metric's system prompt and one user prompt holding the situation,
-every agent's knowledge, policy and goals, the knowledge ownership table, the transcript
-with `[R<round>.<seat>]` ids and visibility annotations, and the metric's checklist. The
-reply must validate against the metric's episode-specific schema (exact checklist
-coverage, existing utterance ids that fit the entry); `generate_structured` sends every
-problem back for repair, up to `max_attempts` calls. A metric whose reply never
-validates is a typed failure: its verdict is None and the reason is kept in
-`Verdicts.failures`, so the episode's score for that metric is missing rather than wrong.
+Each call gets the episode's record -- the situation, every agent's knowledge, policy and
+goals, the knowledge ownership table and the transcript with `[R<round>.<seat>]` ids and
+visibility annotations (prompts/context.txt) -- and the metric's criteria with its
+checklist (the metric's prompt, then prompts/checklist.txt). The reply must validate
+against the metric's episode-specific schema (exact checklist coverage, existing
+utterance ids that fit the entry); `generate_structured` sends every problem back for
+repair, up to `max_attempts` calls. A metric whose reply never validates is a typed
+failure: its verdict is None and the reason is kept in `Verdicts.failures`, so the
+episode's score for that metric is missing rather than wrong.
 
-The reply's schema (the episode-specific one) goes with the request once, as its response
-format (`generate_structured`; an endpoint without one gets it appended to the user
-prompt), never also in the text. The four calls of an episode cannot share a
-prefix: each starts with its own metric's system prompt, as A.10 has it; across episodes
-each metric's system prompt is the shared prefix.
+Prompt order, for prefix caching: the record, which is the same for all four metrics of
+an episode, is the system message, and the metric's criteria and checklist, the only part
+that differs between them, are the user message. So the second to fourth metric calls of
+an episode start with the first one's whole record, which a provider's prompt cache
+serves (where the response schema is cached ahead of the messages, as OpenAI does, each
+metric's own schema still starts its own cache entry). This is §A.10's information in
+its wording -- the metric's criteria and disambiguation rules, and the policies, ownership
+table, transcript and checklist -- with the order changed: §A.10 gives the criteria as
+the system prompt and the rest as the user prompt; here the record comes first and the
+criteria move next to the checklist they apply to. The reply's schema goes with the
+request once, as its response format (`generate_structured`; an endpoint without one gets
+it appended to the user prompt), never also in the text.
 """
 
 from __future__ import annotations
@@ -46,24 +55,30 @@ PROMPTS = "confide.envs.sotopia_tom.judge.prompts"
 def judge_messages(
     metric: Metric, scenario: Scenario, utterances: Sequence[Utterance]
 ) -> list[ChatMessage]:
-    """The system and user prompts of one metric's judge call."""
+    """The episode's record (system) and the metric's criteria and checklist (user) of one
+    metric's judge call (module docstring)."""
     checklist = build_checklist(scenario).for_metric(metric)
     data = {
         k: [v if isinstance(v, str) else v.model_dump() for v in items]
         for k, items in checklist.items()
     }
-    user = render(
+    record = render(
         "context.txt",
         PROMPTS,
         scenario=render_scenario(scenario),
         agents=render_agents(scenario),
         ownership=render_ownership(scenario),
         transcript=render_transcript(utterances),
+    )
+    question = render(
+        "checklist.txt",
+        PROMPTS,
+        instructions=render(f"{metric}.txt", PROMPTS),
         checklist=json.dumps(data, indent=1, ensure_ascii=False),
     )
     return [
-        ChatMessage(role="system", content=render(f"{metric}.txt", PROMPTS)),
-        ChatMessage(role="user", content=user),
+        ChatMessage(role="system", content=record),
+        ChatMessage(role="user", content=question),
     ]
 
 

@@ -18,7 +18,12 @@ card (the same at every update), then the current state and the new messages, wh
 change every time and so come last; the paper (A.9: the update "receives only the new
 messages and the current state") rules out a growing conversation here. Same
 information and wording as before, only the order changed. The state's JSON schema goes
-with the request as its response format (`generate_structured`), not in the text.
+with the request as its response format (`generate_structured`), not in the text. The
+state is shown as compact JSON (no indentation), in the update prompt and in the acting
+prompt's notes alike: the same fields and values in fewer tokens, and a smaller part of
+the acting prompt that is new at every turn (the update prompt used to escape non-ASCII
+letters, so a name like Zsófia read differently there than on the card; it no longer
+does).
 
 The state is persisted in the trace turn by turn: every turn emits one `<state_event>`
 event visible only to the agent, with the phase (`init`, `update`, `unchanged`), the ids
@@ -29,7 +34,6 @@ state and the next update builds one from scratch.
 
 from __future__ import annotations
 
-import json
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel
@@ -169,7 +173,7 @@ class StatefulAgent(ModelAgent):
         if new:
             phase = "update" if phase == "unchanged" else "init+update"
             current = (
-                json.dumps(self.state.model_dump(), indent=1)
+                self.state.model_dump_json()
                 if self.state is not None
                 else "(empty: build the state from scratch)"
             )
@@ -206,4 +210,4 @@ class StatefulAgent(ModelAgent):
     def notes(self, observation: InfoObservation) -> list[str]:
         if self.state is None:
             return []
-        return [f"{self.state_title}\n" + self.state.model_dump_json(indent=1)]
+        return [f"{self.state_title}\n" + self.state.model_dump_json()]

@@ -13,6 +13,9 @@ a note. A retry in the same round (after refused recipients) reuses that round's
 Prompt order: the coach's prompt is its fixed instructions, the agent's card,
 then the whole history, which only grows, so each coach call starts with the previous
 one. Its JSON schema goes with the request as the response format, not in the text.
+The note goes into the acting prompt as compact JSON (no indentation): the same fields
+and values in fewer tokens, and a smaller part of the acting prompt that is new at every
+turn.
 """
 
 from __future__ import annotations
@@ -93,5 +96,5 @@ class ToMCoachAgent(ModelAgent):
             return []
         return [
             "ADVICE FROM YOUR PRIVATE COACH (written for this turn)\n"
-            + self._note[1].model_dump_json(indent=1)
+            + self._note[1].model_dump_json()
         ]
