@@ -1,8 +1,9 @@
 """`confide`: the command line, a thin layer over the Python API (one module per command).
 
-The top-level group knows its commands from a static table (`COMMANDS`) and imports a
-command's module only when that command runs (`cli.lazy`), so `confide --help` imports
-typer and none of the commands, and each command pays only for its own layers.
+The top-level group knows its commands from a static table (`COMMANDS`) and the commands
+benchmarks declare (`Declaration.commands`), and imports a command's module only when that
+command runs (`cli.lazy`), so `confide --help` imports typer, the benchmarks'
+declarations and none of the commands, and each command pays only for its own layers.
 
 Errors caused by the user (`ConfideError`) or the machine (an `OSError` naming a file:
 a read-only or full output directory) are printed as one plain sentence and exit with
@@ -36,25 +37,32 @@ COMMANDS = (
          "run\ninto one HTML file."),
     Lazy("view", "confide.cli.view:view",
          "Browse runs: headline tables, episodes, one episode as any participant saw it."),
-    Lazy("leaderboard", "confide.cli.leaderboard:leaderboard",
-         "CalBench only: rate models with OpenSkill score-margin updates; list reference\n"
-         "protocols by raw metrics."),
     Lazy("trace", "confide.cli.trace:app", "Inspect episode traces."),
     Lazy("models", "confide.cli.models:app", "Try chat models and list providers."),
-    Lazy("scenarios", "confide.cli.scenarios:app",
-         "Sotopia-ToM only: validate and generate scenario files."),
-    Lazy("judge", "confide.cli.judge:app", "Sotopia-ToM only: judge reliability tools."),
-    Lazy("incognita", "confide.cli.incognita:app",
-         "Incognita only: convert a source benchmark's tasks into task cards."),
 )
-"""Every command in `confide --help` order, with the first paragraph of its help (kept
-equal to the command's own by tests/cli/test_cli_lazy.py)."""
+"""The commands every benchmark shares, in `confide --help` order, with the first paragraph
+of their help (kept equal to the command's own by tests/cli/test_cli_lazy.py)."""
+
+
+def commands() -> tuple[Lazy, ...]:
+    """`COMMANDS`, then the commands benchmarks declare for themselves
+    (`Declaration.commands`, read without importing a benchmark), by benchmark id; a
+    declared name that a shared command or an earlier benchmark already uses is left out
+    (`confide benchmarks ID` still lists it)."""
+    from confide.registry import catalog
+
+    table = {entry.name: entry for entry in COMMANDS}
+    for declared in catalog()[0]:
+        for command in declared.commands:
+            table.setdefault(command.name, Lazy(command.name, command.target, command.help))
+    return tuple(table.values())
 
 
 class ConfideGroup(LazyGroup):
-    """The `confide` group: the commands of `COMMANDS`, each imported when it runs."""
+    """The `confide` group: the commands of `commands()`, each imported when it runs."""
 
-    table = COMMANDS
+    def entries(self) -> tuple[Lazy, ...]:
+        return commands()
 
 
 app = typer.Typer(
