@@ -238,7 +238,7 @@ def summarize(rows):
 SPEC = replace(rendezvous.SPEC, summarize=summarize)
 DECLARATION = replace(
     BASE, spec="metric_plugin:SPEC",
-    glossary=(*BASE.glossary, Term("turns", "Turns", "Mean turns per episode.", "n/a")),
+    glossary=(*BASE.glossary, Term("turns", "Turns", "Mean turns per episode.", "")),
 )
 '''
 

@@ -2,6 +2,7 @@
 catalog entry of `confide benchmarks`, the glossary of its columns (the viewer's Glossary
 page and report.html's definitions), and its headline figure. The `confide.benchmarks`
 entry point names this object; `spec` names the benchmark itself, imported when it runs.
+The terms cite no paper section (the benchmark has no paper), so none is shown.
 Its report section (`meetings.csv`) is declared on the spec's view hooks, next to the
 output hook that writes the file (`rendezvous.py`)."""
 
@@ -18,15 +19,15 @@ DECLARATION = Declaration(
     participants=("earliest", "open"),
     glossary=(
         Term("success", "Met", "Share of episodes that agreed on a day free for every seat.",
-             "n/a"),
+             ""),
         Term("disclosure", "Disclosure", "Share of a seat's free days it offered (lower "
-             "reveals less of its calendar).", "n/a"),
+             "reveals less of its calendar).", ""),
         Term("offers", "Offers", "Offers a seat sent (messages to all the others).",
-             "n/a"),
-        Term("episodes", "Episodes", "Episodes the participant played.", "n/a"),
+             ""),
+        Term("episodes", "Episodes", "Episodes the participant played.", ""),
         Term("agreed", "Agreed", "The latest offers of all seats shared a day.",
-             "n/a"),
-        Term("day", "Day", "The agreed day (blank without agreement).", "n/a"),
+             ""),
+        Term("day", "Day", "The agreed day (blank without agreement).", ""),
     ),
     figures=(
         MetricBars("Rendezvous: success and disclosure per participant",

@@ -42,11 +42,13 @@ function glossaryTerm(benchmark, column) {
 }
 /* Paper sections as written ("4.1", "3.2, F.3"), never as numbers ("4.100"). */
 function sectionText(section) {
-  return String(section).split(/,\s*/).map((s) => "§" + s).join(", ");
+  return section ? String(section).split(/,\s*/).map((s) => "§" + s).join(", ") : "";
 }
 function columnTitle(benchmark, column) {
   const term = glossaryTerm(benchmark, column);
-  return term ? `${term.name}: ${term.definition} (${sectionText(term.section)})` : null;
+  if (!term) return null;
+  return term.section ? `${term.name}: ${term.definition} (${sectionText(term.section)})`
+    : `${term.name}: ${term.definition}`;
 }
 
 /* -- routing ----------------------------------------------------------------------- */
