@@ -23,6 +23,8 @@ SRC = Path(confide.__file__).parent
 
 # The parts every benchmark folder has (envs/README.md). Files end in `.py`; folders in `/`.
 REQUIRED_PARTS = (
+    "declaration.py",
+    "spec.py",
     "scenario.py",
     "options.py",
     "events.py",
@@ -268,7 +270,6 @@ def benchmark_strings(
             and (word.search(node.value) or node.value in columns)
         ]
     return found
-
 
 
 def test_the_string_finder_sees_a_planted_id_and_column(tmp_path: Path) -> None:
