@@ -129,7 +129,8 @@ def test_a_benchmark_run_has_its_report_and_viewer(tmp_path: Path) -> None:
     html = build_report(out).read_text(encoding="utf-8")
     assert "Rendezvous: success and disclosure per participant" in html
     assert "data:image/svg+xml;base64," in html
-    assert "Meeting day per episode" in html  # the section its view hooks declare
+    assert "Meeting day per episode" in html  # the sections its view hooks declare
+    assert "Results per episode and seat" in html
     assert "<dt>disclosure</dt>" in html and "Share of a seat&#39;s free days" in html
     site = Site([out])
     index = json.loads(site.get("data/index.js")[0].decode().split("(", 1)[1].rsplit(")", 1)[0])

@@ -297,6 +297,9 @@ VIEW = ViewHooks(sections={
     "meetings.csv": ReportSection(
         "Meeting day per episode", "The day each episode's seats agreed on (blank when "
         "they did not), whether it was free for all, and the turns it took.", ""),
+    "results.csv": ReportSection(
+        "Results per episode and seat", "Every seat of every episode: the offers it sent, "
+        "the share of its free days it offered, and whether the episode agreed.", ""),
 })
 
 
