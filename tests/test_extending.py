@@ -142,6 +142,40 @@ def test_a_benchmark_run_has_its_report_and_viewer(tmp_path: Path) -> None:
     assert site.get(f"data/episodes/0/{episode_id}.js")[0]
 
 
+COMMAND = '''
+from dataclasses import replace
+
+from confide.declaration import Command
+from confide_example.declaration import DECLARATION as BASE
+
+
+def days(task: str = "pair") -> None:
+    """Rendezvous only: print a task's free days per seat."""
+    from confide_example.rendezvous import load_tasks
+
+    [found] = [t for t in load_tasks("default", None) if t.id == task]
+    for seat, free in found.free.items():
+        print(seat, *free)
+
+
+DECLARATION = replace(BASE, spec="confide_example.rendezvous:SPEC", commands=(
+    Command("rendezvous-days", "command_plugin:days", "Rendezvous only: print a task's free "
+            "days per seat."),))
+'''
+
+
+def test_a_benchmark_declares_its_own_command(install: Install, tmp_path: Path) -> None:
+    (tmp_path / "command_plugin.py").write_text(textwrap.dedent(COMMAND), encoding="utf-8")
+    install("command-plugin", {"confide.benchmarks": {"rendezvous": "command_plugin:DECLARATION"}})
+    done = CliRunner().invoke(app, ["rendezvous-days", "--task", "trio"])
+    assert done.exit_code == 0, done.output
+    assert done.stdout.splitlines() == ["ada 2 5 6", "ben 0 2 5", "cy 1 2 5"]
+    described = CliRunner().invoke(app, ["benchmarks", "rendezvous"])
+    assert "confide rendezvous-days" in described.stdout
+    unknown = CliRunner().invoke(app, ["rendezvous-dayz"])
+    assert unknown.exit_code == 2 and "Did you mean 'rendezvous-days'?" in unknown.output
+
+
 # ---- adding a participant ----------------------------------------------------------------
 
 AGENT = '''

@@ -94,11 +94,17 @@ def get_benchmark(benchmark_id: str) -> BenchmarkSpec:
     return spec
 
 
+def builtin_catalog() -> list[Declaration]:
+    """The builtin benchmarks' declarations, by id, read without scanning the installed
+    distributions' entry points (which costs `confide --help` a fifth of its time)."""
+    return [declaration(name) for name in sorted(_DECLARATIONS)]
+
+
 def catalog() -> tuple[list[Declaration], list[str]]:
     """What `confide benchmarks` lists: every benchmark's declaration, by id; and one
     message per plugin that could not be listed, so a broken plugin is named without
     hiding the others."""
-    entries = [declaration(name) for name in _DECLARATIONS]
+    entries = builtin_catalog()
     problems: list[str] = []
     for name, point in sorted(plugins.plugins(plugins.BENCHMARKS).items()):
         if name in _DECLARATIONS:

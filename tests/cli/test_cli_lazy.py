@@ -62,6 +62,8 @@ def test_help_imports_no_command_no_pydantic_no_env(args: tuple[str, ...]) -> No
     assert sorted(COMMAND_MODULES & modules) == []
     assert [m for m in modules if m.startswith("pydantic")] == []
     assert environment_modules(modules) == []
+    # nor importlib.metadata: plugin benchmarks' commands are looked up on use only
+    assert "importlib.metadata" not in modules
 
 
 def environment_modules(modules: set[str]) -> list[str]:

@@ -74,7 +74,12 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands.update((entry.name, _Listed(entry)) for entry in self.entries())
+        self.add_entries(self.entries())
+
+    def add_entries(self, entries: tuple[Lazy, ...]) -> None:
+        """Know `entries` too, each imported on use; a name the group has is kept."""
+        for entry in entries:
+            self.commands.setdefault(entry.name, _Listed(entry))
 
     def entries(self) -> tuple[Lazy, ...]:
         """The group's commands, in listing order."""
