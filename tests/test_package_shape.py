@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,6 +23,8 @@ SRC = Path(confide.__file__).parent
 
 # The parts every benchmark folder has (envs/README.md). Files end in `.py`; folders in `/`.
 REQUIRED_PARTS = (
+    "declaration.py",
+    "spec.py",
     "scenario.py",
     "options.py",
     "events.py",
@@ -253,3 +257,90 @@ def test_no_env_module_imports_its_outputs() -> None:
         outputs = ".".join(parts[:3]) + ".outputs"
         offending += [(module, t) for t in targets if t == outputs or t.startswith(outputs + ".")]
     assert sorted(offending) == []
+
+
+# ---- benchmark knowledge stays in the benchmark (Declaration hooks) ------------------------
+
+STRING_FREE_LAYERS = ("core", "llm", "runner", "report", "view", "cli", "evaluate", "stats",
+                      "testing")
+GENERIC_COLUMNS = {
+    "coordination": "the eval profile's axis (core/eval_design.Axis, evaluate/render.AXES)",
+    "success": "EvalDesign's default worst-first results column, which it lets a design set",
+    "cost_usd": "the runner's spend column (runner/spend.py), which a glossary may define",
+}
+"""Words a shared layer uses for its own purpose that a benchmark also declares as a
+column; every other declared column is the benchmark's."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """ids of the docstring nodes: of modules, classes and functions, and the attribute
+    docstrings that follow an assignment."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(body, list):
+            continue
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            found.update(id(s.value) for s in body[:1] if isinstance(s, ast.Expr))
+        found.update(
+            id(after.value)
+            for before, after in itertools.pairwise(body)
+            if isinstance(before, ast.Assign | ast.AnnAssign) and isinstance(after, ast.Expr)
+        )
+    return found
+
+
+def benchmark_strings(
+    paths: list[Path], ids: list[str], columns: set[str]
+) -> list[str]:
+    """`file:line: 'text'` for every string literal (docstrings excepted; comments are not
+    in the tree) that names a benchmark id (or its folder name) as a word, or is one of
+    the benchmarks' metric columns."""
+    names = sorted({name for i in ids for name in (i, i.replace("-", "_"))}, key=len)
+    word = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+    found = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docs = _docstrings(tree)
+        found += [
+            f"{path}:{node.lineno}: {node.value[:60]!r}"
+            for node in sorted(
+                (n for n in ast.walk(tree) if isinstance(n, ast.Constant)),
+                key=lambda n: (n.lineno, n.col_offset),
+            )
+            if isinstance(node.value, str) and id(node) not in docs
+            and (word.search(node.value) or node.value in columns)
+        ]
+    return found
+
+
+def test_the_string_finder_sees_a_planted_id_and_column(tmp_path: Path) -> None:
+    planted = tmp_path / "layer.py"
+    planted.write_text(
+        '"""Docstrings may cite calbench."""\n'
+        "# comments too: sotopia-tom\n"
+        'A = {"calbench": 1}\n'
+        'B = "Excess"\n'
+        'C = f"runs/{x}/sotopia_tom"\n'
+        'D = "calbenchmark, sotopia-tomato and the VPS column of Excessive"\n'
+        "def f():\n"
+        '    """calbench again."""\n',
+        encoding="utf-8",
+    )
+    assert [line.split(": ", 1)[1] for line in benchmark_strings(
+        [planted], ["calbench", "sotopia-tom"], {"Excess"}
+    )] == ["'calbench'", "'Excess'", "'/sotopia_tom'"]
+
+
+def test_no_shared_layer_names_a_benchmark_or_its_columns() -> None:
+    """The shared layers know a benchmark only through its declaration and spec: no
+    literal names a benchmark id or one of its metric columns (the glossary's, which hold
+    every column a headline figure draws; the catalog, glossary,
+    headline figures and benchmark-only commands are declared in envs/<id>/declaration.py;
+    `confide.registry`'s id table is the one place the ids are written)."""
+    from confide.registry import catalog
+
+    declared = [d for d in catalog()[0] if d.id not in NOT_BENCHMARKS]
+    columns = {t.column for d in declared for t in d.glossary} - set(GENERIC_COLUMNS)
+    paths = sorted(p for layer in STRING_FREE_LAYERS for p in (SRC / layer).rglob("*.py"))
+    assert benchmark_strings(paths, [d.id for d in declared], columns) == []

@@ -1,19 +1,21 @@
-"""The registry's catalog (what `confide benchmarks` lists without importing any
-environment) matches the specs, and the CLI starts without importing the heavy layers."""
+"""Every benchmark's declaration (what `confide benchmarks`, the glossary, the report's
+figures and the CLI's table read without importing any environment) matches its spec,
+and the CLI starts without importing the heavy layers."""
 
 import subprocess
 import sys
 from pathlib import Path
 
-from confide.registry import _SPECS, CATALOG, benchmark_ids, get_benchmark
+from confide.registry import _DECLARATIONS, benchmark_ids, catalog, get_benchmark
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 
-def test_catalog_matches_every_spec() -> None:
-    assert [entry.id for entry in CATALOG] == sorted(_SPECS)  # installed plugins come on top
-    assert set(_SPECS) <= set(benchmark_ids())
-    for entry in CATALOG:
+def test_every_declaration_matches_its_spec() -> None:
+    entries = [entry for entry in catalog()[0] if entry.id in _DECLARATIONS]  # and plugins
+    assert [entry.id for entry in entries] == sorted(_DECLARATIONS)
+    assert set(_DECLARATIONS) <= set(benchmark_ids())
+    for entry in entries:
         spec = get_benchmark(entry.id)
         assert (spec.id, spec.description, spec.suites, spec.participants, spec.conditions) == (
             entry.id, entry.description, entry.suites, entry.participants, entry.conditions
@@ -28,13 +30,19 @@ def test_help_and_benchmarks_import_no_environment_or_runner() -> None:
         )
         assert done.returncode == 0, done.stderr
         imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines()}
-        heavy: tuple[str, ...] = ("confide.envs", "confide.runner", "confide.stats",
+        heavy: tuple[str, ...] = ("confide.runner", "confide.stats",
                                   "confide.llm", "confide.core", "scipy", "ortools", "numpy")
         if args != "run --help":  # typer needs pydantic to parse options, rich for tables
             heavy += ("pydantic", "yaml", "asyncio")
         if args == "--help":
             heavy += ("rich",)
         assert sorted(m for m in imported if m.startswith(heavy)) == [], args
+        # of the environments, only their light packages and declarations
+        assert sorted(
+            m for m in imported
+            if m.startswith("confide.envs.") and m.count(".") > 2
+            and not m.endswith(".declaration")
+        ) == [], args
         assert "benchmarks" not in args or "sotopia-tom" in done.stdout
 
 

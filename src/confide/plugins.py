@@ -17,9 +17,12 @@ naming the entry point and its distribution, so one broken plugin never hides th
 from __future__ import annotations
 
 import functools
-from importlib.metadata import EntryPoint, entry_points
+from typing import TYPE_CHECKING
 
 from confide.errors import ConfideError
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 BENCHMARKS = "confide.benchmarks"
 PARTICIPANTS = "confide.participants"
@@ -39,7 +42,11 @@ def plugins(group: str) -> dict[str, EntryPoint]:
 def _discover(group: str) -> tuple[dict[str, EntryPoint], dict[str, str]]:
     """Entry points by name, and an error for each name two distributions declare with
     different objects: which one won would depend on the order of sys.path. (The same
-    declaration seen twice, as from a venv over system site-packages, is one.)"""
+    declaration seen twice, as from a venv over system site-packages, is one.)
+    importlib.metadata is imported here, not at the top: with its email package it is a
+    tenth of `confide --help`, which reads no entry point."""
+    from importlib.metadata import entry_points
+
     found: dict[str, EntryPoint] = {}
     clashes: dict[str, str] = {}
     for point in entry_points(group=group):

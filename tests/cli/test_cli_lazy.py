@@ -1,5 +1,6 @@
-"""The lazy command layer (issue 15, target 6): `confide --help` imports no command, and
-the static table in `cli.main.COMMANDS` lists exactly what the real commands say."""
+"""The lazy command layer: `confide --help` imports no command and no environment (only
+the benchmarks' declarations), and the table of `cli.main.commands()` (the shared
+commands and those the benchmarks declare) lists exactly what the real commands say."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import typer
 from typer.testing import CliRunner
 
 from confide.cli.lazy import Lazy, LazyGroup
-from confide.cli.main import COMMANDS, app
+from confide.cli.main import app, commands
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
+COMMANDS = commands()
 COMMAND_MODULES = {entry.target.partition(":")[0] for entry in COMMANDS}
 PROBE = """\
 import sys
@@ -58,14 +60,40 @@ def test_help_imports_no_command_no_pydantic_no_env(args: tuple[str, ...]) -> No
     ]
     assert "typer" in modules  # the probe saw what was imported
     assert sorted(COMMAND_MODULES & modules) == []
-    assert [m for m in modules if m.startswith(("pydantic", "confide.envs"))] == []
+    assert [m for m in modules if m.startswith("pydantic")] == []
+    assert environment_modules(modules) == []
+    # nor importlib.metadata: plugin benchmarks' commands are looked up on use only
+    assert "importlib.metadata" not in modules
+
+
+def environment_modules(modules: set[str]) -> list[str]:
+    """Modules of an environment beyond its light package and its declaration."""
+    return sorted(
+        m for m in modules
+        if m.startswith("confide.envs.") and m.count(".") > 2 and not m.endswith(".declaration")
+    )
 
 
 def test_a_command_imports_its_own_module_only() -> None:
     out, modules = _modules_after("benchmarks")
     assert "calbench" in out
     assert COMMAND_MODULES & modules == {"confide.cli.run"}
-    assert [m for m in modules if m.startswith(("pydantic", "confide.envs"))] == []
+    assert [m for m in modules if m.startswith("pydantic")] == []
+    assert environment_modules(modules) == []
+
+
+def test_benchmark_commands_come_from_their_declarations() -> None:
+    """Each benchmark's own commands are listed from its declaration and live in its
+    folder; the shared table names none of them."""
+    from confide.cli.main import COMMANDS as SHARED
+    from confide.registry import catalog
+
+    listed = {entry.name: entry.target for entry in COMMANDS}
+    declared = {c.name: c.target for d in catalog()[0] for c in d.commands}
+    assert set(declared) == {"leaderboard", "scenarios", "judge", "incognita"}
+    assert all(listed[name] == target for name, target in declared.items())
+    assert all(target.startswith("confide.envs.") for target in declared.values())
+    assert not set(declared) & {entry.name for entry in SHARED}
 
 
 @pytest.mark.parametrize("entry", COMMANDS, ids=lambda entry: entry.name)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from confide.cli.scenarios import app
+from confide.envs.sotopia_tom.cli.scenarios import app
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.generation import (
     PAPER_SAMPLING,

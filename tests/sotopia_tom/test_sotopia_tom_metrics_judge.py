@@ -14,9 +14,9 @@ import pytest
 from scipy import stats
 from typer.testing import CliRunner
 
-from confide.cli.judge import app as judge_app
 from confide.core.trace import ModelCall
 from confide.envs.sotopia_tom import SPEC
+from confide.envs.sotopia_tom.cli.judge import app as judge_app
 from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.judge.llm import judge_messages
 from confide.envs.sotopia_tom.judge.reference import ReferenceJudge

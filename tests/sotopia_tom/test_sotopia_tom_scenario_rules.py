@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from confide.cli.scenarios import app
+from confide.envs.sotopia_tom.cli.scenarios import app
 from confide.envs.sotopia_tom.scenario import Scenario
 from confide.envs.sotopia_tom.validation import (
     FileReport,

@@ -395,8 +395,8 @@ def test_glossary_prints_sections_as_written(browser: Browser, served: str) -> N
     page.goto(served + "#/glossary")
     page.wait_for_selector("span.section")
     sections = page.locator("span.section").all_inner_texts()
-    assert "§4.1" in sections and "§3.2, §F.3" in sections
-    assert all(s.startswith("§") and not s.endswith("00") for s in sections)
+    assert "§4.1" in sections and "§3.2, §F.3" in sections and "Table 2" in sections
+    assert all(s.startswith(("§", "Table ")) and not s.endswith("00") for s in sections)
 
 
 def test_run_cards_show_their_whole_headline_table(browser: Browser, served: str) -> None:

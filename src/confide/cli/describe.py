@@ -1,6 +1,7 @@
 """What `confide benchmarks ID` and `confide run ID --help` say about one benchmark: its
-suites, conditions, participants, roles and options (type, default, what it does and the
-paper section its description cites), read from the spec alone."""
+suites, conditions, participants, its own commands, roles and options (type, default,
+what it does and the paper section its description cites), read from the spec and its
+declaration."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pydantic import BaseModel
 from pydantic_core import PydanticUndefined
 
 from confide.core.benchmark import BenchmarkSpec
+from confide.registry import declaration
 
 _REF = r"(?:[A-Z]\.)?\d+(?:\.\d+)?"
 _SECTION = re.compile(rf"\s*\(({_REF}(?:(?:[-–]|, ){_REF})*)\)")
@@ -33,6 +35,10 @@ def describe(spec: BenchmarkSpec) -> list[str]:
         "provider/model[:strategy]",
         f"default lineup {spec.default_lineup}",
     ]
+    commands = declaration(spec.id).commands
+    if commands:
+        lines += ["", "commands (its own):"]
+        lines += [f"  confide {c.name:<14} {' '.join(c.help.split())}" for c in commands]
     if spec.roles:
         lines += ["", "roles (--role NAME=SPEC):"]
         lines += [f"  {r.name:<22} default {r.default or 'unbound'}; {r.description}"

@@ -25,7 +25,7 @@ def eval_command(
     role: Annotated[
         list[str] | None,
         typer.Option(help="Bind a role: judge=SPEC (every benchmark with a judge) or "
-                     "BENCHMARK.ROLE=SPEC, e.g. incognita.customer=openai/gpt-5-mini."),
+                     "BENCHMARK.ROLE=SPEC for one benchmark's role, e.g. its customer simulator."),
     ] = None,
     out: Annotated[Path, typer.Option(help="Evaluation directory.")] = Path("eval"),
     compare: Annotated[

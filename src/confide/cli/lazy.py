@@ -65,15 +65,25 @@ class _Listed(TyperCommand):
 
 
 class LazyGroup(TyperGroup):
-    """A typer group whose commands come from the class's `table`, each imported on use.
+    """A typer group whose commands come from `entries()`, each imported on use.
 
-    Subclass it with the table and pass the subclass as `typer.Typer(cls=...)`."""
+    Subclass it with the table (`table`, or `entries` when the table is computed) and pass
+    the subclass as `typer.Typer(cls=...)`."""
 
     table: ClassVar[tuple[Lazy, ...]] = ()
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands.update((entry.name, _Listed(entry)) for entry in self.table)
+        self.add_entries(self.entries())
+
+    def add_entries(self, entries: tuple[Lazy, ...]) -> None:
+        """Know `entries` too, each imported on use; a name the group has is kept."""
+        for entry in entries:
+            self.commands.setdefault(entry.name, _Listed(entry))
+
+    def entries(self) -> tuple[Lazy, ...]:
+        """The group's commands, in listing order."""
+        return self.table
 
     def load(self, name: str, ctx: Context) -> TyperCommand | TyperGroup | None:
         """The real command `name` (imported and built on first use), or None."""

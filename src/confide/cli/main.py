@@ -1,8 +1,12 @@
 """`confide`: the command line, a thin layer over the Python API (one module per command).
 
-The top-level group knows its commands from a static table (`COMMANDS`) and imports a
-command's module only when that command runs (`cli.lazy`), so `confide --help` imports
-typer and none of the commands, and each command pays only for its own layers.
+The top-level group knows its commands from a static table (`COMMANDS`) and the commands
+benchmarks declare (`Declaration.commands`), and imports a command's module only when that
+command runs (`cli.lazy`), so `confide --help` imports typer, the builtin benchmarks'
+declarations and none of the commands, and each command pays only for its own layers. A
+plugin benchmark's commands are looked up when a name is not in the table: reading the
+installed distributions' entry points would cost `--help` a fifth of its time, so
+`confide benchmarks ID` lists them instead of `confide --help`.
 
 Errors caused by the user (`ConfideError`) or the machine (an `OSError` naming a file:
 a read-only or full output directory) are printed as one plain sentence and exit with
@@ -15,6 +19,8 @@ import sys
 from typing import Annotated
 
 import typer
+from typer._click import Context
+from typer.core import TyperCommand, TyperGroup
 
 from confide.cli.lazy import Lazy, LazyGroup
 from confide.cli.term import HELP_MARKUP
@@ -36,25 +42,41 @@ COMMANDS = (
          "run\ninto one HTML file."),
     Lazy("view", "confide.cli.view:view",
          "Browse runs: headline tables, episodes, one episode as any participant saw it."),
-    Lazy("leaderboard", "confide.cli.leaderboard:leaderboard",
-         "CalBench only: rate models with OpenSkill score-margin updates; list reference\n"
-         "protocols by raw metrics."),
     Lazy("trace", "confide.cli.trace:app", "Inspect episode traces."),
     Lazy("models", "confide.cli.models:app", "Try chat models and list providers."),
-    Lazy("scenarios", "confide.cli.scenarios:app",
-         "Sotopia-ToM only: validate and generate scenario files."),
-    Lazy("judge", "confide.cli.judge:app", "Sotopia-ToM only: judge reliability tools."),
-    Lazy("incognita", "confide.cli.incognita:app",
-         "Incognita only: convert a source benchmark's tasks into task cards."),
 )
-"""Every command in `confide --help` order, with the first paragraph of its help (kept
-equal to the command's own by tests/cli/test_cli_lazy.py)."""
+"""The commands every benchmark shares, in `confide --help` order, with the first paragraph
+of their help (kept equal to the command's own by tests/cli/test_cli_lazy.py)."""
+
+
+def commands(*, plugins: bool = False) -> tuple[Lazy, ...]:
+    """`COMMANDS`, then the commands the builtin benchmarks (and, with `plugins`, the
+    plugin benchmarks) declare for themselves (`Declaration.commands`, read without
+    importing a benchmark), by benchmark id; a declared name that a shared command or an
+    earlier benchmark already uses is left out (`confide benchmarks ID` still lists it)."""
+    from confide.registry import builtin_catalog, catalog
+
+    table = {entry.name: entry for entry in COMMANDS}
+    for declared in catalog()[0] if plugins else builtin_catalog():
+        for command in declared.commands:
+            table.setdefault(command.name, Lazy(command.name, command.target, command.help))
+    return tuple(table.values())
 
 
 class ConfideGroup(LazyGroup):
-    """The `confide` group: the commands of `COMMANDS`, each imported when it runs."""
+    """The `confide` group: the commands of `commands()`, each imported when it runs."""
 
-    table = COMMANDS
+    def entries(self) -> tuple[Lazy, ...]:
+        return commands()
+
+    def resolve_command(
+        self, ctx: Context, args: list[str]
+    ) -> tuple[str | None, TyperCommand | TyperGroup | None, list[str]]:
+        """As `LazyGroup`, after adding the plugin benchmarks' commands when the name is
+        not in the table."""
+        if args and args[0] not in self.commands:
+            self.add_entries(commands(plugins=True))
+        return super().resolve_command(ctx, args)
 
 
 app = typer.Typer(

@@ -55,7 +55,7 @@ def run(
     world: Annotated[
         Path | None,
         typer.Option(help="With --tasks: the world a source benchmark's task file runs on "
-                     "(incognita: a tau2 db.json or tau-bench retail data directory)."),
+                     "(e.g. a tau2 db.json or a tau-bench retail data directory)."),
     ] = None,
     lineup: Annotated[
         list[str] | None,

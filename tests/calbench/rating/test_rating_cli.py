@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from confide.cli.leaderboard import leaderboard
+from confide.envs.calbench.cli import leaderboard
 
 COLUMNS = [
     "game_id",

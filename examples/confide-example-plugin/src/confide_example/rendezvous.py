@@ -18,12 +18,17 @@ that answers a `RendezvousObservation` with a `RendezvousAction`.
 
 Metrics per episode: `agreed`, `success`, `day` (None without agreement), `turns`;
 per seat: `offers` (messages sent), `invalid` (offers naming no day of the task) and
-`disclosure`.
+`disclosure`. Every run also writes `meetings.csv`, one row per episode, which report.html
+presents as the section `VIEW` declares.
+
+What confide's shared layers show of the benchmark (catalog, glossary, headline figure)
+is declared in `declaration.py`, which the entry point names.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -38,8 +43,12 @@ from confide.core.benchmark import (
 from confide.core.custom import custom_participant
 from confide.core.message import Channel, Message
 from confide.core.postbox import Postbox
+from confide.core.tables import write_table
+from confide.core.trace import Trace
+from confide.core.viewing import ReportSection, ViewHooks
 from confide.errors import ConfideError
 from confide.untrusted import parse_jsonl, read_text
+from confide_example.declaration import DECLARATION
 
 REFERENCES = ("earliest", "open")
 
@@ -264,14 +273,43 @@ def summarize(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return table
 
 
+def write_outputs(run_dir: Path, traces: Sequence[Trace]) -> None:
+    """`meetings.csv`: per complete episode, its task, lineup, agreed day and whether it
+    was free for every seat."""
+    rows = [
+        {
+            "episode_id": trace.header.episode_id,
+            "task": trace.header.scenario_id,
+            "lineup": " ".join(trace.header.lineup),
+            "day": trace.footer.metrics.get("day"),
+            "success": trace.footer.metrics.get("success"),
+            "turns": trace.footer.metrics.get("turns"),
+        }
+        for trace in traces
+        if trace.footer is not None and trace.footer.status == "ok"
+    ]
+    write_table(run_dir / "meetings.csv", rows, MEETING_COLUMNS)
+
+
+MEETING_COLUMNS = ("episode_id", "task", "lineup", "day", "success", "turns")
+
+VIEW = ViewHooks(sections={
+    "meetings.csv": ReportSection(
+        "Meeting day per episode", "The day each episode's seats agreed on (blank when "
+        "they did not), whether it was free for all, and the turns it took.", ""),
+    "results.csv": ReportSection(
+        "Results per episode and seat", "Every seat of every episode: the offers it sent, "
+        "the share of its free days it offered, and whether the episode agreed.", ""),
+})
+
+
 def _flag(value: object) -> bool:
     return value is True or value == "True"
 
 
 SPEC = BenchmarkSpec(
-    id="rendezvous",
-    description="Seats with private free days agree on a meeting day (success vs disclosure); "
-    "an example plugin.",
+    id=DECLARATION.id,
+    description=DECLARATION.description,
     load_tasks=load_tasks,
     seats=seats,
     run_episode=run_episode,
@@ -282,4 +320,6 @@ SPEC = BenchmarkSpec(
     default_lineups=REFERENCES,
     summarize=summarize,
     private_markers=lambda task: {seat: [task.notes[seat]] for seat in task.seats},
+    write_outputs=write_outputs,
+    view=VIEW,
 )

@@ -7,26 +7,19 @@ participant `scripted` writes a deterministic summary; a model seat asks its cha
 Metrics count messages and invalid (empty) model replies.
 """
 
-from confide.core.benchmark import BenchmarkSpec
-from confide.core.sampling import Sampling
-from confide.envs.demo.env import call_bounds, load_tasks, run_episode, seats, summarize
-from confide.envs.demo.events import EVENTS
+from __future__ import annotations
 
-SPEC = BenchmarkSpec(
-    id="demo",
-    description="Relay ring that exercises the runtime (no benchmark logic).",
-    load_tasks=load_tasks,
-    seats=seats,
-    run_episode=run_episode,
-    default_suite="default",
-    suites=("default",),
-    participants=("scripted",),
-    default_lineup="scripted",
-    summarize=summarize,
-    private_markers=lambda task: {s: [f"secret-of-{s}-{task.id}"] for s in task.seats},
-    events=EVENTS,
-    call_bounds=call_bounds,
-    sampling_defaults={"seats": Sampling(temperature=0.0, max_tokens=64)},  # participants.py
-)
+from typing import TYPE_CHECKING
 
-__all__ = ["SPEC"]
+if TYPE_CHECKING:
+    from confide.core.benchmark import BenchmarkSpec
+
+
+def __getattr__(name: str) -> BenchmarkSpec:
+    """`SPEC` from `spec.py`, imported on first use: the package stays light, so the
+    registry reads `declaration.py` without importing the environment."""
+    if name != "SPEC":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from confide.envs.demo.spec import SPEC
+
+    return SPEC

@@ -40,13 +40,17 @@ function short(id, n) { return id.length > n ? id.slice(0, n - 1) + "…" : id; 
 function glossaryTerm(benchmark, column) {
   return (state.index.glossary || []).find((t) => t.benchmark === benchmark && t.column === column);
 }
-/* Paper sections as written ("4.1", "3.2, F.3"), never as numbers ("4.100"). */
+/* Paper sections as written ("4.1", "3.2, F.3"), never as numbers ("4.100"); a table or
+   figure ("Table 2") keeps its own name. */
 function sectionText(section) {
-  return String(section).split(/,\s*/).map((s) => "§" + s).join(", ");
+  return section ? String(section).split(/,\s*/)
+    .map((s) => (/^(Table|Figure) /.test(s) ? s : "§" + s)).join(", ") : "";
 }
 function columnTitle(benchmark, column) {
   const term = glossaryTerm(benchmark, column);
-  return term ? `${term.name}: ${term.definition} (${sectionText(term.section)})` : null;
+  if (!term) return null;
+  return term.section ? `${term.name}: ${term.definition} (${sectionText(term.section)})`
+    : `${term.name}: ${term.definition}`;
 }
 
 /* -- routing ----------------------------------------------------------------------- */

@@ -1,6 +1,6 @@
 """`confide judge agree RUN_A RUN_B`: how closely two judges agree (Sotopia-ToM, A.12).
 
-Listed in `cli.main.COMMANDS` as `judge` (imported when it runs). RUN_A and RUN_B
+Declared in `declaration.py` as `confide judge` (imported when it runs). RUN_A and RUN_B
 are `sotopia-tom` run directories that judged the same episodes with different judges;
 for model lineups produce them with one shared response cache so the conversations are
 replayed identically:

@@ -1,7 +1,7 @@
 """`confide incognita convert`: the transformation as an instrument (incognita.md,
 contribution 3; `confide.envs.incognita.transform`).
 
-Listed in `cli.main.COMMANDS` as `incognita` (imported when it runs).
+Declared in `declaration.py` as `confide incognita` (imported when it runs).
 
     confide incognita convert --tasks tau2/tasks.json --world retail-data/
 

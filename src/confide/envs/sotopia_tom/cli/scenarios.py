@@ -1,6 +1,6 @@
 """`confide scenarios validate | generate`: Sotopia-ToM scenario files.
 
-Listed in `cli.main.COMMANDS` as `scenarios` (imported when it runs).
+Declared in `declaration.py` as `confide scenarios` (imported when it runs).
 
 `validate FILE...` checks files against the rules. Files may hold one scenario or a list,
 in the native JSON format or the paper's public generator format. Import problems

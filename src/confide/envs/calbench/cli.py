@@ -2,7 +2,7 @@
 CalBench leaderboard (calbench.md D.4, appendix E). CalBench runs only: another
 benchmark's run is refused up front (`cli.scope`).
 
-Listed in `cli.main.COMMANDS` as `leaderboard`. With `--out DIR` the
+Declared in `declaration.py` as `confide leaderboard`. With `--out DIR` the
 ratings are kept in `DIR/ratings.json` and updated incrementally: runs already applied (by
 run id = the `run_id` column, else the run directory's name) are skipped, so re-running with
 the same runs leaves the ratings unchanged. `DIR/leaderboard.csv` and `DIR/references.csv`
