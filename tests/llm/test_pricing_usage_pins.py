@@ -121,6 +121,11 @@ def test_a_bad_price_table_names_the_first_field_and_its_value(tmp_path: Path) -
     message = str(bad.value)
     assert message.startswith(f"price table {path}: field models.openai/m.input: ")
     assert message.endswith(" (got -1.5)") and "output" not in message
+    path.write_text(json.dumps({"version": "v", "as_of": "2026/01/01"}))
+    with pytest.raises(ModelSpecError) as pattern:
+        load_price_table(path)
+    assert str(pattern.value).startswith(f"price table {path}: field as_of: ")
+    assert str(pattern.value).endswith(" (got '2026/01/01')")
     path.write_text(json.dumps({"as_of": "2026-01-01"}))
     with pytest.raises(ModelSpecError) as missing:
         load_price_table(path)
