@@ -83,10 +83,10 @@ def import_graph(root: Path) -> dict[str, set[str]]:
     """Module -> the package's modules it imports anywhere in its source.
 
     `from a.b import c` depends on `a.b.c` when that is a module, else on `a.b`; a name
-    outside the package is dropped. Lazy imports inside functions count; imports under
-    `if TYPE_CHECKING:` do not (they never run, so they cannot close a circle). Parent
-    packages' `__init__` are not added as edges: Python runs them first, so they never
-    close a circle on their own."""
+    outside the package is dropped. Lazy imports inside functions and imports under
+    `if TYPE_CHECKING:` count (module docstring: both hide a dependency a reader must
+    follow). Parent packages' `__init__` are not added as edges: Python runs them first,
+    so they never close a circle on their own."""
     modules = module_names(root)
 
     def owner(name: str) -> str | None:
@@ -99,16 +99,7 @@ def import_graph(root: Path) -> dict[str, set[str]]:
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: list[str] = []
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        typing_only = {
-            id(inner)
-            for block in ast.walk(tree)
-            if isinstance(block, ast.If) and _is_type_checking(block.test)
-            for statement in block.body
-            for inner in ast.walk(statement)
-        }
         for node in ast.walk(tree):
-            if id(node) in typing_only:
-                continue
             if isinstance(node, ast.Import):
                 targets += [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -122,12 +113,6 @@ def import_graph(root: Path) -> dict[str, set[str]]:
                 ]
         graph[name] = {t for t in map(owner, targets) if t is not None and t != name}
     return graph
-
-
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
 
 
 def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
@@ -173,23 +158,44 @@ def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
 
 
 def test_cycle_finder_sees_a_planted_circle(tmp_path: Path) -> None:
-    """The checker itself: a lazy import and a relative import close a circle; a
-    TYPE_CHECKING import does not (it never runs)."""
+    """The checker itself: a lazy import, a relative import and a TYPE_CHECKING import
+    each close a circle (the one core.benchmark -> core.trace -> registry ->
+    core.benchmark hid behind the last kind)."""
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "sub" / "__init__.py").write_text("from pkg.sub import b\n")
     (pkg / "a.py").write_text("def f():\n    from pkg.sub.b import g\n")
     (pkg / "sub" / "b.py").write_text("from ..a import f\n")
-    (pkg / "c.py").write_text("from pkg import a\n")
+    (pkg / "c.py").write_text("from pkg import d\n")
     (pkg / "d.py").write_text(
         "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.c import x\n"
     )
     graph = import_graph(pkg)
-    assert graph["pkg.c"] == {"pkg.a"}
+    assert graph["pkg.c"] == {"pkg.d"}
     assert graph["pkg.sub"] == {"pkg.sub.b"}
-    assert graph["pkg.d"] == set()
-    assert cycles(graph) == [["pkg.a", "pkg.sub.b"]]
+    assert graph["pkg.d"] == {"pkg.c"}
+    assert cycles(graph) == [["pkg.a", "pkg.sub.b"], ["pkg.c", "pkg.d"]]
+
+
+def test_the_trace_schema_and_writer_reach_no_registry() -> None:
+    """core.benchmark names trace events and the recorder; only the trace reader looks
+    specs up in the registry, so the schema, the writer and the path rules must not
+    reach it (else core.benchmark -> core.trace -> registry -> core.benchmark closes)."""
+    graph = import_graph(SRC)
+
+    def reach(start: str) -> set[str]:
+        seen, todo = set(), [start]
+        while todo:
+            for target in graph[todo.pop()] - seen:
+                seen.add(target)
+                todo.append(target)
+        return seen
+
+    for module in ("events", "writer", "paths"):
+        assert "confide.registry" not in reach(f"confide.core.trace.{module}"), module
+    assert "confide.registry" in reach("confide.core.trace.reader")
+    assert "confide.core.trace" not in reach("confide.core.benchmark")
 
 
 def test_the_package_has_no_import_cycles() -> None:

@@ -66,3 +66,25 @@ def test_leaderboard_names_its_units(tiny_runs: dict[str, Path]) -> None:
     assert "No model seats in these runs" in output
     assert "CalBench leaderboard: models" not in output
     assert "on the cost scale the agents saw" in output and "slot-equivalent units" in output
+
+
+def test_leaderboard_excess_per_setting_equals_the_reports_table(
+    tiny_runs: dict[str, Path], tmp_path: Path
+) -> None:
+    run = tiny_runs["calbench"]
+    _invoke("leaderboard", str(run), "--out", str(tmp_path))
+    board = list(csv.DictReader((tmp_path / "references.csv").open(encoding="utf-8")))
+    summary = list(csv.DictReader((run / "summary.csv").open(encoding="utf-8")))
+    compared = 0
+    for row in board:
+        for setting in ("uniform", "varied"):
+            cells = [s for s in summary
+                     if s["Method"] == row["participant"] and s["Setting"].lower() == setting]
+            if not cells:
+                assert row[f"excess_{setting}_mean"] == ""
+                continue
+            seats = sum(int(s["Seats"]) for s in cells)
+            expected = sum(float(s["Excess"]) * int(s["Seats"]) for s in cells) / seats
+            assert abs(float(row[f"excess_{setting}_mean"]) - expected) < 1e-9
+            compared += 1
+    assert compared >= 2

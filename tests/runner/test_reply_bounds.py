@@ -101,10 +101,10 @@ def test_bounded_keeps_the_head_the_size_and_the_hash() -> None:
 def test_the_writer_refuses_to_grow_a_trace_past_its_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from confide.core import trace as trace_module
     from confide.core.message import Channel, Message
+    from confide.core.trace import writer as trace_writer
 
-    monkeypatch.setattr(trace_module, "EVENT_BUDGET", 3000)
+    monkeypatch.setattr(trace_writer, "EVENT_BUDGET", 3000)
     writer = TraceWriter(tmp_path, "ep")
     writer.emit(EpisodeStart(episode_id="ep", benchmark="demo", scenario_id="t", seed=0))
     message = Message(sender="a", text="w" * 1000, channel=Channel.dm())

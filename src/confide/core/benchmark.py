@@ -20,8 +20,9 @@ from typing_extensions import TypeVar
 from confide.core.options import NoOptions
 from confide.core.sampling import Sampling, sampling_for
 
-if TYPE_CHECKING:  # annotations only (core.trace reaches specs through the registry)
-    from confide.core.trace import EnvEvent, Trace, TraceRecorder
+if TYPE_CHECKING:  # annotations only
+    from confide.core.trace.events import EnvEvent, Trace
+    from confide.core.trace.writer import TraceRecorder
     from confide.core.viewing import ViewHooks
 
 TaskT = TypeVar("TaskT", default=Any)

@@ -14,7 +14,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from confide.core.trace import MessageDelivered, Trace
+from confide.core.trace.events import MessageDelivered, Trace
 
 
 @dataclass(frozen=True)

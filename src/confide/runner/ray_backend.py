@@ -75,7 +75,7 @@ from typing import Any
 from confide import atomic
 from confide.atomic import TEMP_SUFFIX
 from confide.core.benchmark import BenchmarkSpec, SeatSpec, parse_lineup
-from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, trace_file
+from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, partial_file, trace_file
 from confide.errors import ConfideError
 from confide.llm import ModelUsage, ProviderLimiter, UsageMeter
 from confide.llm.registry import default_limits
@@ -507,8 +507,7 @@ class RayEpisodes:
     def _remove_partial(self, plan: EpisodePlan) -> None:
         """Remove the `.partial` an episode left in the run directory (its worker died,
         or the run stopped before the worker unwound it)."""
-        final = trace_file(self._trace_dir, plan.episode_id)
-        final.with_name(final.name + ".partial").unlink(missing_ok=True)
+        partial_file(self._trace_dir, plan.episode_id).unlink(missing_ok=True)
 
     def _write_lost(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
         """The trace of an episode no worker finished, written by the driver: its header

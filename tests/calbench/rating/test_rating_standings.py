@@ -11,15 +11,18 @@ from rich.console import Console
 from confide.envs.calbench.rating import (
     LeaderboardState,
     Metric,
+    apply_results,
     build_leaderboard,
     mmr,
     model_standings,
+    parse_results,
     print_leaderboard,
     reference_standings,
     write_model_csv,
     write_reference_csv,
 )
 from confide.envs.calbench.rating.output import MODEL_CSV_COLUMNS, REFERENCE_CSV_COLUMNS
+from confide.envs.calbench.rating.update import run_digest
 
 
 def _row(
@@ -100,6 +103,8 @@ def test_csv_files(tmp_path: Path) -> None:
         "coordination_mean": "1.0",
         "excess_cost_mean": "0.0",
         "excess_vps_mean": "",
+        "excess_uniform_mean": "",
+        "excess_varied_mean": "",
         "seats": "1",
         "games": "1",
     }
@@ -117,3 +122,21 @@ def test_printer_omits_empty_reference_table() -> None:
     console = Console(record=True, width=160)
     print_leaderboard(build_leaderboard([_row("m/a", 1, 0, 0), _row("m/b", 0, 0, 0)]), console)
     assert "Reference protocols" not in console.export_text()
+
+
+def test_setting_excess_is_shown_per_setting_and_never_rated() -> None:
+    base = {"run_id": "r", "participant": "imap", "is_reference": True, "coordination": 1.0}
+    rows = [
+        {**base, "game_id": "g1", "seat": "0", "excess_cost": 10.0,
+         "cost_setting": "varied", "excess": 2.0},
+        {**base, "game_id": "g1", "seat": "1", "excess_cost": 0.0,
+         "cost_setting": "varied", "excess": 0.0},
+        {**base, "game_id": "g2", "seat": "0", "excess_cost": 1.0,
+         "cost_setting": "uniform", "excess": 1.0},
+    ]
+    state = apply_results(LeaderboardState(), rows)
+    (standing,) = reference_standings(state)
+    assert standing.setting_excess == {"uniform": 1.0, "varied": 1.0}
+    assert standing.means[Metric.EXCESS_COST] == 11.0 / 3
+    bare = [{k: v for k, v in r.items() if k not in ("cost_setting", "excess")} for r in rows]
+    assert run_digest(parse_results(rows)) == run_digest(parse_results(bare))

@@ -28,6 +28,11 @@ seat) may hold any other columns; the leaderboard reads only these:
 | `coordination` | yes | float in [0, 1], or empty for a seat that attends no meeting |
 | `excess_cost` | yes | float >= 0 |
 | `excess_vps` | no | float, or empty when not measured |
+| `cost_setting` | no | `uniform` or `varied`: the game's cost setting |
+| `excess` | no | excess cost on Table 1's metric scale (varied errands as 1/2/3) |
+
+The last two are shown, never rated: per setting, on the scale of the report's headline
+table, so the leaderboard's numbers can be checked against the report's.
 """
 
 from __future__ import annotations
@@ -52,8 +57,10 @@ REQUIRED_COLUMNS: tuple[str, ...] = (
     "coordination",
     "excess_cost",
 )
-OPTIONAL_COLUMNS: tuple[str, ...] = ("run_id", "excess_vps")
-_EMPTY_IS_NONE: tuple[str, ...] = ("coordination", "excess_vps")
+OPTIONAL_COLUMNS: tuple[str, ...] = ("run_id", "excess_vps", "cost_setting", "excess")
+_EMPTY_IS_NONE: tuple[str, ...] = ("coordination", "excess_vps", "cost_setting", "excess")
+DISPLAY_ONLY: frozenset[str] = frozenset({"cost_setting", "excess"})
+"""Fields shown beside the ratings but never rated, so not part of a run's digest."""
 """Columns whose empty cell means "not measured" rather than a bad value."""
 
 
@@ -74,6 +81,8 @@ class SeatResult(BaseModel):
     coordination: float | None = Field(ge=0.0, le=1.0)
     excess_cost: float = Field(ge=0.0)
     excess_vps: float | None = None
+    cost_setting: str | None = None
+    excess: float | None = Field(default=None, ge=0.0)
 
     @field_validator("seat", "game_id", "run_id", mode="before")
     @classmethod
@@ -81,7 +90,7 @@ class SeatResult(BaseModel):
         """Seat and game ids may arrive as integers (seat 0, game 3); store them as text."""
         return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
-    @field_validator("coordination", "excess_cost", "excess_vps")
+    @field_validator("coordination", "excess_cost", "excess_vps", "excess")
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):
@@ -133,7 +142,8 @@ def read_results_csv(path: Path, run_id: str | None = None) -> list[SeatResult]:
             line = reader.line_num
             values: dict[str, Any] = {column: record[column] for column in REQUIRED_COLUMNS}
             for column in _EMPTY_IS_NONE:
-                values[column] = (record.get(column) or "").strip() or None
+                if column in REQUIRED_COLUMNS or column in header:
+                    values[column] = (record.get(column) or "").strip() or None
             row_run = (record.get("run_id") or "").strip() or run_id
             if row_run is None:
                 raise RatingInputError(

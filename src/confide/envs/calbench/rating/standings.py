@@ -14,7 +14,7 @@ ascending (D.4); a protocol without a VPS measurement sorts after those with one
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from confide.envs.calbench.rating.state import (
     LeaderboardState,
@@ -22,6 +22,7 @@ from confide.envs.calbench.rating.state import (
     MetricRating,
     ModelRecord,
     RatingConfig,
+    RawTotals,
 )
 
 
@@ -38,6 +39,7 @@ class ModelStanding(BaseModel):
     seats: int
     games: int
     rated_games: int
+    setting_excess: dict[str, float | None] = Field(default_factory=dict)
 
 
 class ReferenceStanding(BaseModel):
@@ -50,6 +52,16 @@ class ReferenceStanding(BaseModel):
     means: dict[Metric, float | None]
     seats: int
     games: int
+    setting_excess: dict[str, float | None] = Field(default_factory=dict)
+
+
+COST_SETTINGS: tuple[str, ...] = ("uniform", "varied")
+"""The cost settings Table 1 reports separately (CalBench paper §4.1)."""
+
+
+def setting_excess(record_raw: RawTotals) -> dict[str, float | None]:
+    """Table 1 excess per cost setting, as the report's headline table shows it."""
+    return {setting: record_raw.setting_mean(setting) for setting in COST_SETTINGS}
 
 
 def mmr(record: ModelRecord, config: RatingConfig) -> float:
@@ -76,6 +88,7 @@ def model_standings(state: LeaderboardState) -> list[ModelStanding]:
             seats=record.raw.seats,
             games=record.games,
             rated_games=record.rated_games,
+            setting_excess=setting_excess(record.raw),
         )
         for position, (value, name, record) in enumerate(scored, start=1)
     ]
@@ -104,6 +117,7 @@ def reference_standings(state: LeaderboardState) -> list[ReferenceStanding]:
             means=means,
             seats=record.raw.seats,
             games=record.games,
+            setting_excess=setting_excess(record.raw),
         )
         for position, (name, means, record) in enumerate(rows, start=1)
     ]

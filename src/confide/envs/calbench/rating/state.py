@@ -82,6 +82,15 @@ class MetricRating(BaseModel):
     sigma: float = Field(gt=0.0)
 
 
+class SettingExcess(BaseModel):
+    """Seats and summed Table 1 excess of one cost setting (shown, never rated)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seats: int = 0
+    excess_sum: float = 0.0
+
+
 class RawTotals(BaseModel):
     """Sums behind the raw means displayed next to ratings (D.4 "Displayed values").
 
@@ -98,11 +107,19 @@ class RawTotals(BaseModel):
     excess_cost_sum: float = 0.0
     vps_seats: int = 0
     excess_vps_sum: float = 0.0
+    setting_excess: dict[str, SettingExcess] = Field(default_factory=dict)
 
     def add(self, row: SeatResult) -> RawTotals:
         """Totals with one more seat."""
         has_vps = row.excess_vps is not None
+        by_setting = dict(self.setting_excess)
+        if row.cost_setting is not None and row.excess is not None:
+            before = by_setting.get(row.cost_setting, SettingExcess())
+            by_setting[row.cost_setting] = SettingExcess(
+                seats=before.seats + 1, excess_sum=before.excess_sum + row.excess
+            )
         return RawTotals(
+            setting_excess=by_setting,
             seats=self.seats + 1,
             coordination_sum=self.coordination_sum + (row.coordination or 0.0),
             coordination_absent=self.coordination_absent + int(row.coordination is None),
@@ -119,6 +136,12 @@ class RawTotals(BaseModel):
             attending = self.seats - self.coordination_absent
             return self.coordination_sum / attending if attending else None
         return self.excess_cost_sum / self.seats if self.seats else None
+
+    def setting_mean(self, setting: str) -> float | None:
+        """Mean Table 1 excess per seat of one cost setting, or None without data: the
+        number the report's headline table shows for that setting."""
+        totals = self.setting_excess.get(setting)
+        return totals.excess_sum / totals.seats if totals and totals.seats else None
 
 
 class ModelRecord(BaseModel):

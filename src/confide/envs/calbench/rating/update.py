@@ -38,7 +38,12 @@ from typing import Any
 
 from openskill.models import PlackettLuce
 
-from confide.envs.calbench.rating.results import RatingInputError, SeatResult, parse_results
+from confide.envs.calbench.rating.results import (
+    DISPLAY_ONLY,
+    RatingInputError,
+    SeatResult,
+    parse_results,
+)
 from confide.envs.calbench.rating.state import (
     AppliedRun,
     LeaderboardState,
@@ -51,9 +56,13 @@ from confide.envs.calbench.rating.state import (
 
 
 def run_digest(rows: Sequence[SeatResult]) -> str:
-    """SHA-256 of a run's rows in canonical order: identifies its content."""
+    """SHA-256 of a run's rated content in canonical order: identifies the run (display-only
+    fields are left out, so ratings files written before they existed still match)."""
     ordered = sorted(rows, key=lambda row: (row.game_id, row.seat))
-    payload = json.dumps([row.model_dump(mode="json") for row in ordered], sort_keys=True)
+    payload = json.dumps(
+        [row.model_dump(mode="json", exclude=set(DISPLAY_ONLY)) for row in ordered],
+        sort_keys=True,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
