@@ -8,13 +8,13 @@ the behaviour, not of the line) or an equivalent change, named with its reason i
 `[[tool.confide.mutation.equivalent]]` (module, operator, the source line, reason).
 
 cosmic-ray rewrites the file it mutates in place, so every module runs in a throwaway copy
-of `src/` and `tests/`: the worktree is never touched, even by a killed run. Mutants run
-one after another (2 cores are shared); a mutant whose tests pass `--timeout` counts as
-killed (an infinite loop is a caught change). Operators that only make nonsense of
-arithmetic (shifts and bit operators as replacements, `VariableInserter`) are filtered
-out before the run; they are listed in EXCLUDED below. Mutants that cannot change
-behaviour by construction (inside a type annotation, or the bare `*` of a signature) are
-skipped before they run.
+of `src/`, `tests/` and the files tests read (COPIED): the worktree is never touched, even
+by a killed run. Mutants run one after another (2 cores are shared); a mutant whose tests
+pass `--timeout` counts as killed (an infinite loop is a caught change). Operators that
+only make nonsense of arithmetic (shifts and bit operators as replacements,
+`VariableInserter`) are filtered out before the run; they are listed in EXCLUDED below.
+Mutants that cannot change behaviour by construction (inside a type annotation, or the
+bare `*` of a signature) are skipped before they run.
 
     nice python bench/mutation.py src/confide/atomic.py src/confide/redaction.py
     nice python bench/mutation.py --changed      # listed modules this branch touches
@@ -46,6 +46,11 @@ EXCLUDED = (
     r"core/ReplaceBinaryOperator_.*_(RShift|LShift|BitOr|BitAnd|BitXor|Pow|FloorDiv|Mod)$",
     r"core/VariableInserter",
 )
+
+
+COPIED = ("src", "tests", "experiments", "examples")
+"""The folders a copy needs: the code, its tests and the files tests read (the shipped
+experiment files, the example plugin)."""
 
 
 @dataclass(frozen=True)
@@ -81,7 +86,7 @@ def changed_modules(modules: dict[str, list[str]], base: str) -> list[str]:
 
 
 def _copy(work: Path) -> None:
-    for folder in ("src", "tests"):
+    for folder in COPIED:
         shutil.copytree(
             ROOT / folder, work / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
         )

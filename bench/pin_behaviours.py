@@ -1,12 +1,12 @@
 """Each pinned behaviour, broken on purpose: its test must fail on the broken copy and
 pass on the intact one.
 
-Every entry of BREAKS is one plausible one-line change that once passed every related
-test (a new contributor's slip: a cache key missing a field, a shortcut taken too early,
-an fsync dropped). The script copies `src/`, `tests/` and pyproject.toml into a temporary
-folder, runs the pinning tests on the intact copy (they must pass), then applies each
-break alone, runs its test (it must fail) and restores the file. The worktree is never
-touched.
+Every entry of BREAKS is one plausible one-line change that once passed every related test
+(a new contributor's slip: a cache key missing a field, a shortcut taken too early, an
+fsync dropped). The script copies `src/`, `tests/`, the files tests read and
+pyproject.toml into a temporary folder, runs the pinning tests on the intact copy (they
+must pass), then applies each break alone, runs its test (it must fail) and restores the
+file. The worktree is never touched.
 
     nice python bench/pin_behaviours.py
 
@@ -121,7 +121,7 @@ def main() -> int:
     wrong = 0
     with tempfile.TemporaryDirectory(prefix="confide-pins-") as tmp:
         work = Path(tmp)
-        for folder in ("src", "tests"):
+        for folder in ("src", "tests", "experiments", "examples"):
             shutil.copytree(ROOT / folder, work / folder,
                             ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         shutil.copy(ROOT / "pyproject.toml", work / "pyproject.toml")
