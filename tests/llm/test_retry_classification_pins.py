@@ -167,3 +167,11 @@ def _read(text: str) -> str:
     copy = "".join(list(text))
     assert copy == text and copy is not text
     return copy
+
+
+def test_a_policy_is_fixed_once_made_and_any_budget_down_to_zero_is_accepted() -> None:
+    policy = RetryPolicy()
+    with pytest.raises(ValidationError):
+        policy.max_attempts = 9  # type: ignore[misc]
+    assert RetryPolicy(rate_limit_budget_s=0.0).rate_limit_budget_s == 0.0
+    assert RetryPolicy(rate_limit_budget_s=0.5).rate_limit_budget_s == 0.5
