@@ -9,7 +9,7 @@ import pytest
 
 from confide.core import Channel, EpisodeEnd, EpisodeStart
 from confide.core.message import Message
-from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, Trace
+from confide.core.trace import EnvEvent, MessageDelivered, ModelCall, ScoringStart, Trace
 from confide.core.trace_view import render_trace, resolve_participant
 from confide.errors import ConfideError
 
@@ -96,3 +96,16 @@ def test_a_typed_name_matches_one_spelling_or_is_refused() -> None:
     twins.events.append(_message("BOB", ("Ann",), Channel.dm(), text="hi"))
     with pytest.raises(ConfideError, match="valid names: 'Ann', 'Bob', 'BOB'"):
         resolve_participant(twins, "bob")
+
+
+def test_a_seat_that_only_calls_a_model_is_a_participant_and_scoring_is_marked() -> None:
+    trace = _trace()
+    trace.events += [
+        ScoringStart(roles={"judge": "mock/j"}),
+        ModelCall(seat=None, model="mock/j", purpose="judge", messages=[]),
+        ModelCall(seat="Cy", model="mock/z", messages=[]),
+    ]
+    assert resolve_participant(trace, "cy") == "Cy"
+    with pytest.raises(ConfideError, match=r"valid names: 'Ann', 'Bob', 'Cy'$"):
+        resolve_participant(trace, "judge")
+    assert '  [scoring] roles: {"judge": "mock/j"}' in render_trace(trace).split("\n")
