@@ -1,4 +1,4 @@
-"""The oracle's disk cache pinned by behaviour (issue 38): a blocked errand changes the
+"""The oracle's disk cache pinned by behaviour: a blocked errand changes the
 problem, so a later process never reads an unblocked twin's optimum for it."""
 
 from __future__ import annotations

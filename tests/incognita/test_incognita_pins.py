@@ -1,4 +1,4 @@
-"""Incognita behaviours pinned (issue 38): a gold call whose expected failure depends on an
+"""Incognita behaviours pinned: a gold call whose expected failure depends on an
 earlier gold write is replayed after that write, and the gate's keyword matcher breaks a
 tie between two cues at the same position by the order of the tokens."""
 

@@ -1,4 +1,4 @@
-"""Guarantees pinned by behaviour (issue 38): a write is durable before it becomes
+"""Guarantees pinned by behaviour: a write is durable before it becomes
 visible, a registered secret never reaches a trace batch in clear text, and the Ray
 driver counts a trace a worker finished in the shared run directory."""
 

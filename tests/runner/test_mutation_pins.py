@@ -1,5 +1,5 @@
 """Behaviours of atomic writes and secret scrubbing pinned from mutation-testing survivors
-(bench/mutation.py, issue 38)."""
+(bench/mutation.py)."""
 
 from __future__ import annotations
 

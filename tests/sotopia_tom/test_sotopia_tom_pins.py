@@ -1,4 +1,4 @@
-"""Sotopia-ToM behaviour pinned (issue 38): a forbidden request is a violation only when
+"""Sotopia-ToM behaviour pinned: a forbidden request is a violation only when
 the agent who must not know the item asked for it (A.7); a judge citing someone else's
 utterance for that agent counts nothing."""
 

@@ -1,4 +1,4 @@
-"""Who saw what, pinned by behaviour (issue 38): an event with no `visible_to` is
+"""Who saw what, pinned by behaviour: an event with no `visible_to` is
 bookkeeping no seat observed, so neither `trace show --as` nor the viewer shows it to
 anyone. Expectations are written by hand from the trace's raw lines, never from the
 `visible()` the code under test calls."""
