@@ -1,4 +1,4 @@
-"""DSM speed (issue 3): CPU milliseconds per game for DSM-Welfare and DSM-Private over the
+"""DSM speed: CPU milliseconds per game for DSM-Welfare and DSM-Private over the
 public fixture tasks (../shared/anchors/calbench/tasks/*.jsonl) and the canonical suite,
 against the published harness's ~120 ms per DSM game on these CPUs (target >= 10x), with
 IMAP measured in the same run as the engine's baseline (its seats do almost nothing).

@@ -1,4 +1,4 @@
-"""CalBench generation benchmark (calbench.md §3, A.1 step 5; issue 3).
+"""CalBench generation benchmark (the CalBench paper §3, A.1 step 5).
 
 1. Difficulty d on the same high-count tasks (5 agents, 16 slots, 5 meetings, one blocked
    errand per agent, so most errands are movable and F is in the hundreds of thousands):

@@ -1,6 +1,6 @@
 """CalBench with LLM seats: runtime overhead against model latency, and prompt size.
 
-Runs the canonical suite (calbench.md 4.1) with every seat played by the LLM agent on the
+Runs the canonical suite (the CalBench paper §4.1) with every seat played by the LLM agent on the
 `mock/json` model (it answers each step with an empty envelope, so every DECISION batch
 is rejected until its retries run out: a fixed, deterministic number of calls per game)
 given a latency of L seconds per call, C games at a time, through `confide.runner`.

@@ -1,4 +1,4 @@
-"""The README main job against its own games (issue 15, target 3).
+"""The README main job against its own games.
 
 `confide run calbench` (the canonical suite, the four reference lineups, the three
 conditions: 1,080 games, with every table, audit and the report) should cost at most twice

@@ -1,4 +1,4 @@
-"""CalBench engine parity with the published harness (issue 14): every reference protocol
+"""CalBench engine parity with the published harness: every reference protocol
 played by our engine and by the published one (../shared/anchors/calbench/peer,
 `peer_game.play`) on the same public fixture tasks with the same cheap-talk budget, task
 for task. A task agrees when both schedule the same number of meetings and pay the same
@@ -17,14 +17,14 @@ format, with their speaker orders, varied costs on the published fixtures' 1/100
 scale: our seats rank by the display scale 1/10/100, and handing the published engine the
 internal 1/2/3 makes its IMAP trade one cost-2 errand against two cost-1 errands that ours
 does not), the paper configuration's tasks: the published engine produced the paper's
-Table 2 (issue 14), so agreement there is what a short budget tests. Costs are compared on
+Table 2, so agreement there is what a short budget tests. Costs are compared on
 the internal scale.
 
 `dsm-welfare-1sub` is a diagnosis, not a protocol: our DSM-Welfare seats held to one
 proposal sub-round per meeting, as the published DSM-Welfare client plays (D.3 and Table
 9 make DSM-Welfare exhaustive, so participants/dsm.py keeps searching). Compared against
 the published DSM-Welfare, it shows how many of the differing games that one choice
-explains. Issue 14, DSM-Welfare at 4 sweeps (agree / same n), before -> after
+explains. DSM-Welfare at 4 sweeps (agree / same n), before -> after
 participants/dsm_scoring.py and dsm_plans.py followed the published engine where the
 paper is silent: fixtures uniform 35/36 / 36/36 -> 36/36 / 36/36, varied 29/36 / 36/36
 -> 36/36 / 36/36; canonical uniform 42/45 / 45/45 -> 45/45 / 45/45, varied 18/45 / 38/45

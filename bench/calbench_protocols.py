@@ -1,4 +1,4 @@
-"""CalBench reference-protocol speed against the published engine (issue 15, target 1).
+"""CalBench reference-protocol speed against the published engine.
 
 Plays the 216 public fixture tasks (../shared/anchors/calbench/tasks/*.jsonl) with each
 reference protocol in every seat, once with the published engine (the unmodified harness
@@ -20,7 +20,7 @@ and the ratio is published / confide. Skips cleanly when ../shared is absent.
 `--baseline-src DIR` also times an earlier confide (DIR is its `src`, e.g. of a commit
 unpacked with `git archive`): a subprocess imports it and plays the same games on request,
 in turn with the two others, so a slow spell hits all three alike. The extra columns give
-its time and the time ratio now / before (at most 1.00x: not slower). Issue 13's check
+its time and the time ratio now / before (at most 1.00x: not slower). The check
 is against the last commit before the runtime contract:
 
     mkdir /tmp/base21 && git archive 21d5ec2 src | tar -x -C /tmp/base21

@@ -1,5 +1,4 @@
-"""Whole `confide run` processes against the published engine's plain loop (issue 15,
-target 2).
+"""Whole `confide run` processes against the published engine's plain loop.
 
 Per reference protocol P, this runs `confide run calbench --tasks <the public fixtures>
 --lineup P --condition dm --out <tmp>` as a process, exactly as a user types it (start-up,

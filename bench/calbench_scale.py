@@ -1,4 +1,4 @@
-"""CalBench at scale (issue 15, target 4): generate, score and play one game per size.
+"""CalBench at scale: generate, score and play one game per size.
 
 For N = 5, 10, 20, 50 agents on T=96 slots with M = 4N/5 meetings (M=40 at N=50), three
 participants per meeting, density 0.8, `--blocked` blocked errands per agent (default

@@ -1,5 +1,5 @@
 """Is a Table 2 gap the suite's or the engine's? Evidence for bench/calbench_table2.py
-(issue 14, "explained by a named difference in the suite").
+("explained by a named difference in the suite").
 
 Two swaps decide it for a cell:
 

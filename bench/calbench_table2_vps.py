@@ -1,5 +1,5 @@
 """Is a Table 2 VPS gap the engine's, the scoring's or the suite's? Evidence for
-bench/calbench_table2.py (issue 14, the SD-MAP VPS cells).
+bench/calbench_table2.py (the SD-MAP VPS cells).
 
 Table 2's VPS is the mean over seat-games of the excess protocol-semantic VPS (section
 3.2, F.2 Table 10, F.5: a seat's belief movement summed over rounds and observers, above

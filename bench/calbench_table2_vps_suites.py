@@ -1,5 +1,5 @@
 """Table 2's uniform SD-MAP VPS on suites built other ways section 4.1's text allows
-(issue 14; evidence for the note of bench/calbench_table2.py, run on its own: ~4 minutes).
+(evidence for the note of bench/calbench_table2.py, run on its own: ~4 minutes).
 
 Section 4.1 says "per-agent calendar density sampled from {0.6, 0.8, 1.0} and
 blocked-errand counts from {2, 4, 6}" and no more. Our canonical suite draws each agent's

@@ -1,4 +1,4 @@
-"""Start-up time of the CLI (issue 15, target 6): `confide --help` and `confide
+"""Start-up time of the CLI: `confide --help` and `confide
 benchmarks`, each as a fresh process, median wall time of `--runs` runs (target < 0.5 s),
 next to the median of a bare `python -c pass` measured in the same run (the floor no CLI
 can beat on this machine). The three commands take turns within each round, so a busy

@@ -1,4 +1,4 @@
-"""The 114-task conversion (issue 17 item 2): every tau2-bench retail task through the
+"""The 114-task conversion: every tau2-bench retail task through the
 transformation (envs/incognita/transform.py), the reference agent on every card in every
 condition, and the reason for every task left out -- the output of
 ``confide incognita convert`` -- with CPU times.

@@ -1,4 +1,4 @@
-"""Cost of running `local/smollm2` in a worker process (issue 11, item 2): wall seconds
+"""Cost of running `local/smollm2` in a worker process: wall seconds
 per call through the worker (`LocalWorker`: pickled request over a socket pair, reply
 back) against the same `LlamaEngine` called in this process, as the provider did
 before. Same settings, same prompts, same run; the two paths alternate call by call so

@@ -1,4 +1,4 @@
-"""How much of every prompt a provider's prefix cache could serve (issue 32 item 3).
+"""How much of every prompt a provider's prefix cache could serve.
 
 Runs one episode per benchmark and condition (Sotopia-ToM: one per prompting strategy,
 so every role -- act, coach, belief, plan, judge -- is called) through `confide.runner`

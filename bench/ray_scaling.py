@@ -1,4 +1,4 @@
-"""Ray backend scaling (issue 19), against the local backend measured in the same run.
+"""Ray backend scaling, against the local backend measured in the same run.
 
 1. The README main job (`confide run calbench`: the four reference protocols on the
    canonical suite under the three conditions, CPU-bound) on the local backend (one

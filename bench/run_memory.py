@@ -1,4 +1,4 @@
-"""Peak memory of a CalBench reference run as the episode count grows (issues 12.11, 15.5).
+"""Peak memory of a CalBench reference run as the episode count grows (15.5).
 
 Runs `confide run calbench --lineup imap --condition dm --repetitions R` on the canonical
 suite (90 tasks, so R = 11 gives 990 episodes and R = 111 gives 9,990) as child processes

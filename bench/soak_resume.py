@@ -1,4 +1,4 @@
-"""Soak test of resume (issue 12): SIGKILL the README main job at random moments, resume
+"""Soak test of resume: SIGKILL the README main job at random moments, resume
 each time, and check the end state against an uninterrupted run made here first.
 
 Run by hand (not in CI); it takes about three times the main job's wall time:

@@ -1,4 +1,4 @@
-"""The package's shape (issue 13 item 1, envs/README.md): every benchmark folder has the
+"""The package's shape (envs/README.md): every benchmark folder has the
 same parts, and the import graph of src/confide has no cycle.
 
 The import graph is built statically from the source (ast), so a cycle hidden behind a

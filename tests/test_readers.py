@@ -1,4 +1,4 @@
-"""confide.readers: a run directory back as typed, flat rows (issue 13 item 11)."""
+"""confide.readers: a run directory back as typed, flat rows."""
 
 from __future__ import annotations
 

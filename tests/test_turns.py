@@ -1,4 +1,4 @@
-"""Every turn goes through core (issue 13 item 3): over randomized episodes of every
+"""Every turn goes through core: over randomized episodes of every
 registered benchmark, each call of a participant's `act` happens inside
 `EpisodeContext.ask`, so the conformance checker saw every observation and action. An
 environment that handed a participant an observation directly would make the counts

@@ -1,5 +1,5 @@
-"""Unreadable input gives one clear error naming the file, never a traceback (issue 12
-item 10): non-UTF-8 bytes, JSON nested too deep, a directory where a file belongs, a
+"""Unreadable input gives one clear error naming the file, never a traceback: non-UTF-8 bytes, JSON
+nested too deep, a directory where a file belongs, a
 device that never ends, a read-only or full output directory; and the values validation
 must refuse (trace schema versions, CalBench numbers, generated file names, empty
 scenario lists, failed demo episodes)."""

@@ -6,7 +6,7 @@ YAML, the report, cache entries, log lines), and from every provider error:
 - the configured secrets (API keys, URL passwords), replaced exactly. Providers register
   them with `register_secret` when they are built. A secret shorter than
   `MIN_SECRET_CHARS` is not registered: replacing a one-character key would rewrite every
-  occurrence of that letter in every message (issue 20: `CONFIDE_OPENAI_API_KEY=x` turned
+  occurrence of that letter in every message (`CONFIDE_OPENAI_API_KEY=x` turned
   "text" into "te***t"). `register_secret` returns False for such a key, and the provider
   warns once;
 - URL credentials, `scheme://user:password@host`, whoever wrote them.

@@ -1,5 +1,5 @@
-"""Per-agent oracle attribution over tied optima (attribution.py; calbench.md section 4.2,
-issue 14 item 5, issue 15 target 4): hand-derived tied cases, invariance under
+"""Per-agent oracle attribution over tied optima (attribution.py; the CalBench paper, section 4.2):
+hand-derived tied cases, invariance under
 relabelling (meetings, agents, slots), the factored computation equal to the enumeration,
 and a 50-agent game scored in seconds."""
 
@@ -244,7 +244,7 @@ def _no_models(spec: str, **_: object) -> object:
 
 @pytest.mark.slow
 def test_a_50_agent_game_scores_in_seconds() -> None:
-    """Issue 15 target 4: N=50, T=96, M=40 (bench/calbench_scale.py's family). Its full
+    """N=50, T=96, M=40 (bench/calbench_scale.py's family). Its full
     oracle has over a million distinct optimal divisions (independent ties multiply),
     so enumerating them is out of reach; the factored attribution scores the whole
     game, metrics and leaderboard columns, in a few CPU seconds."""

@@ -1,4 +1,4 @@
-"""G.5 own-slot disclosure labels on hand-written messages (calbench.md G.5, Table 13):
+"""G.5 own-slot disclosure labels on hand-written messages (the CalBench paper §G.5, Table 13):
 slot mention + first person + cue, per sentence; negated availability is a constraint;
 numeric costs tracked separately; per-seat and per-participant rates."""
 

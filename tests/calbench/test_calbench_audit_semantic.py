@@ -1,4 +1,4 @@
-"""Semantic-context leakage audit (calbench.md section 3, A.1): a leak is reported exactly
+"""Semantic-context leakage audit (the CalBench paper, section 3, A.1): a leak is reported exactly
 when a planted private-label term or verbatim fragment reaches a recipient that A.1 does
 not entitle to the label -- never for entitled recipients, never for labels the sender
 does not know -- with relays marked and per-tier counts."""

@@ -1,4 +1,4 @@
-"""CalBench Figures 3 and 4 (calbench.md 4.3) from per-seat rows: hand-computed OLS fits
+"""CalBench Figures 3 and 4 (the CalBench paper §4.3) from per-seat rows: hand-computed OLS fits
 and 95% t intervals across task instances; reference seats are not drawn."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Shipped suites (canonical = calbench.md 4.1, tiny), regeneration, and `load_tasks`
+"""Shipped suites (canonical = the CalBench paper §4.1, tiny), regeneration, and `load_tasks`
 auto-detection of our format and the public fixture format."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DSM-Welfare and DSM-Private (calbench.md D.3, Table 9) on small games derived by hand:
+"""DSM-Welfare and DSM-Private (the CalBench paper §D.3, Table 9) on small games derived by hand:
 messages, schedule, costs, point settlement and protocol-semantic VPS (F.2).
 
 2-agent, 4-slot game (uniform costs), both meetings with agents (0, 1), speaker order

@@ -1,4 +1,4 @@
-"""DSM plans (calbench.md D.3, cross-meeting displacement) on random calendars: every plan
+"""DSM plans (the CalBench paper §D.3, cross-meeting displacement) on random calendars: every plan
 an initiator builds is a valid A.5 batch for its own calendar at the level it claims, and
 every level a seat reports is backed by a batch the calendar accepts (level > 0 exactly
 when the batch applies)."""

@@ -1,4 +1,4 @@
-"""DSM arithmetic (calbench.md D.3, Table 9): satisfaction levels, scoring cost, reward,
+"""DSM arithmetic (the CalBench paper §D.3, Table 9): satisfaction levels, scoring cost, reward,
 offer-size utility and the offer sizes the two presets choose, checked against values
 computed by hand."""
 

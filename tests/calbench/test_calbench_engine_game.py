@@ -1,4 +1,4 @@
-"""The CalBench round engine (calbench.md A.3-A.5) with scripted seats: sweeps and
+"""The CalBench round engine (the CalBench paper §A.3-A.5) with scripted seats: sweeps and
 activation, channels per condition, retries with the exact conflict, resolution (valid
 batches stand), batch phases without inbox, observation contents and the Table 5 events."""
 
@@ -196,7 +196,7 @@ def test_rejected_batch_gets_the_exact_conflict_and_a_retry() -> None:
 
 
 def test_a_failed_meeting_keeps_the_valid_batches_and_their_costs() -> None:
-    """Section 3 / A.5 (issue 14 fix 1). Agent 1 says "1?" and then never submits a
+    """Section 3 / A.5. Agent 1 says "1?" and then never submits a
     valid batch; agent 0 moves its errand E1 (cost 1) from slot 1 to slot 3 and schedules
     M1 at slot 1. By hand: agent 0's batch stands (its calendar becomes [-, M1, -, E1], it
     paid 1), agent 1's calendar is untouched, M1 is unresolved with one consistency
@@ -262,7 +262,7 @@ def test_different_slots_fail_resolution_and_both_batches_stand() -> None:
 
 
 def test_batch_phases_carry_no_inbox() -> None:
-    """A.3 (issue 14 fix 3): the DECISION message is the meeting and a calendar snapshot.
+    """A.3: the DECISION message is the meeting and a calendar snapshot.
     With a one-sweep budget, agent 0 (second speaker) answers agent 1's "2?" with "ok 2"
     in sweep 0; the budget ends, so agent 1 has not drained "ok 2". Its DECISION
     observation carries no messages, and "ok 2" reaches it at its first turn of round 2

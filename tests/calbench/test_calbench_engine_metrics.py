@@ -1,4 +1,4 @@
-"""CalBench metrics (calbench.md section 4.2, Tables 1-2) and the Table 2 summary, on
+"""CalBench metrics (the CalBench paper, section 4.2, Tables 1-2) and the Table 2 summary, on
 hand-computed games."""
 
 from __future__ import annotations
@@ -222,7 +222,7 @@ def test_summary_reads_csv_strings_and_shows_vps_only_when_present() -> None:
 
 
 def test_summary_has_only_measured_rows_and_prints_the_papers_beside_them() -> None:
-    """calbench.md Table 2 is published data: never a row of summary.csv, printed under
+    """The CalBench paper, Table 2 is published data: never a row of summary.csv, printed under
     the matching dm reference row with a `source` column."""
     rows = [
         _row("sdmap", "varied", "e1"),

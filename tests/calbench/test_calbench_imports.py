@@ -1,6 +1,6 @@
 """Loading CalBench's suites and playing a game imports no OR-Tools CP-SAT (its module
 imports pandas: over a second of every `confide run`) and no scipy.stats; CP-SAT loads
-when a problem needs it (oracle.py, difficulty.count_feasible_cpsat). Issue 15."""
+when a problem needs it (oracle.py, difficulty.count_feasible_cpsat)."""
 
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""Judge VPS on the scripted mock game (calbench.md I.2-I.5): one case per (round,
+"""Judge VPS on the scripted mock game (the CalBench paper I.2-I.5): one case per (round,
 recipient) with delivered messages, only those messages in the prompt, raw and calibrated
 judge VPS, precision against the truth and Table 17 agreement with the reflection of
 test_calbench_reflect_vps.py -- every expected value derived by hand below."""

@@ -1,4 +1,4 @@
-"""A hand-checked CalBench game played by LLM agents on a scripted mock (calbench.md A.2,
+"""A hand-checked CalBench game played by LLM agents on a scripted mock (the CalBench paper §A.2,
 A.3, A.5): a malformed reply fixed by the repair loop, a step whose every attempt fails
 (recorded as invalid, the agent passes), a batch rejected with the exact A.5 conflict and
 fixed on retry; schedule, costs, fairness and message counts derived by hand.

@@ -1,4 +1,4 @@
-"""No-leak over randomized LLM-agent games (calbench.md A.1 hydration rules, A.3 routing,
+"""No-leak over randomized LLM-agent games (the CalBench paper §A.1 hydration rules, A.3 routing,
 A.5 thinking never forwarded), read back from the prompts recorded in the trace: no agent's
 prompt ever holds another agent's private label or calendar lines, a message that was not
 delivered to it, or another agent's thinking; a meeting's private label reaches only its

@@ -1,4 +1,4 @@
-"""The LLM agent's prompt policy (calbench.md A.2, A.3, A.5): the nine system-prompt
+"""The LLM agent's prompt policy (the CalBench paper §A.2, A.3, A.5): the nine system-prompt
 sections with a stable shared prefix, variants appended and recorded, every per-round
 user message rendered from hand-built observations, and the reply envelope's parsing."""
 

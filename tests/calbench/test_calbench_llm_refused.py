@@ -1,4 +1,4 @@
-"""Refused cheap-talk actions are named in the seat's next message (issue 21 item 3): a
+"""Refused cheap-talk actions are named in the seat's next message: a
 scripted game where agent 0 messages itself, an unknown agent and a closed channel in the
 same reply as a valid dm; its next turn message names each refusal, in the wording
 Sotopia-ToM uses, and a seat with nothing refused sees no such line."""

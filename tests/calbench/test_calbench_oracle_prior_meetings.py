@@ -1,5 +1,5 @@
-"""The CP-SAT oracle with previously scheduled meetings on the calendars (issue 22, item
-4; calbench.md section 3: moving a prior meeting costs its cost on each participant's
+"""The CP-SAT oracle with previously scheduled meetings on the calendars (item
+4; the CalBench paper, section 3: moving a prior meeting costs its cost on each participant's
 calendar). No shipped task has prior meetings yet, so these are the only checks that the
 oracle charges a moved prior meeting the sum of its copies' costs, not their maximum."""
 

@@ -1,4 +1,4 @@
-"""Scoring reads a game's outcome back from its trace (issue 13 item 7): replaying the
+"""Scoring reads a game's outcome back from its trace: replaying the
 committed batches gives exactly the final calendars and resolutions the engine returned,
 for every reference protocol and condition of the tiny suite, and a trace that does not
 belong to its task is refused."""

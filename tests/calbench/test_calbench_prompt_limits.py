@@ -1,5 +1,5 @@
-"""Every number a CalBench model seat reads is the number the engine plays by (issue 21
-item 4): for each shipped suite and each prompt variant, a game is played by scripted
+"""Every number a CalBench model seat reads is the number the engine plays by: for each shipped
+suite and each prompt variant, a game is played by scripted
 model seats that keep talking (so every turn of the budget is rendered) and never send a
 valid batch (so every retry is rendered), and each number in every system prompt and user
 message is checked against the limits the engine recorded in `game_start`."""

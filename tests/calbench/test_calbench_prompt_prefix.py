@@ -1,4 +1,4 @@
-"""CalBench prompts keep their prefix (issue 32 item 3; calbench.md A.3, F.3): a model
+"""CalBench prompts keep their prefix (the CalBench paper §A.3, F.3): a model
 seat's turn requests grow append-only (each starts with the previous request and the
 reply it used), and a reflection check-in is the seat's thread so far plus one question,
 so it starts with what the seat already sent. The check-in itself never enters a later

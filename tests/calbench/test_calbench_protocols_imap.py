@@ -1,4 +1,4 @@
-"""IMAP (calbench.md D.1) on a 2-agent, 4-slot game derived by hand.
+"""IMAP (the CalBench paper §D.1) on a 2-agent, 4-slot game derived by hand.
 
 Calendars (varied costs, shown to agents as 1/10/100):
 

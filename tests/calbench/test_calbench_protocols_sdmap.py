@@ -1,4 +1,4 @@
-"""SD-MAP (calbench.md D.2) on games derived by hand.
+"""SD-MAP (the CalBench paper §D.2) on games derived by hand.
 
 Game A, 2 agents x 4 slots (the IMAP test's calendars):
 

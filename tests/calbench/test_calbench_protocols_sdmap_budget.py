@@ -1,4 +1,4 @@
-"""SD-MAP under a short cheap-talk budget (calbench.md D.2, A.3-A.5; issue 14), derived by
+"""SD-MAP under a short cheap-talk budget (the CalBench paper §D.2, A.3-A.5), derived by
 hand. Game C, 3 agents x 5 slots, 2 sweeps per round:
 
     agent 0: [free, free, free, E1, free]

@@ -1,8 +1,8 @@
-"""Quiet changes to CalBench's published numbers (issue 22, items 2 and 3), each checked
+"""Quiet changes to CalBench's published numbers, each checked
 against a hand-computed game.
 
 - Table 2's Msgs. column: E_{g,i} = N^msg / max(M^sched, 1) when a meeting fails
-  (calbench.md section 4.2 "efficiency", Table 2 caption).
+  (the CalBench paper, section 4.2 "efficiency", Table 2 caption).
 - C^adj = (max(0, e) + m^miss * max(0, w - o)) / M when a seat's witness cost is below
   its oracle share (section 4.2; see metrics.py for our reading of w and o).
 

@@ -1,4 +1,4 @@
-"""Reflection-calibrated VPS on a scripted mock game (calbench.md F.3): deltas recorded
+"""Reflection-calibrated VPS on a scripted mock game (the CalBench paper §F.3): deltas recorded
 after every round, one repaired and one exhausted reply, slot-equivalent conversion,
 truth-direction calibration against the round-start calendars, the five-slot floor.
 Every expected number below is derived by hand in the comments."""

@@ -1,4 +1,4 @@
-"""Scoring shortcuts give exactly what the full computations give (issue 15): the
+"""Scoring shortcuts give exactly what the full computations give: the
 leaderboard's excess VPS per seat (`excess_vps_by_seat`) equals the target rows of the
 full F.5 tables (`vps_rows`), float for float, with the F.3 floor and with none (the
 whole sums), on games of every reference protocol and condition; and the oracle

@@ -1,6 +1,6 @@
 """CalBench's leak counts for the report and the viewer (`view.BeliefLeaks`): per-episode
 counts from one pass over belief_evidence.csv.gz, an episode's own rows for its markers,
-and no evidence row held (a 10,000-game run has about 1.7 million; issue 12 item 11)."""
+and no evidence row held (a 10,000-game run has about 1.7 million)."""
 
 import csv
 import gc

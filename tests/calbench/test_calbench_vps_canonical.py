@@ -1,4 +1,4 @@
-"""Protocol-semantic VPS of the four reference protocols on the canonical suite (calbench.md
+"""Protocol-semantic VPS of the four reference protocols on the canonical suite (the CalBench paper
 Table 2): DSM-Private leaks least, and IMAP's excess VPS is exactly the 12.40 its D.1
 footprint implies (every responder reveals 16 slots, 8.0, to the initiator; every
 decision reveals one slot, 0.5, per responder; five-slot floor per game-target)."""

@@ -1,5 +1,5 @@
-"""VPS integrity (issue 22, item 7): a reflection or judge answer about the observer
-itself is rejected, never counted as leakage of the observer's own calendar (calbench.md
+"""VPS integrity: a reflection or judge answer about the observer
+itself is rejected, never counted as leakage of the observer's own calendar (the CalBench paper
 F.3 and I.2 ask an observer only about the *other* agents)."""
 
 from __future__ import annotations

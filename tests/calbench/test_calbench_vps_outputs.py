@@ -1,4 +1,4 @@
-"""The four F.5 tables written for a run directory (calbench.md F.5): columns, row counts,
+"""The four F.5 tables written for a run directory (the CalBench paper §F.5): columns, row counts,
 values, byte-identical reruns, and a clear error for a trace without its scenario."""
 
 from __future__ import annotations

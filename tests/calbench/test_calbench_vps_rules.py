@@ -1,4 +1,4 @@
-"""Protocol-semantic VPS (calbench.md 3.2, F.1, F.2 Table 10, F.4) on small traces whose
+"""Protocol-semantic VPS (the CalBench paper §3.2, F.1, F.2 Table 10, F.4) on small traces whose
 beliefs and VPS are derived by hand."""
 
 from __future__ import annotations

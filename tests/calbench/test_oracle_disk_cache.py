@@ -1,4 +1,4 @@
-"""The oracle's disk cache (envs/calbench/solvecache.py, issue 15 target 2): a later
+"""The oracle's disk cache (envs/calbench/solvecache.py): a later
 process reads what an earlier one solved, keyed by the problem and the solver's version,
 written atomically, safe with concurrent writers, and never trusted past its key."""
 

@@ -1,4 +1,4 @@
-"""Hostile inputs (issue 30 items 6, 10 and 11): each is refused with one line naming the
+"""Hostile inputs: each is refused with one line naming the
 file, field or value, exit status 2, quickly, and nothing is written anywhere."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""A CLI that points onward (issue 35 item 4): a run ends with its report and the command
+"""A CLI that points onward: a run ends with its report and the command
 that opens the viewer; `confide run ID --help` and `confide benchmarks ID` describe the
 benchmark's options with types, defaults and paper sections; `--version`; readable
 `trace list` values; the leaderboard names its units."""

@@ -1,5 +1,5 @@
-"""Benchmark-only commands refuse another benchmark's run up front, naming it (issue 13
-item 10): `leaderboard` serves CalBench, `judge agree` Sotopia-ToM."""
+"""Benchmark-only commands refuse another benchmark's run up front, naming it: `leaderboard` serves
+CalBench, `judge agree` Sotopia-ToM."""
 
 from __future__ import annotations
 

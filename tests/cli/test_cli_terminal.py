@@ -1,4 +1,4 @@
-"""Terminal output (issue 18): whole payloads, episode listing, participant names, pipes."""
+"""Terminal output: whole payloads, episode listing, participant names, pipes."""
 
 from __future__ import annotations
 

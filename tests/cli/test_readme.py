@@ -1,4 +1,4 @@
-"""README.md starts with the answer (issue 35 item 5): under 1,200 words above its
+"""README.md starts with the answer: under 1,200 words above its
 reference section, the two marked commands (CI runs the test command), and every link
 into docs/usage.md lands on a heading there."""
 

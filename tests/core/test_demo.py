@@ -1,4 +1,4 @@
-"""No made-up number without a label (issue 34, item 5): a run seating a demo
+"""No made-up number without a label: a run seating a demo
 participant says DEMO in summary.csv, the report, the viewer and the terminal."""
 
 from __future__ import annotations

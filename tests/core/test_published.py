@@ -1,4 +1,4 @@
-"""The papers' published rows (issue 34, item 3): shipped per benchmark, read through one
+"""The papers' published rows: shipped per benchmark, read through one
 API, printed beside a run's rows with a `source` column and never inside a result
 column."""
 

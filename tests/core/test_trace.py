@@ -178,7 +178,7 @@ def test_replay_reads_full_prompts_from_a_gzipped_trace(tmp_path: Path) -> None:
 
 
 def test_a_schema_1_trace_is_refused_by_name_not_half_read(tmp_path: Path) -> None:
-    """Issue 13: a trace of an older confide gives a clear error, never a KeyError."""
+    """A trace of an older confide gives a clear error, never a KeyError."""
     writer = _episode(tmp_path)
     lines = trace_text(writer.final_path).splitlines()
     header = json.loads(lines[0])

@@ -266,7 +266,7 @@ def test_published_rows_sit_on_the_groups_their_settings_name() -> None:
     assert tables["uniform, participant-groupchat"] == [("Table 1", "Uniform")]
     assert tables["varied, dm"] == [("Table 1", "Varied"), ("Table 2", "Varied")]
     imap = [p.value for p in placed["uniform, dm"] if p.model == "imap"]
-    assert imap == [12.40]  # calbench.md Table 2, IMAP, uniform cost
+    assert imap == [12.40]  # the CalBench paper, Table 2, IMAP, uniform cost
     assert all(p.source == "published" for points in placed.values() for p in points)
 
 

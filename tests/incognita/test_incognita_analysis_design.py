@@ -1,4 +1,4 @@
-"""The Latin-square schedule and the paper's experiment file (incognita.md, section 5)."""
+"""The Latin-square schedule and the paper's experiment file (the Incognita paper, section 5)."""
 
 from __future__ import annotations
 

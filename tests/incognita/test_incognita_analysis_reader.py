@@ -1,4 +1,5 @@
-"""The model-free reader and the five failure labels on hand-built traces (incognita.md 4.2-4.3).
+"""The model-free reader and the five failure labels on hand-built traces (the Incognita paper
+§4.2-4.3).
 
 Task sd-07 (pay an order with the saved gift card): identity lookup by name and zip, the
 profile read, then the payment change. Its reference needs the name, zip, order id and

@@ -1,4 +1,5 @@
-"""The golden trajectory and the frozen coordination reference (incognita.md, section 4.1)."""
+"""The golden trajectory and the frozen coordination reference (the Incognita paper, section
+4.1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figures 2-3 and Tables 1-2 from trial rows (incognita.md 6.1-6.2, B.1, B.3)."""
+"""Figures 2-3 and Tables 1-2 from trial rows (the Incognita paper §6.1-6.2, B.1, B.3)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Incognita's call bounds (`envs/incognita/calls.py`, issue 13 item 5) are tight: a
+"""Incognita's call bounds (`envs/incognita/calls.py`) are tight: a
 hand-computed case, a worst-case mock that reaches every bound exactly (so no bound can be
 lowered), and every mock and reference lineup's episodes within them."""
 

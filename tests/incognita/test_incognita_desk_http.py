@@ -1,4 +1,4 @@
-"""Issue 17 item 1 over real HTTP: a model desk on llama-cpp-python's OpenAI-compatible
+"""A model desk on llama-cpp-python's OpenAI-compatible
 server (the embedded SmolLM2, marked `local_model`), in an episode of the indirect
 condition with the prose mock agent and the mock customer. Whatever the small model
 says, the desk's requests carry its tools (natively, or by the recorded text fallback),

@@ -1,4 +1,4 @@
-"""Model desks (issue 17 item 1, issue 21 item 1): the section 3.2 guarantees with a mock
+"""Model desks: the section 3.2 guarantees with a mock
 desk model -- a desk never sees the customer dialogue, never announces its tools, never
 refers the agent elsewhere -- and native tool calls with the recorded text fallback."""
 

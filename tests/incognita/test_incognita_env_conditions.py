@@ -1,4 +1,5 @@
-"""Access conditions (incognita.md 3.2): who holds which tool, and the seeded name shuffle."""
+"""Access conditions (the Incognita paper §3.2): who holds which tool, and the seeded name
+shuffle."""
 
 from collections import Counter
 

@@ -1,4 +1,4 @@
-"""The execution layer (incognita.md 3.3): ownership, admissibility, execution, events."""
+"""The execution layer (the Incognita paper §3.3): ownership, admissibility, execution, events."""
 
 from _incognita_env_support import task
 

@@ -1,4 +1,4 @@
-"""The disclosure gate (incognita.md 3.1, 4.1): one field per request, only when asked."""
+"""The disclosure gate (the Incognita paper §3.1, 4.1): one field per request, only when asked."""
 
 from hypothesis import given
 from hypothesis import strategies as st

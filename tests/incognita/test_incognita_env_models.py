@@ -192,7 +192,7 @@ def test_customer_prompt_holds_only_released_fields_and_its_requests() -> None:
         released.append(field)
         prompt = messages[0]["content"]
         assert card.card.requests[0] in prompt and card.card.opening_line in prompt
-        # its memory: the system prompt's block and the blocks released since (issue 32)
+        # its memory: the system prompt's block and the blocks released since
         memory = "\n".join(block.split("</memory>")[0] for m in messages
                            for block in m["content"].split("<memory>")[1:])
         for token, value in values.items():

@@ -1,4 +1,4 @@
-"""Evaluation reads the final world from the trace (issue 13 item 7): the hash of the last
+"""Evaluation reads the final world from the trace: the hash of the last
 executed write is the hash of the world the episode left, for every reference card and
 condition, so `score_episode` needs no state from play."""
 

@@ -1,4 +1,4 @@
-"""A gift card whose balance exactly equals the amount is accepted (issue 22, item 5; tau2
+"""A gift card whose balance exactly equals the amount is accepted (item 5; tau2
 parity: tau2-bench refuses a gift card only when its balance is below the amount). One
 test per tool that checks a gift card's balance: payment change, item modification and
 exchange."""

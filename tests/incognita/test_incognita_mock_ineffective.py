@@ -1,6 +1,6 @@
-"""Issue 17 item 5: ``mock/incognita-ineffective`` fails every episode at one stage, so an
+"""``mock/incognita-ineffective`` fails every episode at one stage, so an
 offline run of the shipped suite in all three conditions shows every failure type of
-incognita.md section 4.3, each where its lapse says."""
+The Incognita paper, section 4.3, each where its lapse says."""
 
 from __future__ import annotations
 

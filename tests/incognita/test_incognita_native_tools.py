@@ -1,5 +1,5 @@
-"""Issue 21 item 1, must show: the mock-scripted skilled agent, in the direct condition,
-solves a card through native tool calls (incognita.md 3.3, A.1: exactly one tool call,
+"""The mock-scripted skilled agent, in the direct condition,
+solves a card through native tool calls (the Incognita paper §3.3, A.1: exactly one tool call,
 no text alongside), and the trace shows each call as a call; under an endpoint without
 function calling the same card is solved through the text fallback, which the trace
 records."""

@@ -1,4 +1,4 @@
-"""Incognita prompts keep their prefix (issue 32 item 3): every model seat's and role's
+"""Incognita prompts keep their prefix: every model seat's and role's
 consecutive requests start with the previous request's messages, and the customer's
 released fields reach it once each, right after the agent message that asked for them,
 with the same wording the <memory> block always used (A.2, section 3.1)."""

@@ -1,4 +1,4 @@
-"""Issue 17, must show: a mock model agent that speaks prose only (``mock/incognita-prose``),
+"""A mock model agent that speaks prose only (``mock/incognita-prose``),
 against mock model desks and a mock model customer, completes a social-condition card
 through the runner, and the trajectory reader labels its processes in the run's own
 trial table. Also the phrasebook both sides share."""

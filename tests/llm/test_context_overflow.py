@@ -1,4 +1,4 @@
-"""A conversation that outgrows the model's context (issue 20: SmolLM2 behind a llama.cpp
+"""A conversation that outgrows the model's context (SmolLM2 behind a llama.cpp
 server with n_ctx 8192 overflowed in an Incognita episode) is the model's limit: the seat
 records invalid output and the episode ends normally, in every benchmark."""
 

@@ -1,4 +1,4 @@
-"""The on-disk response cache under many concurrent writers (issue 19: Ray workers on
+"""The on-disk response cache under many concurrent writers (Ray workers on
 several nodes share one cache directory): every entry read back is whole and is one
 that some writer stored, and no temporary file is left behind."""
 

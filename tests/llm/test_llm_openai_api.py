@@ -470,7 +470,7 @@ def test_configuration_from_environment(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 async def test_default_timeout_outlasts_a_long_prompt_on_a_cpu_server() -> None:
-    """Issue 20, seen against llama.cpp on two busy cores: one 1774-token CalBench prompt
+    """Seen against llama.cpp on two busy cores: one 1774-token CalBench prompt
     took 106 s, so a 60 s default timed out five times (the server kept computing each
     abandoned request) and the episode ended in error. The default is the SDK's 600 s,
     and it is what the client is built with."""

@@ -1,4 +1,4 @@
-"""One episode of each benchmark over real HTTP (issue 20.4, issue 11.3): against local
+"""One episode of each benchmark over real HTTP: against local
 fakes of vLLM and Ollama's OpenAI endpoint, and against llama-cpp-python's own server
 with the embedded SmolLM2 (marked `local_model`). Each episode must reach a recorded
 outcome: status ok (a small model's unusable replies are recorded as invalid output, not
@@ -92,7 +92,7 @@ def test_real_llama_cpp_server_episode(
 
 @pytest.mark.local_model
 async def test_real_server_refusal_is_sent_once(llama_server: LlamaServer) -> None:
-    """Issue 20's report: llama.cpp answers `json_schema` with HTTP 500 and a validation
+    """Llama.cpp answers `json_schema` with HTTP 500 and a validation
     body; forced, that request is sent once (it was sent 5 times), as a capability error."""
     model = get_model(MODEL, base_url=llama_server.base_url, structured_output="json_schema")
     before = llama_server.chat_requests()
@@ -109,7 +109,7 @@ async def test_real_server_refusal_is_sent_once(llama_server: LlamaServer) -> No
 def test_real_server_incognita_agent_uses_tools_or_records_the_fallback(
     llama_server: LlamaServer, tmp_path: Path
 ) -> None:
-    """Issue 21 item 1: the direct-condition agent over llama-cpp-python's server offers
+    """The direct-condition agent over llama-cpp-python's server offers
     its tools with every call; each completion records whether they went natively or by
     the text fallback (the `chatml` server ignores `tools` under tool choice "auto", so
     the probe finds no call and the fallback is taken and recorded)."""

@@ -1,4 +1,4 @@
-"""The price table (issue 17, item 4): validated with one clear error, supplied by the user
+"""The price table: validated with one clear error, supplied by the user
 (`--price-table`, `price_table:`), checked in preflight, recorded in run.json and the report,
 and unknown prices reported as unpriced, never $0."""
 

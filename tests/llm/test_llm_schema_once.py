@@ -1,5 +1,5 @@
-"""The reply schema reaches the model once per request, in every structured-output mode
-(issue 32 item 3): as the response format where the endpoint takes one, else appended by
+"""The reply schema reaches the model once per request, in every structured-output mode: as the
+response format where the endpoint takes one, else appended by
 the provider to the last user turn, and never also written into the prompt text by a
 benchmark's prompts. One small episode of Sotopia-ToM and of CalBench against the local
 fake server (Incognita's tool-calling seats, on an endpoint without function calling, get

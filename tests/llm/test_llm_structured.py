@@ -122,7 +122,7 @@ def test_extraction_and_parse() -> None:
 
 
 def test_every_reader_of_model_json_bounds_its_integers() -> None:
-    """Issue 30 item 8: an integer over 4,300 digits is invalid output in each reader of
+    """An integer over 4,300 digits is invalid output in each reader of
     model JSON (the structured parser, tool-call arguments, text-mode tool calls and
     Incognita's embedded requests), never a ValueError that ends the episode."""
     import sys

@@ -1,4 +1,4 @@
-"""Native tool calls in the model layer (issue 21 item 1): OpenAI function calling on the
+"""Native tool calls in the model layer: OpenAI function calling on the
 wire, the text fallback for endpoints without it (probed once, recorded as `tool_mode`),
 scripted mock calls, the one-call rule of `generate_structured`, and logprobs (item 6)."""
 

@@ -1,5 +1,5 @@
 """A reply cut off at the token limit is invalid output of its own cause, and is counted
-per seat (issue 21 item 2)."""
+per seat."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The example plugin package, installed for real: a fresh venv, `pip install` of
 examples/confide-example-plugin offline, then the CLI in that venv lists its benchmark,
 runs it end to end with the expected results, and seats its agent and model provider in
-confide's `demo` benchmark (issue 13, item 9: "installed in a fresh venv, listed by
+confide's `demo` benchmark ("installed in a fresh venv, listed by
 `confide benchmarks`, run end to end")."""
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ def test_figures_are_deterministic_and_skip_missing_columns() -> None:
 
 
 def test_figure2_privacy_cost_plane_has_one_panel_per_setting() -> None:
-    """calbench.md Figure 2: excess VPS (x) against excess cost (y), uniform and varied
+    """The CalBench paper, Figure 2: excess VPS (x) against excess cost (y), uniform and varied
     panels side by side, each row a point at its values."""
     rows = [
         {"Setting": "Uniform", "Method": "imap", "Condition": "dm", "Coord.": "100",
@@ -103,7 +103,7 @@ def test_figure2_privacy_cost_plane_has_one_panel_per_setting() -> None:
 
 
 def test_published_points_are_drawn_beside_never_as_bars() -> None:
-    """issue 34 item 3: the paper's Table 2 points sit beside the run's in the scatter
+    """The paper's Table 2 points sit beside the run's in the scatter
     plots, labelled with their table; the per-condition bars show the run alone."""
     published = [
         {"source": "run", "table": "", **_rows()[0]},

@@ -1,4 +1,4 @@
-"""report.html content (issue 18, item 3): headline first with defined columns, figures for
+"""report.html content: headline first with defined columns, figures for
 every benchmark, summarized large tables, relative links that survive a move."""
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def test_large_table_row_counts_with_and_without_quoted_line_breaks(tmp_path: Pa
 def test_contents_link_every_section_and_sections_are_declared_in_words(
     tiny_runs: dict[str, Path],
 ) -> None:
-    """Issue 35 item 3: a table of contents, and every table titled, explained and placed
+    """A table of contents, and every table titled, explained and placed
     in its paper by its benchmark (envs/<id>/report_sections.py), not by its file name."""
     from confide.registry import get_benchmark
     from confide.report.html import RUN_SECTIONS

@@ -1,4 +1,4 @@
-"""report.html escapes every field it shows (issue 12, item 2).
+"""report.html escapes every field it shows.
 
 A payload is planted in every place a run directory feeds into the report: the directory
 name (title), experiment.yaml, CSV file names, headers and cells (a task id, an HTTP error

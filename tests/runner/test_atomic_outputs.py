@@ -1,4 +1,4 @@
-"""Derived outputs are replaced atomically (issue 12, item 6): a write that fails half-way
+"""Derived outputs are replaced atomically: a write that fails half-way
 (a full disk, a kill) leaves the previous file whole and no temporary behind."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Choosing the backend (issue 19): the experiment fields, the CLI flags, and the install
+"""Choosing the backend: the experiment fields, the CLI flags, and the install
 hint when Ray is missing, given before anything runs."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`confide run --dry-run` prints the model calls a run may make (issue 13 item 5): each
+"""`confide run --dry-run` prints the model calls a run may make: each
 benchmark bounds them per seat and role from its options (`BenchmarkSpec.call_bounds`),
 every played episode stays within its bounds, and a part without a bound says why."""
 

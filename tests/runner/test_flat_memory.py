@@ -1,4 +1,4 @@
-"""A run's memory does not grow with its episode count (issue 12 item 11, issue 15 item 5).
+"""A run's memory does not grow with its episode count.
 
 The same demo experiment is run in-process at N and 3N episodes under tracemalloc; the
 bytes a run holds when its episodes are played (what it keeps per finished episode) and its

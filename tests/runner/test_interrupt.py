@@ -1,4 +1,4 @@
-"""Ctrl-C and SIGTERM stop a run cleanly (issue 12, item 5): no new episodes, no partial
+"""Ctrl-C and SIGTERM stop a run cleanly: no new episodes, no partial
 traces, every output written for the finished episodes, how to resume, exit 130."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Paid calls survive failures (issue 30 item 2): every answered model call of an episode is
+"""Paid calls survive failures: every answered model call of an episode is
 journaled as it arrives, and a resume replays them instead of paying again.
 
 The must-show case: a local OpenAI-compatible server answers a Sotopia-ToM episode's

@@ -1,4 +1,4 @@
-"""Issue 12.3: secrets never reach the disk. One run against an endpoint whose URL holds a
+"""Secrets never reach the disk. One run against an endpoint whose URL holds a
 password and whose key sits in the experiment's model options; the endpoint refuses the
 connection, so the error (naming the URL) lands in traces, results.csv and the report. One
 test per write boundary, plus the response cache and log lines."""

@@ -1,4 +1,4 @@
-"""run_experiment from a notebook (issue 13 item 11): inside a running event loop, and
+"""run_experiment from a notebook: inside a running event loop, and
 without freezing the caller's garbage collector (only the CLI opts in)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 12 leftovers: an empty task file is one clear error naming the file (not an
+"""Odd inputs to a run: an empty task file is one clear error naming the file (not an
 empty run), and a lone surrogate in a non-model exception's text (a user's participant
 raising) is written as U+FFFD in the trace and results.csv instead of crashing the writer."""
 

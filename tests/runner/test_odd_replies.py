@@ -1,6 +1,6 @@
-"""One odd model reply never aborts an episode (issue 12 item 7): a lone surrogate (raw
+"""One odd model reply never aborts an episode: a lone surrogate (raw
 in the reply text, or as a JSON escape inside an otherwise well-shaped reply), a reply
-of 1,000 unclosed `[` and one holding an integer of 5,000 digits (issue 30 item 8: `int`
+of 1,000 unclosed `[` and one holding an integer of 5,000 digits (`int`
 refuses more than 4,300) are invalid model output in every model seat and role of all
 three benchmarks; the episode finishes `ok` with the failure recorded, and its trace and
 the response cache are written and read back."""

@@ -1,4 +1,4 @@
-"""The papers' designs as experiment files (issue 34, item 1): each file validates, its
+"""The papers' designs as experiment files: each file validates, its
 plan has the paper's cells, and a `--limit`ed form with mock models runs offline to `ok`
 and writes the paper's tables.
 

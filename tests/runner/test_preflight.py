@@ -1,4 +1,4 @@
-"""The preflight (issue 13 item 5): every mistake class is reported before any episode
+"""The preflight: every mistake class is reported before any episode
 runs, in one message, with a non-zero exit, within a second of CPU, and no trace left."""
 
 from __future__ import annotations
@@ -212,7 +212,7 @@ def test_dry_run_prints_the_plan_and_writes_nothing(
 
 
 def test_a_model_agent_needs_model_desks_and_customer() -> None:
-    """Issue 17 item 1: Incognita's desks (the intermediary among them) and customer are
+    """Incognita's desks (the intermediary among them) and customer are
     declared roles a lineup with a model agent must bind; the reference agent and the
     environment's own mocks written for the scripted ones need no binding."""
     spec = get_benchmark("incognita")
@@ -235,7 +235,7 @@ def test_a_model_agent_needs_model_desks_and_customer() -> None:
     assert problems() == [] and problems(lineups=["reference"]) == []
     assert problems(lineups=["openai/gpt-5-mini"],
                     roles={"customer": "mock/json", "desk": "mock/json", **judged}) == []
-    # issue 34 item 7: the literal judge reads only digits and ids, so a model agent needs
+    # The literal judge reads only digits and ids, so a model agent needs
     # a judge bound; binding `literal` explicitly is a choice, not an omission
     only_judge = problems(lineups=["openai/gpt-5-mini"],
                           roles={"customer": "mock/json", "desk": "mock/json"})
@@ -257,7 +257,7 @@ def test_a_short_key_is_warned_once_at_preflight_and_is_no_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Issue 20.3: a one-character key cannot be redacted safely; the preflight says so once
+    """A one-character key cannot be redacted safely; the preflight says so once
     (although a seat and a role both use the model) and the run is not refused for it."""
     import confide.llm.providers.http_common as http_common
 

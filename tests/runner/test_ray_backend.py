@@ -1,4 +1,4 @@
-"""The Ray backend (issue 19) on one local Ray shared by the session (`ray_session`): the
+"""The Ray backend on one local Ray shared by the session (`ray_session`): the
 same results as the local backend, a worker SIGKILLed mid-episode, the cluster-wide
 provider limit, a driver SIGKILLed mid-run and resumed. Both ways traces reach the run
 directory are run: workers sharing it write them (`shared`, what a local Ray probes to),

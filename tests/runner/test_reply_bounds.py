@@ -1,4 +1,4 @@
-"""Bounded traces (issue 30 item 3): a model that answers 10 MB of non-JSON text made a
+"""Bounded traces: a model that answers 10 MB of non-JSON text made a
 CalBench trace of 1.07 GB that `trace show`, `view` and `rescore` refused, and a resume
 re-ran the finished episode. A reply over `MAX_REPLY_CHARS` is now kept as its head, its
 size and its SHA-256, and counted as an invalid reply; the trace writer refuses to grow a

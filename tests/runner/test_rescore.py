@@ -1,4 +1,4 @@
-"""Play and score are separate (issue 13 item 7): `confide rescore` recomputes every
+"""Play and score are separate: `confide rescore` recomputes every
 output from the traces without replaying any participant, gives what a run with the new
 judge gives, reproduces a run byte for byte under the same judge, keeps failed episodes
 failed, never writes into its source, and resume advises it when only the judge

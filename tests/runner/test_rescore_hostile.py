@@ -1,5 +1,5 @@
 """A rescore never writes anywhere inside its source and names every episode it leaves
-out (issue 30 item 5)."""
+out."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Resume reuses a finished episode only under the configuration that made it (issue 12,
-item 1): anything else is refused before a single episode runs, naming what differs."""
+"""Resume reuses a finished episode only under the configuration that made it: anything else is
+refused before a single episode runs, naming what differs."""
 
 from __future__ import annotations
 

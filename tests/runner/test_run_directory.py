@@ -1,4 +1,4 @@
-"""One run per directory, and nothing written through a planted symlink (issue 12, item 4)."""
+"""One run per directory, and nothing written through a planted symlink."""
 
 from __future__ import annotations
 
@@ -110,7 +110,7 @@ def test_planted_symlinks_are_replaced_never_written_through(tmp_path: Path) -> 
 
 
 def test_fresh_moves_the_old_run_aside_whole_following_no_link(tmp_path: Path) -> None:
-    """Issue 30 item 1: --fresh deletes nothing; the old run, its links and a user's notes
+    """--fresh deletes nothing; the old run, its links and a user's notes
     move to `<dir>.replaced-<time>`, and the new run starts in an empty directory."""
     run_dir = tmp_path / "run"
     exp = build_experiment({"benchmark": "demo", "output_dir": str(run_dir)})

@@ -1,4 +1,4 @@
-"""A run directory belongs to one experiment (issue 30 item 1): the default layout keeps
+"""A run directory belongs to one experiment: the default layout keeps
 every run, `latest` points at the newest, a run into another experiment's directory is
 refused before anything is touched, and commands given `runs/<benchmark>` read its latest
 run."""

@@ -1,4 +1,4 @@
-"""Resume after a failed episode (issue 22, item 1).
+"""Resume after a failed episode.
 
 One episode of a demo experiment fails deterministically (its model refuses every call
 from seat `c`); the same experiment is then run again with the fault gone. Only the

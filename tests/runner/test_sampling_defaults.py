@@ -1,4 +1,4 @@
-"""Every sampling default is explicit (issue 13 item 8): each benchmark declares the
+"""Every sampling default is explicit: each benchmark declares the
 settings its code applies (`BenchmarkSpec.sampling_defaults`), the resolved experiment
 shows them, and declaring them changes no request: a run with the declaration and one
 without it send every model call with the same settings."""

@@ -1,4 +1,4 @@
-"""Sampling settings (issue 13 item 6) and run metadata with the resolved experiment
+"""Sampling settings and run metadata with the resolved experiment
 (item 8)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Estimates before spending (issue 32 item 4): the dry run's per-model range holds a
+"""Estimates before spending: the dry run's per-model range holds a
 real one-episode run of each benchmark against a local fake OpenAI-compatible server,
 and the papers' experiment files get tokens and cost per model."""
 

@@ -1,4 +1,4 @@
-"""Spend in every output (issue 32 item 2): one episode of each benchmark against a local
+"""Spend in every output: one episode of each benchmark against a local
 fake OpenAI-compatible server that reports cached and reasoning tokens the way OpenAI
 does, priced from a custom table with a cached-input and a reasoning price. The
 results.csv cost equals the hand computation over the server's own replies; the tokens
@@ -168,7 +168,7 @@ INVALID_EVENTS = {
 
 @pytest.mark.parametrize("benchmark", ["calbench", "sotopia-tom", "incognita"])
 def test_invalid_replies_are_counted_per_seat_and_role(benchmark: str, tmp_path: Path) -> None:
-    """Issue 30 item 6: a model that answers only junk shows as invalid replies, per seat
+    """A model that answers only junk shows as invalid replies, per seat
     in its rows and in all in spend.csv, as many as the trace's invalid-reply events."""
     server = JunkServer()
     try:

@@ -1,5 +1,5 @@
 """The progress line shows the spend on any terminal width, and a run without the bar
-prints it at the end (issue 32 item 2)."""
+prints it at the end."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Figure 3b-d per method across models (sotopia_tom.md 6.3), from results.csv rows."""
+"""Figure 3b-d per method across models (the Sotopia-ToM paper §6.3), from results.csv rows."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ The run uses the CLI's defaults, the paper's stop rule included (section 5.3: th
 consecutive turns without a substantive action end the episode): the reference agent
 announces its public items before answering, answers every asker of the same private
 items in one direct message, and follows up while a desired item is missing, so no
-holder is cut off with messages still queued (issue 34, item 6)."""
+holder is cut off with messages still queued."""
 
 from __future__ import annotations
 

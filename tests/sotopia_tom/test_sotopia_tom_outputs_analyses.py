@@ -1,4 +1,4 @@
-"""The paper's analyses (sotopia_tom.md 6.1-6.3, A.11): hand-computed small cases, and the
+"""The paper's analyses (the Sotopia-ToM paper §6.1-6.3, A.11): hand-computed small cases, and the
 files a `reference` + `leaky` run writes and its report embeds."""
 
 from __future__ import annotations

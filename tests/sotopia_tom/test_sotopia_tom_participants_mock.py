@@ -97,7 +97,7 @@ def run(lineup: str, **options: Any) -> Capture:
     three turns (the first-leave stop itself is tested in test_sotopia_tom_env_routing)."""
     options.setdefault("leave_ends", "all")
     # the mock agents send typed payloads, which the reference judge scores exactly; it must
-    # be bound explicitly for a lineup with model seats (issue 16, fix 1)
+    # be bound explicitly for a lineup with model seats
     return run_once(SPEC, S, lineup, model_factory=RunModels(), options=options,
                     roles=TYPED_JUDGE)
 

@@ -1,5 +1,5 @@
 """Every number a Sotopia-ToM model seat or judge reads is the number the environment
-plays by (issue 21, must-show 2; the CalBench twin is
+plays by (must-show 2; the CalBench twin is
 tests/calbench/test_calbench_prompt_limits.py).
 
 For every shipped scenario and every strategy, mock agents that always speak (so the

@@ -1,4 +1,4 @@
-"""Sotopia-ToM prompts keep their prefix (issue 32 item 3): each seat's acting and coach
+"""Sotopia-ToM prompts keep their prefix: each seat's acting and coach
 calls start with the previous call's prompt up to the end of its history, the state
 updates share their instructions and card, nothing that changes every turn comes before
 the history, the JSON schema is never written into the text (it goes once, as the

@@ -1,4 +1,4 @@
-"""Reachability under the paper's stop rule (issue 34, item 6): the reference lineup
+"""Reachability under the paper's stop rule: the reference lineup
 makes every expected disclosure of every core scenario before the 3-turn stale stop, and
 a stop that cuts it off is reported by `confide scenarios validate`."""
 

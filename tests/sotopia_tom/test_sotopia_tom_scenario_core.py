@@ -1,5 +1,5 @@
 """The shipped `core` split: hand-written scenarios, at least two per sector and six in the
-sectors grown to issue 16's target, all rule-clean. Counts are per sector, never a fixed
+sectors grown to six, all rule-clean. Counts are per sector, never a fixed
 total, so scenarios added to one sector leave the others' checks alone."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_every_core_scenario_validates_clean(core: list[Scenario]) -> None:
 
 
 GROWN = tuple(Sector)
-"""Sectors at issue 16's target (all of them): 6 scenarios (the paper's data have 3-5
+"""Sectors grown to six (all of them): 6 scenarios (the paper's data have 3-5
 agents)."""
 
 

@@ -1,4 +1,5 @@
-"""Validation rules (sotopia_tom.md A.4, A.5): one failing fixture per rule, exact messages."""
+"""Validation rules (the Sotopia-ToM paper §A.4, A.5): one failing fixture per rule, exact
+messages."""
 
 from __future__ import annotations
 

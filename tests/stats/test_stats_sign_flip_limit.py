@@ -1,4 +1,4 @@
-"""The exact sign-flip test at its limit (issue 22, item 6): n == max_exact_n is still
+"""The exact sign-flip test at its limit: n == max_exact_n is still
 enumerated exactly and equals brute force; one task more is Monte Carlo."""
 
 from __future__ import annotations

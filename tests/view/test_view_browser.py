@@ -1,4 +1,4 @@
-"""The viewer and report in a real headless Chromium (issue 18, Must show).
+"""The viewer and report in a real headless Chromium (Must show).
 
 Debian's /usr/bin/chromium is driven by playwright with `executable_path` (playwright's
 own browser download needs the network). Screenshots of every page go to
@@ -312,7 +312,7 @@ def test_episodes_are_paged_200_at_a_time(
 def test_largest_main_job_episode_renders_in_under_a_second(
     browser: Browser, calbench_largest: Path
 ) -> None:
-    """Issue 35: from following the link to the calendars and the transcript drawn, with
+    """From following the link to the calendars and the transcript drawn, with
     the server building the episode's document (tasks warmed, as `confide view` does while
     the runs page is read)."""
     import time

@@ -1,4 +1,4 @@
-"""CalBench's episode story in the viewer (envs/calbench/view.py, issue 35 item 1): the
+"""CalBench's episode story in the viewer (envs/calbench/view.py): the
 calendars replayed round by round match the ones the engine showed each seat, the VPS per
 pair and round matches the run's pair_round_vps table, the markers recomputed from the
 task match the run's evidence table, and the protocol messages read as sentences."""

@@ -1,5 +1,5 @@
-"""What a run directory or a request holds is not trusted by `confide view` (issue 30
-items 4 and 7): the server serves no file outside the run, echoes nothing it read, and
+"""What a run directory or a request holds is not trusted by `confide view`: the server serves no
+file outside the run, echoes nothing it read, and
 answers only its own host name; a bundle replaces only an empty directory or an earlier
 bundle, never writes through a link, leaves no stale file, and skips a bad trace."""
 

@@ -1,5 +1,5 @@
-"""A command group that imports a command's module only when that command runs (issue
-15, target 6: `confide --help` in under 0.5 s).
+"""A command group that imports a command's module only when that command runs (`confide --help` in
+under 0.5 s).
 
 Building every typer command means importing its module and reading its signature, which
 costs more than the whole of `confide --help`. So the group is given a static table: each

@@ -1,4 +1,4 @@
-"""Terminal output that survives a pipe (issue 18, "Terminal").
+"""Terminal output that survives a pipe ("Terminal").
 
 On a terminal, rich tables and help panels fit the window. When stdout is a pipe or a
 file, nothing may be wrapped or cut: tables print as markdown with every cell whole,

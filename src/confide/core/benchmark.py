@@ -118,8 +118,8 @@ class Participant(Protocol[ObservationT, ActionT]):
 
 @dataclass
 class Turns:
-    """The one way an environment hands an observation to a participant (issue 13 item
-    3, after PettingZoo's `api_test`: the harness, not the environment, sees every turn).
+    """The one way an environment hands an observation to a participant (after PettingZoo's
+    `api_test`: the harness, not the environment, sees every turn).
 
     `ask` reports the observation to `observe` before the participant acts and its
     action to `acted` after, so the conformance checker sees every observation and action

@@ -1,5 +1,5 @@
 """The one wording every environment uses to tell a participant that an action of its own
-was refused and why (issue 21 item 3): Sotopia-ToM when it re-asks after bad recipients,
+was refused and why: Sotopia-ToM when it re-asks after bad recipients,
 CalBench in the next turn message after a refused cheap-talk action. The reason is the
 environment's own; this only frames it, so every benchmark says it the same way."""
 

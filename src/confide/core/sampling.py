@@ -3,7 +3,7 @@
 An environment builds each request's `GenerateConfig` with its own defaults (a simulator
 at temperature 0, an agent at the paper's setting); the experiment's `sampling` entry for
 the seat or role then overrides exactly the fields it sets, so a paper's settings
-(incognita.md section 5: agents at temperature 1 and high reasoning effort, simulators at
+(the Incognita paper, section 5: agents at temperature 1 and high reasoning effort, simulators at
 temperature 0 and no effort) are written once, in the experiment, and recorded in every
 trace header. Each provider maps them to its API (`confide.llm.providers`).
 """

@@ -1,4 +1,4 @@
-"""Play and score, kept apart (issue 13 item 7).
+"""Play and score, kept apart.
 
 An episode is first *played*: participants act and everything that happens goes into its
 trace. It is then *scored* by the benchmark's score function, which reads nothing but the

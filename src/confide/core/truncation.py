@@ -1,4 +1,4 @@
-"""Replies cut off by the token limit, counted per seat from a trace (issue 21 item 2).
+"""Replies cut off by the token limit, counted per seat from a trace.
 
 A reply a provider ended with `finish_reason` "length" is invalid output of its own kind:
 the budget, not the model's format, is at fault, so every benchmark reports it per seat

@@ -1,6 +1,6 @@
 """Pydantic models built from values the runtime already knows to be valid.
 
-Validation belongs at the trust boundary: model output, files, user input (issue 15).
+Validation belongs at the trust boundary: model output, files, user input.
 An environment's own hot path (observations built from its state, the events it records,
 the messages its postbox routes, a reference protocol's tool calls) creates hundreds of
 models per game from values of exactly the declared types; validating each again costs

@@ -3,7 +3,7 @@
 `ModelError` is raised when no usable reply could be obtained from a provider (network,
 HTTP status, timeout, malformed response body, missing configuration). `transient` tells
 the retry wrapper whether trying again can help, and `error_class` names the class every
-trace records (issue 20): `transient` (429, 5xx, timeouts, resets, malformed bodies: retried
+trace records: `transient` (429, 5xx, timeouts, resets, malformed bodies: retried
 with backoff), `validation` (the request itself is wrong: retrying sends the same wrong
 request), `capability` (the endpoint cannot do what was asked, e.g. a response format it
 does not know: the caller steps down, it never retries) and `permanent` (configuration,

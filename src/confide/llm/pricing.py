@@ -10,8 +10,7 @@ in `zero_cost_providers` (mock, local, replay) cost nothing. Dated snapshots suc
 
 A run records the table's version, date and source (`provenance`) in run.json and its
 report; `confide run --price-table FILE` (or `price_table:` in an experiment file)
-replaces the shipped table with the user's own, checked before the first episode
-(issue 17, item 4).
+replaces the shipped table with the user's own, checked before the first episode.
 """
 
 from __future__ import annotations

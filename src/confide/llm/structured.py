@@ -60,7 +60,7 @@ class StructuredAttempt(BaseModel):
     """One call of the repair loop: the completion and what was wrong with it (None if
     it parsed). `cause` sorts a bad reply: "truncated" when the provider cut it off at
     the token limit (`finish_reason` "length": a budget problem, not the model's
-    format), "format" otherwise (issue 21 item 2)."""
+    format), "format" otherwise."""
 
     attempt: int
     completion: Completion
@@ -146,7 +146,7 @@ def call_arguments(call: ToolCall) -> dict[str, Any] | str:
 
 
 def tool_call_problem(completion: Completion) -> str | None:
-    """What breaks the rule of a tool-calling turn (incognita.md A.1: exactly one tool
+    """What breaks the rule of a tool-calling turn (the Incognita paper §A.1: exactly one tool
     call with no text alongside it), or None."""
     calls = completion.tool_calls
     if len(calls) > 1:

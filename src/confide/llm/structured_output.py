@@ -1,6 +1,6 @@
 """How a JSON reply is asked of an OpenAI-compatible endpoint, and learning which way works.
 
-Endpoints differ (issue 20): OpenAI and vLLM take `response_format: {"type":
+Endpoints differ: OpenAI and vLLM take `response_format: {"type":
 "json_schema", ...}`; llama.cpp's server rejects that type but takes `{"type":
 "json_object", "schema": ...}` and constrains decoding to the schema; some servers take
 neither. The modes, strongest first:

@@ -1,5 +1,5 @@
 """Tool calls on the wire: OpenAI function calling, and JSON in text where an endpoint has
-none (issue 21 item 1).
+none.
 
 Native: `openai_tools` and `openai_message` build the request body's `tools` and
 `messages`, `openai_tool_calls` reads the reply's `tool_calls`. Fallback ("text" mode):

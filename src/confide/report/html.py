@@ -1,4 +1,4 @@
-"""A single-file HTML report for a run directory (issue 18, item 3).
+"""A single-file HTML report for a run directory.
 
 It opens with the benchmark's headline table (summary.csv), each column defined from the
 glossary, and its figures; then the resolved experiment, the episodes worth opening
@@ -64,7 +64,7 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
 def render_report(run_dir: Path, where: Path) -> str:
     """The report's HTML, with links relative to the directory `where` it will live in."""
     # autoescape=True for every template: select_autoescape(["html"]) matches on the file
-    # extension and so never applied to `report.html.j2` (issue 12, item 2)
+    # extension and so never applied to `report.html.j2`
     env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
     base = Path(os.path.relpath(run_dir.resolve(), where.resolve()))
     link = _Linker(base, run_dir / "traces", viewer=(run_dir / "view" / "index.html").is_file())
@@ -382,8 +382,8 @@ def _resolved(experiment: dict[str, Any], episodes: list[_Episode]) -> list[tupl
 
 
 def price_line(run_dir: Path) -> str:
-    """The price table the run's costs come from, as run.json records it (issue 17,
-    item 4): version, date, source and file; say so when the run predates the record."""
+    """The price table the run's costs come from, as run.json records it: version, date, source and
+    file; say so when the run predates the record."""
     path = run_dir / "run.json"
     data = json.loads(path.read_text("utf-8")) if path.exists() else {}
     prices = data.get("prices") if isinstance(data, dict) else None

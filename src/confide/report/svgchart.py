@@ -2,7 +2,7 @@
 with axes, ticks, grid and a legend column, written as text.
 
 Why not matplotlib: the report draws two or three small charts per run, and importing
-matplotlib and laying them out cost more than a second of every run (issue 15, target 3),
+matplotlib and laying them out cost more than a second of every run,
 while the charts need nothing a few SVG elements cannot say. Output is byte-deterministic
 (fixed number formatting, no ids, no dates). Colors follow matplotlib's default cycle
 (tab10), so the figures keep the colors users know from the earlier reports.

@@ -102,7 +102,7 @@ def worker_chains(
 ) -> list[list[EpisodePlan]]:
     """Groups of the `todo` episodes that run one after another.
 
-    `grid`: every episode alone. `latin-square` (incognita.md section 5, "Schedule"): one
+    `grid`: every episode alone. `latin-square` (the Incognita paper, section 5, "Schedule"): one
     chain per (task, lineup, repetition) worker, its conditions ordered by the worker's row
     of the Latin square (`confide.stats.design.latin_schedule`), so the arms of each
     paired comparison run back to back and no condition is systematically first. Rows are

@@ -73,7 +73,7 @@ def episode_fingerprints(
 
 class Fingerprints(Mapping[str, dict[str, str]]):
     """Episode id -> fingerprint. Each is built when looked up: a 10,000-episode run would
-    otherwise hold 10,000 dicts from start to end (issue 12 item 11)."""
+    otherwise hold 10,000 dicts from start to end."""
 
     def __init__(self, shared: Mapping[str, str], plans: Iterable[EpisodePlan]) -> None:
         self._shared = dict(shared)

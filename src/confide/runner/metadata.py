@@ -2,7 +2,7 @@
 
 confide's version and git commit (when it runs from a checkout), Python's version, the
 versions of the dependencies that can change a result, the wall-clock start and the
-host's CPU count (issue 13, item 8). Collected once per run.
+host's CPU count. Collected once per run.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """`confide rescore`: score a finished run again, under another judge, without replaying
-any participant (issue 13 item 7).
+any participant.
 
 Every trace holds the played episode, a `scoring` marker naming the roles it was scored
 with, then what scoring did (`confide.core.scoring`). Rescoring takes the run's own

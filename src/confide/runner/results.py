@@ -1,6 +1,6 @@
 """Result rows: one per episode and seat, rebuilt from complete traces.
 
-A run keeps them on disk, not in memory (issue 12 item 11: memory flat in the episode
+A run keeps them on disk, not in memory (memory flat in the episode
 count): `ResultSpool` pickles each finished episode's rows, and the table rows its scorer
 computed (`EpisodeResult.tables`), to an anonymous file in the run directory as the
 episode ends (or, on resume, as its trace is read back) and keeps only the episode's

@@ -1,6 +1,6 @@
 """Task-level statistics for benchmark reports: pure functions, explicit seeds.
 
-Paper reference: Incognita (../shared/seeds/incognita.md) section 5 "Estimator",
+Paper reference: Incognita (the Incognita paper) section 5 "Estimator",
 section 6.1 and appendix B. Every quantity is computed at the task level (repetitions
 averaged within a task first); randomness comes only from a seed or a generator passed
 in by the caller.

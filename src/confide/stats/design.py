@@ -1,6 +1,6 @@
 """Counterbalanced schedules for paired experiments.
 
-Incognita (incognita.md, section 5 "Schedule"): one *worker* runs the same (task, model,
+Incognita (the Incognita paper, section 5 "Schedule"): one *worker* runs the same (task, model,
 repetition) through all conditions in sequence, with the order of the conditions rotated
 by a Latin square, so that the arms of every paired comparison fall inside one time window
 and no arm is systematically run first. The runner executes this schedule when an

@@ -1,5 +1,5 @@
 """`confide view`: a run browser (runs, episodes, one episode from any participant's
-perspective, glossary) served locally or written as static files (issue 18)."""
+perspective, glossary) served locally or written as static files."""
 
 from confide.view.site import Site, serve, serve_in_thread, write_bundle
 

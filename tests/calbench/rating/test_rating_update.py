@@ -1,4 +1,4 @@
-"""OpenSkill score-margin updates (calbench.md D.4): hand-checked cases, margins, reference
+"""OpenSkill score-margin updates (the CalBench paper §D.4): hand-checked cases, margins, reference
 protocols, idempotence and order handling."""
 
 from __future__ import annotations

@@ -129,7 +129,7 @@ def _json_line(event: BaseModel) -> bytes:
 
 
 def _utf8(line: str) -> bytes:
-    """`line` as UTF-8, each lone surrogate replaced by U+FFFD (issue 12 item 7: an odd
+    """`line` as UTF-8, each lone surrogate replaced by U+FFFD (an odd
     text is recorded, it never aborts the episode or the run)."""
     try:
         return line.encode()

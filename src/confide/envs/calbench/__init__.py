@@ -1,4 +1,4 @@
-"""CalBench: multi-agent calendar scheduling under private information (calbench.md).
+"""CalBench: multi-agent calendar scheduling under private information (the CalBench paper).
 
 Registers `SPEC` (benchmark id `calbench`): suites `canonical` (section 4.1, default) and
 `tiny`, or `--tasks FILE` (our JSONL or the public fixture format); reference lineups

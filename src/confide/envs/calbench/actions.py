@@ -1,4 +1,4 @@
-"""What a CalBench seat is shown and what it may answer (calbench.md A.2-A.5).
+"""What a CalBench seat is shown and what it may answer (the CalBench paper §A.2-A.5).
 
 Every seat -- a reference protocol or an LLM agent -- sees one of two observations:
 
@@ -116,7 +116,7 @@ class MeetingView(_View):
 
 class RefusedAction(_View):
     """A tool call of this seat's previous reply that the engine refused, and why; the
-    next observation carries it so the seat is told (issue 21 item 3)."""
+    next observation carries it so the seat is told."""
 
     action: str = Field(description="The refused tool call's type (dm, schedule, ...).")
     reason: str

@@ -1,6 +1,5 @@
 """Per-agent oracle attribution that does not depend on the solver's tie-break
-(calbench.md section 4.2: e_{g,i} = c^real_{g,i} - c^oracle_{g,i}; issue 14 item 5,
-issue 15 target 4).
+(the CalBench paper, section 4.2: e_{g,i} = c^real_{g,i} - c^oracle_{g,i}).
 
 What the paper says and leaves open. Section 4.2 charges each agent its share
 c^oracle_{g,i} of "the oracle", the CP-SAT minimum-cost placement of the scheduled

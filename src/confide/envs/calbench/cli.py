@@ -1,5 +1,5 @@
 """`confide leaderboard RUN_DIR...`: rate the seats in each run's `results.csv` and print the
-CalBench leaderboard (calbench.md D.4, appendix E). CalBench runs only: another
+CalBench leaderboard (the CalBench paper §D.4, appendix E). CalBench runs only: another
 benchmark's run is refused up front (`cli.scope`).
 
 Declared in `declaration.py` as `confide leaderboard`. With `--out DIR` the

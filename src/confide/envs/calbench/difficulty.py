@@ -1,4 +1,4 @@
-"""Feasible-assignment fraction d and difficulty buckets (calbench.md §3, A.1 step 5).
+"""Feasible-assignment fraction d and difficulty buckets (the CalBench paper §3, A.1 step 5).
 
 d = F / (T! / (T-M)!), where F counts the injective maps of the M incoming meetings to
 distinct slots that satisfy the oracle's feasibility constraints. As in the published
@@ -30,7 +30,7 @@ slots needs 23. Cost is O(T * 2^w * w) for frontier width w <= M: microseconds f
 summed away at once (its bit is read, never carried into a wider state) and an item
 crossed by one line only gets no bit at all, and each coefficient gets only the bits
 its largest possible value needs (`_field_bits`): the same numbers, and N=50 seed 2026
-(frontier 18) counts in about 2.5 CPU seconds instead of 6-10 (issue 15 target 4); seed
+(frontier 18) counts in about 2.5 CPU seconds instead of 6-10; seed
 1 of that family has frontier 21 and still takes about 30. When the width exceeds
 `max_frontier` the count is refused with `DifficultyTooHardError` rather than attempted.
 
@@ -305,7 +305,7 @@ def count_feasible_cpsat(calendars: Sequence[Calendar], meetings: Sequence[Meeti
     """F by CP-SAT enumeration of all solutions (the published harness's method; slow:
     its time grows with F). Same constraints as `feasible_fraction`. OR-Tools is imported
     here, not with the module: its CP-SAT module imports pandas, over a second of every
-    `confide run` that loads the CalBench suites (issue 15)."""
+    `confide run` that loads the CalBench suites."""
     from ortools.sat.python import cp_model
 
     class Counter(cp_model.CpSolverSolutionCallback):

@@ -109,7 +109,7 @@ async def play_episode(ctx: EpisodeContext) -> None:
     options = parse_options(EnvOptions, ctx.options, "calbench")
     binding = expand_lineup(ctx.lineup, seats(scenario))
     limits = game_limits(options, scenario)
-    # the seats' prompts state the limits the engine enforces (issue 21 item 4)
+    # the seats' prompts state the limits the engine enforces
     opts = {**options.model_dump(), **limits._asdict()}
     players = {
         seat: make_participant(seat, spec, opts, ctx) for seat, spec in binding.items()

@@ -1,4 +1,4 @@
-"""CalBench's trace events: one class per kind (issue 13 item 2), listed in `EVENTS`.
+"""CalBench's trace events: one class per kind, listed in `EVENTS`.
 
 The engine (engine/game.py) records the game as it is played (section 4.1, A.4): the
 game and its seats, each round's meeting, every CHEAP_TALK turn, every VOLUNTARY and
@@ -252,7 +252,7 @@ class InvalidResponseData(EventData):
     attempts: int
     problems: list[str | None]
     causes: list[str] = Field(default_factory=list)
-    """Per attempt: "truncated" (finish_reason length) or "format" (issue 21 item 2)."""
+    """Per attempt: "truncated" (finish_reason length) or "format"."""
 
 
 class InvalidResponse(EnvEvent):

@@ -1,4 +1,4 @@
-"""Scenario generator (calbench.md §3 "Calendar generation", "Costs", A.1) and suites of
+"""Scenario generator (the CalBench paper §3 "Calendar generation", "Costs", A.1) and suites of
 difficulty-bucketed tasks.
 
 Backward-from-witness construction, deterministic from the seed (all draws come from one

@@ -1,4 +1,4 @@
-"""Judge VPS: an external model audits what each recipient could infer (calbench.md I.2-I.4).
+"""Judge VPS: an external model audits what each recipient could infer (the CalBench paper I.2-I.4).
 
 One judge case per (round, recipient) that was delivered at least one message in the
 round: the judge reads exactly those messages (direct, participant-groupchat and

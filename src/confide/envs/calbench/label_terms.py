@@ -1,5 +1,5 @@
 """When does a private label's vocabulary appear in a text, and is a bank's vocabulary
-consistent (calbench.md §3 "Private contexts and sensitivity", A.1 "Label bank
+consistent (the CalBench paper §3 "Private contexts and sensitivity", A.1 "Label bank
 construction")?
 
 A label's `forbidden_terms` are the names, places, topics and close paraphrases whose

@@ -1,4 +1,4 @@
-"""Private-label banks for calendar items (calbench.md §3 "Private contexts", A.1).
+"""Private-label banks for calendar items (the CalBench paper §3 "Private contexts", A.1).
 
 A bank is one JSON file:
 

@@ -1,4 +1,4 @@
-"""CalBench metrics: pure functions of (scenario, trace events, outcome) (calbench.md
+"""CalBench metrics: pure functions of (scenario, trace events, outcome) (the CalBench paper
 section 4.2, Table 1 and Table 2 captions, A.6).
 
 Per seat i of game g:

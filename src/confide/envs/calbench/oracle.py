@@ -1,4 +1,4 @@
-"""Full-information CP-SAT oracle and a greedy baseline (calbench.md §3, §3.1, §4.2, A.1).
+"""Full-information CP-SAT oracle and a greedy baseline (the CalBench paper §3, §3.1, §4.2, A.1).
 
 Oracle problem. Given calendars and the incoming meetings, place every incoming meeting
 at one slot on all its participants' calendars, possibly moving previously scheduled

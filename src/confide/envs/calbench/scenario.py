@@ -1,4 +1,4 @@
-"""The CalBench task (scenario) model and its JSONL file format (calbench.md §3, A.1).
+"""The CalBench task (scenario) model and its JSONL file format (the CalBench paper §3, A.1).
 
 A `Scenario` is everything a game needs and nothing a game produces: N calendars of T
 slots, the stream of M incoming meetings (participants, speaker order, cost once

@@ -1,4 +1,4 @@
-"""Exact solutions kept on disk across processes (issue 15, target 2: one oracle solve per
+"""Exact solutions kept on disk across processes (one oracle solve per
 task per run at most, and none in a later run of the same tasks).
 
 A run memoizes its solves in memory (`oracle.solve_oracle`); this module keeps them between

@@ -1,4 +1,4 @@
-"""Shipped CalBench suites and the task-file entry points (calbench.md §4.1, A.1).
+"""Shipped CalBench suites and the task-file entry points (the CalBench paper §4.1, A.1).
 
 - `canonical`: the §4.1 suite -- 90 tasks, 45 uniform-cost and 45 varied-cost; N = 5
   agents, 3 rotating participants per meeting, 5 meetings, 16 slots, each agent's density
@@ -68,7 +68,7 @@ def _cells(base: dict[str, object], blocked: tuple[int, ...]) -> tuple[CellSpec,
 SUITE_SPECS: dict[str, SuiteSpec] = {
     "canonical": SuiteSpec(
         name="canonical",
-        description="calbench.md 4.1: 90 tasks, N=5, 3 rotating participants, M=5, T=16",
+        description="the CalBench paper §4.1: 90 tasks, N=5, 3 rotating participants, M=5, T=16",
         seed=41_2026,
         cells=_cells(
             {

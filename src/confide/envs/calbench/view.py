@@ -9,7 +9,7 @@ each meeting's outcome against the CP-SAT oracle's slot (section 4.2); the VPS o
 reference protocols' machine messages (D.1-D.3) said in words. The per-turn bookkeeping
 (turn and decision starts and ends) is folded away by default.
 
-Leak events are the belief updates of the protocol-semantic VPS (calbench.md 3.2, F.5),
+Leak events are the belief updates of the protocol-semantic VPS (the CalBench paper §3.2, F.5),
 read from the run's belief_evidence.csv (one row per update, `event_index` into the
 trace), and the nonzero deltas of judge or reflection answers, each pointing at the
 delivered messages the judge was given (`message_ids`). An episode's leak count is its
@@ -44,7 +44,7 @@ SUMMARY = "game_summary.csv"
 class BeliefLeaks:
     """A run's belief updates: counted per episode id in one pass over the evidence, and
     read again (that episode's rows only) for one episode's markers. A 10,000-game run
-    has about 1.7 million evidence rows, gigabytes as dicts (issue 12 item 11)."""
+    has about 1.7 million evidence rows, gigabytes as dicts."""
 
     def __init__(self, run_dir: Path) -> None:
         self.path = next((run_dir / name for name in EVIDENCE if (run_dir / name).is_file()),

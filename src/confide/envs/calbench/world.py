@@ -1,4 +1,4 @@
-"""Per-agent calendars and atomic action batches (calbench.md §3, A.1, A.5).
+"""Per-agent calendars and atomic action batches (the CalBench paper §3, A.1, A.5).
 
 A calendar is a fixed-length tuple of slots; each slot is free (`None`), an `Errand`
 (id, displacement cost, optional `blocked` flag, optional private label id) or a

@@ -1,4 +1,4 @@
-"""The demo relay's trace events: one class per kind (issue 13 item 2)."""
+"""The demo relay's trace events: one class per kind."""
 
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ class HistoryItem(BaseModel):
 
 
 class AgentObservation(BaseModel):
-    """What the evaluated agent sees before a turn (incognita.md A.1)."""
+    """What the evaluated agent sees before a turn (the Incognita paper §A.1)."""
 
     name: str
     condition: ConditionName

@@ -1,4 +1,4 @@
-"""`confide incognita convert`: the transformation as an instrument (incognita.md,
+"""`confide incognita convert`: the transformation as an instrument (the Incognita paper,
 contribution 3; `confide.envs.incognita.transform`).
 
 Declared in `declaration.py` as `confide incognita` (imported when it runs).

@@ -1,6 +1,6 @@
 """Convert a source task file and check every card: ``confide incognita convert``.
 
-The transformation (`transform`; incognita.md contribution 3, section 3.1) is accepted
+The transformation (`transform`; the Incognita paper, contribution 3, section 3.1) is accepted
 for a task only when the coordination reference can be built for its card (section 4.1)
 and the reference agent, with the LLM-free customer, desks and judge, solves that card in
 every access condition (section 3.2: the conditions change who holds the tools, never

@@ -1,5 +1,5 @@
 """The Incognita environment: one evaluated agent, a customer behind a disclosure gate,
-and the service side arranged by the access condition (incognita.md sections 3, A.1-A.3).
+and the service side arranged by the access condition (the Incognita paper, sections 3, A.1-A.3).
 
 An episode
 1. The condition is built (``social``: the desk names are assigned to roles by a shuffle

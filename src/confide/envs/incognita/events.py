@@ -1,4 +1,4 @@
-"""Incognita's trace events: one class per kind (issue 13 item 2), listed in `EVENTS`.
+"""Incognita's trace events: one class per kind, listed in `EVENTS`.
 
 The episode (env.py, section 3) records its setup, the agent's invalid actions and final
 answer, desks or customer that gave no reply, and the evaluation (section 3.3); the

@@ -1,5 +1,5 @@
 """The deterministic execution layer between participants and the canonical database
-(incognita.md, section 3.3).
+(the Incognita paper, section 3.3).
 
 A participant that decides to act *proposes* a tool call. The layer checks that the
 proposer holds the tool in the current condition and that the arguments are admissible

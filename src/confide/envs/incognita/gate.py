@@ -1,4 +1,4 @@
-"""The customer's disclosure gate (incognita.md, sections 3.1 and 4.1).
+"""The customer's disclosure gate (the Incognita paper, sections 3.1 and 4.1).
 
 The customer's facts (a card's ``customer_fields``) sit behind this gate. Each message the
 agent sends to the customer is examined once, before the customer answers: the gate

@@ -1,6 +1,6 @@
 """A deterministic generator of retail worlds of any size, with our own vocabulary.
 
-Incognita's tasks run against one canonical database (incognita.md, section 3.3). We ship
+Incognita's tasks run against one canonical database (the Incognita paper, section 3.3). We ship
 our own world rather than the source benchmark's data, so this module builds a realistic
 one from a seed: customers with names, addresses, emails and payment methods (credit
 cards, PayPal, gift cards with balances); a catalogue of product types whose variants

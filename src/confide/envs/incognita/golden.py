@@ -1,6 +1,6 @@
 """Building the golden trajectory of a card by rule, and checking that it replays.
 
-Incognita (incognita.md, section 4.1): the card's gold actions are kept verbatim as the
+Incognita (the Incognita paper, section 4.1): the card's gold actions are kept verbatim as the
 anchors (writes, and whatever reads the card already lists); every argument of every call
 is traced to a source, and where no source exists yet the read that supplies it is added
 immediately before the call that needs it. Replaying the result on a clean world must give

@@ -1,6 +1,6 @@
 """Read and write worlds, and read tau-bench / tau2-bench retail data given as a path.
 
-Incognita transforms the tasks of an existing benchmark (incognita.md, section 3.1), so
+Incognita transforms the tasks of an existing benchmark (the Incognita paper, section 3.1), so
 the source data must load as it is published:
 
 - tau-bench retail: ``users.json``, ``orders.json`` and ``products.json`` in one

@@ -1,4 +1,4 @@
-"""Evaluation and per-episode measures of Incognita (incognita.md sections 3.3, 5, 6.3).
+"""Evaluation and per-episode measures of Incognita (the Incognita paper, sections 3.3, 5, 6.3).
 
 Success (section 3.3): the database channel compares the canonical hash of the final
 world with the hash of the gold state (the card's gold actions replayed on a fresh copy

@@ -1,7 +1,7 @@
 """Incognita's environment options (`--option KEY=VALUE`), validated by
 `confide.core.options.parse_options`. Sampling settings are not options: the agent's and
 the simulators' temperatures and reasoning efforts are the experiment's `sampling`
-(incognita.md section 5; `experiments/incognita_paper.yaml`)."""
+(the Incognita paper, section 5; `experiments/incognita_paper.yaml`)."""
 
 from __future__ import annotations
 

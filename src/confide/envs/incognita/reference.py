@@ -1,6 +1,6 @@
 """The coordination reference: per task, the golden trajectory projected onto each condition.
 
-Incognita (incognita.md, section 4.1). For each task the golden trajectory is the complete
+Incognita (the Incognita paper, section 4.1). For each task the golden trajectory is the complete
 sequence of tool calls one verified solution performs; every argument of every call is
 traced to its source (the opening line, a releasable customer field, the customer's
 unprompted requests, policy vocabulary, or the return value of an earlier call). Projecting

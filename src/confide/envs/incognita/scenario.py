@@ -1,7 +1,7 @@
 """Task cards: what a customer knows and wants, the gold actions, and the final-state check.
 
 Incognita turns each source task into a card that is never shown to the evaluated agent
-(incognita.md, section 3.1). The card is rendered selectively: the customer's facts sit
+(the Incognita paper, section 3.1). The card is rendered selectively: the customer's facts sit
 behind a disclosure gate that releases one field at a time, when the agent asks for it;
 the service side is reached only through the tools' holders. Success is judged by the
 final database (section 3.3): replay the gold actions on a fresh copy of the initial

@@ -1,6 +1,6 @@
 """The retail service operations, their registry, and one entry point to execute them.
 
-Incognita (incognita.md, sections 3.2-3.3 and A.3) keeps the source benchmark's fifteen
+Incognita (the Incognita paper, sections 3.2-3.3 and A.3) keeps the source benchmark's fifteen
 service-side tools and changes only who holds them. Each tool here is a plain typed
 function over a `World`. Preconditions and effects follow tau2-bench's retail toolkit
 (sierra-research/tau2-bench, src/tau2/domains/retail/tools.py) so that replaying its gold
@@ -102,7 +102,7 @@ class ToolKind(StrEnum):
 
 
 class Desk(StrEnum):
-    """The six role desks of the socially distributed condition (incognita.md A.3)."""
+    """The six role desks of the socially distributed condition (the Incognita paper §A.3)."""
 
     ACCOUNT = "account"
     RETURNS_EXCHANGES = "returns_exchanges"

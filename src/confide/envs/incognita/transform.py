@@ -1,7 +1,7 @@
 """The transformation: a tau-bench or tau2-bench retail task becomes an Incognita task card.
 
 Incognita's third contribution is an instrument that converts an existing benchmark into
-matched access conditions (incognita.md, section 1, contribution 3; section 3.1). The
+matched access conditions (the Incognita paper, section 1, contribution 3; section 3.1). The
 source task becomes a card that is never shown to the agent; its criterion for success is
 untouched. Here, for any source task (`loaders.SourceTask`) and the world it runs on:
 

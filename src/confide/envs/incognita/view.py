@@ -1,9 +1,9 @@
 """Incognita in `confide view` (core/viewing.py).
 
-Leak events are the disclosure-gate releases (incognita.md 4.2), each pointing at the
+Leak events are the disclosure-gate releases (the Incognita paper §4.2), each pointing at the
 message whose request the gate answered; an episode's leak count is its `gate_releases`
 column. Each desk, the agent and the customer get a panel of what only they held
-(incognita.md 3.1-3.2): a desk sees only its own DMs with the agent and the tool calls it
+(the Incognita paper §3.1-3.2): a desk sees only its own DMs with the agent and the tool calls it
 executed on its records, and the customer alone sees its disclosure gate; the setup record
 names each desk's role and the tools it owns.
 """

@@ -1,6 +1,6 @@
 """The retail world: users, orders and products, with a canonical form and a state hash.
 
-Incognita (incognita.md, section 3) keeps the source benchmark's success criterion: after
+Incognita (the Incognita paper, section 3) keeps the source benchmark's success criterion: after
 an episode the evaluator compares the final database with the one obtained by replaying
 the gold actions (section 3.3). This module is that database. Its shape is the one of
 tau-bench / tau2-bench retail data (users, orders and products keyed by id, payment

@@ -1,4 +1,4 @@
-"""Sotopia-ToM (sotopia_tom.md): multi-party information sharing under privacy constraints.
+"""Sotopia-ToM (the Sotopia-ToM paper): multi-party information sharing under privacy constraints.
 
 Benchmark id `sotopia-tom`. Tasks are scenarios (`scenario.py`; suite `core`, or any
 scenario JSON file via `--tasks`); seats are the scenario's agents in order. Reference

@@ -1,4 +1,4 @@
-"""Scenario splits shipped with confide (sotopia_tom.md section 3.2 sectors).
+"""Scenario splits shipped with confide (the Sotopia-ToM paper, section 3.2 sectors).
 
 A split is a folder `data/<split>/` inside this package holding one native scenario JSON per
 file, named `<scenario id>.json`. The `core` split holds our own hand-written scenarios, at

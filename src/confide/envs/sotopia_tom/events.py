@@ -1,4 +1,4 @@
-"""Sotopia-ToM's trace events: one class per kind (issue 13 item 2), listed in `EVENTS`.
+"""Sotopia-ToM's trace events: one class per kind, listed in `EVENTS`.
 
 The conversation (env.py, section 3.1) records each round's start, refused recipients and
 departures and how it ended; the judge (section 4, A.7) records one verdict per metric;

@@ -224,7 +224,7 @@ GOOD_SEEDS: dict[Sector, tuple[str, str]] = {
     Sector.MANUFACTURING: ("manufacturing-caliper-containment", "manufacturing-rush-order"),
 }
 """The two good seeds of each sector (A.3: "two good seeds and one bad seed"), `core`
-scenarios named by id, so the `core` split can grow (issue 16) without changing what the
+scenarios named by id, so the `core` split can grow without changing what the
 generator is shown."""
 
 

@@ -1,6 +1,6 @@
 """Sotopia-ToM scenario schema, JSON input/output and the public-generator import.
 
-A scenario (sotopia_tom.md section 3.1, Table 1 and the A.2 schema) is one multi-party
+A scenario (the Sotopia-ToM paper, section 3.1, Table 1 and the A.2 schema) is one multi-party
 situation: a shared goal, 3-5 agents with a role, a primary objective, pre-interaction
 knowledge whose items carry a sensitivity label (public/private), a sharing policy
 (what_to_share S_a, what_not_to_share P_a), post-interaction goals (desired_knowledge D_a,
@@ -89,7 +89,7 @@ class ScenarioError(ConfideError):
 
 
 class Sector(StrEnum):
-    """The eight industry sectors of sotopia_tom.md section 3.2 / A.3."""
+    """The eight industry sectors of the Sotopia-ToM paper, section 3.2 / A.3."""
 
     HEALTHCARE = "Healthcare"
     TECHNOLOGY = "Software/Technology"

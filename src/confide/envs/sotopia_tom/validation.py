@@ -1,4 +1,5 @@
-"""Rule validation of Sotopia-ToM scenarios (sotopia_tom.md A.4 judge checks, A.5 review rules).
+"""Rule validation of Sotopia-ToM scenarios (the Sotopia-ToM paper §A.4 judge checks, A.5 review
+rules).
 
 Every check is deterministic and reports each finding as a `Violation` (rule, scenario id,
 agent, item, message); nothing stops at the first problem. Findings are of two kinds,

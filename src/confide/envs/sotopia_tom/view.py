@@ -1,4 +1,4 @@
-"""Sotopia-ToM in `confide view` (core/viewing.py): the CPV violations (sotopia_tom.md
+"""Sotopia-ToM in `confide view` (core/viewing.py): the CPV violations (the Sotopia-ToM paper
 4.1, A.7) of the episode's footer, each pointing at the utterance `R<round>.<turn>` it
 cites; an episode's leak count is its `violations` column."""
 

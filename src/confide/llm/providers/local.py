@@ -13,7 +13,7 @@ in a thread so the event loop keeps serving other agents. A native crash of llam
 (segfault, abort, out-of-memory kill) fails only the call in flight, with
 `ModelCrashError`; the next call starts a new worker.
 
-Tools (`config.tools`, issue 21 item 1) are described in the prompt (`confide.llm.tools`)
+Tools (`config.tools`) are described in the prompt (`confide.llm.tools`)
 and, when the request has a reply schema, decoding is held by a grammar to either a call
 of one of them or a valid reply (`tool_mode` "grammar"; "text" without a schema); the
 reply's call is read back into `Completion.tool_calls`. Asked-for `logprobs` are passed

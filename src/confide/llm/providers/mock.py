@@ -37,7 +37,7 @@ from confide.llm.types import ChatMessage, Completion, GenerateConfig, ToolCall,
 from confide.untrusted import InputError, parse_jsonl, read_text
 
 Reply = str | ToolCall | tuple[ToolCall, ...]
-"""A scripted reply: text, one tool call, or several (issue 21 item 1)."""
+"""A scripted reply: text, one tool call, or several."""
 ReplyFunction = Callable[[list[ChatMessage], GenerateConfig], Reply]
 Outputs = Sequence[Reply] | ReplyFunction | Path
 

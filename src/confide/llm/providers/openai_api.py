@@ -14,7 +14,7 @@ on a CPU can take minutes for one long prompt, and a single-slot server (llama.c
 computing a request whose client timed out, so a short timeout re-sends the work behind
 itself and every retry times out too. Response bodies are parsed and
 checked here rather than trusted to the SDK's lenient parsing, so a malformed body is a
-clear transient `bad_response` error. Errors are classified (issue 20): 4xx bodies, and
+clear transient `bad_response` error. Errors are classified: 4xx bodies, and
 5xx bodies that are plainly request validation (llama.cpp's server answers a pydantic
 validation failure with HTTP 500), are `validation` errors and never retried; a refusal
 that names the response format is a `capability` error. A response schema is sent in the
@@ -30,7 +30,7 @@ call (`confide.llm.tools`), and each completion records which in `tool_mode`. As
 without, once, and never again.
 OpenAI's reasoning models (o1/o3/o4, gpt-5 except gpt-5-chat) accept only their default
 temperature and top_p while they reason, so neither is sent to them unless the request's
-`reasoning_effort` is "none" (incognita.md section 5 runs its simulators so, at
+`reasoning_effort` is "none" (the Incognita paper, section 5 runs its simulators so, at
 temperature 0); `reasoning_effort` is sent as such to OpenAI and to compatible servers
 (which may ignore it). OpenAI takes `max_completion_tokens`, while compatible servers get
 the older, more widely supported `max_tokens`.

@@ -1,4 +1,4 @@
-"""Trace analyses of calbench.md appendix G: completion-conditioned regret (G.1),
+"""Trace analyses of the CalBench paper, appendix G: completion-conditioned regret (G.1),
 first-speaker effects with paired tests and BH correction (G.2, Table 12), messages by
 meeting index and speaker role (G.3), prior-meeting reschedules (G.4).
 

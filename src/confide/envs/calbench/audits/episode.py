@@ -1,4 +1,4 @@
-"""What CalBench adds to every episode once its game is over (calbench.md I.2, D.4): the
+"""What CalBench adds to every episode once its game is over (the CalBench paper I.2, D.4): the
 judge cases when a judge role is bound, and the leaderboard columns of each seat row.
 
 `measured(score_game)` wraps the environment's score function: it is `env.score_episode`,

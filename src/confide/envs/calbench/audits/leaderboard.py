@@ -1,4 +1,4 @@
-"""The per-seat columns the OpenSkill leaderboard reads from results.csv (calbench.md
+"""The per-seat columns the OpenSkill leaderboard reads from results.csv (the CalBench paper
 D.4 "Score-margin updates", F.3; confide.envs.calbench.rating.results).
 
 - `game_id`: the episode id (unique within a run).

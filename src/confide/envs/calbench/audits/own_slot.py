@@ -1,5 +1,5 @@
 """Own-slot disclosure audit: deterministic regex labels on cheap-talk messages
-(calbench.md section 4.3 "Fairness in varied-cost games", G.5, Table 13).
+(the CalBench paper, section 4.3 "Fairness in varied-cost games", G.5, Table 13).
 
 Per G.5 the extractor first finds slot mentions, then requires first-person language
 ("I", "my calendar", "for me"), and only then assigns labels. We apply the three steps per

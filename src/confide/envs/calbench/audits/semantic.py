@@ -1,4 +1,4 @@
-"""Semantic-context leakage audit (calbench.md section 3 "Private contexts and
+"""Semantic-context leakage audit (the CalBench paper, section 3 "Private contexts and
 sensitivity", A.1 label hydration, D.4, Figure 1C).
 
 Every errand and meeting may carry a private label; A.1 entitles the errand's owner to its

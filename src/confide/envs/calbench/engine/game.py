@@ -1,4 +1,4 @@
-"""The CalBench game round (calbench.md section 3 "Round structure", A.3-A.6).
+"""The CalBench game round (the CalBench paper, section 3 "Round structure", A.3-A.6).
 
 One round per incoming meeting, in stream order:
 

@@ -1,6 +1,6 @@
 """The audit and model-VPS tables of a CalBench run directory (the `write_outputs` hook).
 
-Always written (calbench.md section 3, G.1-G.5):
+Always written (the CalBench paper, section 3, G.1-G.5):
 semantic_leakage.csv, semantic_leakage_summary.csv, own_slot_disclosure.csv,
 own_slot_disclosure_summary.csv, g1_completion_regret.csv, g2_first_speaker_units.csv,
 g2_first_speaker_tests.csv, g3_messages_by_meeting.csv, g3_messages_by_speaker_role.csv,
@@ -24,7 +24,7 @@ its trace read back (`tables_of`, `write_calbench_outputs`), by the same functio
 (`scored_game`), so both give the same bytes. The games' `GameTables` are spooled to
 disk (`GameSpool`) and read back a game at a time for each table, whose summaries keep
 counts and compact arrays rather than rows: memory stays flat however many games a run
-has (issue 12 item 11).
+has.
 """
 
 from __future__ import annotations

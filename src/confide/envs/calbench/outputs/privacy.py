@@ -1,4 +1,4 @@
-"""The four protocol-semantic VPS tables of a run directory (calbench.md F.5):
+"""The four protocol-semantic VPS tables of a run directory (the CalBench paper §F.5):
 belief_evidence.csv.gz, pair_round_vps.csv.gz, game_summary.csv, game_target_summary.csv.
 
 Columns are the fields of the row types in vps.py, in that order. `write_table` (also the

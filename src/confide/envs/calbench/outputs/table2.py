@@ -1,4 +1,4 @@
-"""The Table 2 analogue (calbench.md Table 2 and its caption): one row per cost setting,
+"""The Table 2 analogue (the CalBench paper, Table 2 and its caption): one row per cost setting,
 method and communication condition, averaged over seat-games.
 
 Columns: `Coord.` = 100 x mean S_{g,i} over seats that attend at least one meeting;

@@ -1,4 +1,4 @@
-"""Shared machinery of the typed-JSON reference protocols (calbench.md D.4).
+"""Shared machinery of the typed-JSON reference protocols (the CalBench paper §D.4).
 
 A protocol seat reads only its observation: its own calendar view and the messages
 delivered to it. Its messages are JSON payloads `{"protocol": <name>, "type": <kind>,

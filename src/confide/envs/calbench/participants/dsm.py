@@ -1,5 +1,5 @@
 """DSM, Distributed Score-based Multi-round: the tunable privacy-cost reference protocols
-DSM-Welfare and DSM-Private (calbench.md section 3.1, D.3, Table 9; Farhadi and Jennings
+DSM-Welfare and DSM-Private (the CalBench paper, section 3.1, D.3, Table 9; Farhadi and Jennings
 2021).
 
 Per meeting the lowest-id participant initiates. In each sub-round it offers the next L
@@ -49,7 +49,7 @@ Payloads (plus `protocol: "dsm"` and `to`, see base.py):
 `{"type": "decision", "meeting_id", "plan_id", "slot", "moves", "settlement"}` with moves
 `{"meeting_id", "from_slot", "to_slot"}` and settlement `{agent: {"charge", "reward"}}`.
 
-Where the published engine differs, the paper decides (issue 14, measured with
+Where the published engine differs, the paper decides (measured with
 bench/calbench_peer_parity.py on the canonical suite at 4 sweeps: the two agree on 38 of
 45 varied games, and on 43 when ours is held to one sub-round): its DSM-Welfare client
 offers one batch per meeting and, when no offer suits everyone, announces its best-ranked

@@ -1,5 +1,5 @@
 """DSM offers ("plans") and their local evaluation on one seat's own calendar
-(calbench.md D.3, cross-meeting displacement).
+(the CalBench paper §D.3, cross-meeting displacement).
 
 A plan puts the round's meeting at `slot`; when the initiator's copy of `slot` holds a
 prior multi-agent meeting, the plan also carries a displacement chain: moves (meeting id,
@@ -23,7 +23,7 @@ are ranked by the shown cost of the meetings they move, then chain length, then 
 slots; the initiator offers its plans by its own level, then slot, then plan id. With
 the level mapping of dsm_scoring.py these choices took DSM-Welfare's agreement with the
 published engine (bench/calbench_peer_parity.py, 4 sweeps) from 35/36 uniform and 29/36
-varied public fixtures to 36/36 and 36/36 (issue 14).
+varied public fixtures to 36/36 and 36/36.
 
 Plan ids are `slot * 100 + k`, with k = 0 for a slot that needs no displacement and
 otherwise the rank (from 0) of the chain among the slot's alternatives: unique within a

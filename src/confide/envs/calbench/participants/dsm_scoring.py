@@ -1,5 +1,5 @@
 """DSM scoring arithmetic: satisfaction levels, scoring cost, aggregate statistics, the
-flexibility-adjusted reward and the offer-size utility (calbench.md D.3, Table 9;
+flexibility-adjusted reward and the offer-size utility (the CalBench paper §D.3, Table 9;
 Farhadi and Jennings 2021).
 
 Everything here is a pure function of numbers; `dsm.py` wires it into a seat.
@@ -23,7 +23,7 @@ Everything here is a pure function of numbers; `dsm.py` wires it into a seat.
 Choices the text does not decide (D.3 requires only that "intermediate levels decrease
 monotonically with displacement cost", and gives U(L) without saying how p_succ or
 c_priv are obtained): the level falls by one per unit of shown cost, as in the published
-engine (issue 14 replaced a log-scale drop of 1/2/3 levels for shown 1/10/100; see
+engine (this replaced an earlier log-scale drop of 1/2/3 levels for shown 1/10/100; see
 dsm_plans.py for the agreement this bought), so a uniform-cost item drops one level and
 a shown 10 or 100 reaches the floor 1: the protocol then prefers moving up to nine cheap
 items over one expensive one; a "successful" offer set is one that

@@ -1,4 +1,4 @@
-"""IMAP, Incremental MAP: the full-disclosure, low-cost reference protocol (calbench.md
+"""IMAP, Incremental MAP: the full-disclosure, low-cost reference protocol (the CalBench paper
 section 3.1, D.1).
 
 For each meeting the lowest-id participant is the initiator. On its first turn it sends

@@ -1,4 +1,4 @@
-"""The CalBench LLM agent: a chat model plus the A.2/A.3 prompt policy (calbench.md
+"""The CalBench LLM agent: a chat model plus the A.2/A.3 prompt policy (the CalBench paper
 section 3 "Round structure", A.2, A.3, A.5).
 
 One conversation thread per agent for the whole game (A.3): the system prompt once, then
@@ -78,8 +78,8 @@ def default_config(model: str, *, max_tokens: int | None = None) -> GenerateConf
 
     `max_tokens` is the seam for a per-role budget from the run's sampling settings. By
     default no cap is sent (the provider's own limit applies): on a reasoning model a cap
-    also counts the hidden reasoning, so a fixed one would cut replies off or empty them
-    (issue 21 item 2). Embedded `local/` models keep their 512, which fits every reply of
+    also counts the hidden reasoning, so a fixed one would cut replies off or empty them. Embedded
+    `local/` models keep their 512, which fits every reply of
     the bounded schema."""
     if model.startswith("local/"):
         return GenerateConfig(

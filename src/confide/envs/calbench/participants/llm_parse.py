@@ -1,4 +1,4 @@
-"""The reply format of the CalBench LLM agent (calbench.md A.2 section 7, A.5): one JSON
+"""The reply format of the CalBench LLM agent (the CalBench paper §A.2 section 7, A.5): one JSON
 object with exactly two keys, ``thinking`` and ``actions``, where each action is one of
 the five tool calls of A.2 section 5.
 

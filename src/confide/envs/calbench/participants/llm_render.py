@@ -1,4 +1,4 @@
-"""Observation -> text for the CalBench LLM agent (calbench.md A.2 system prompt, A.3
+"""Observation -> text for the CalBench LLM agent (the CalBench paper §A.2 system prompt, A.3
 per-round user messages), from the prompt files in `confide.envs.calbench.prompts`.
 
 Everything rendered comes from the seat's own observation: its own calendar render

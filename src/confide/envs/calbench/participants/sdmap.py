@@ -1,5 +1,5 @@
 """SD-MAP, Scheduling-Difficulty MAP: the low-disclosure, feasibility-first reference
-protocol (calbench.md section 3.1, D.2; Modi and Veloso 2004).
+protocol (the CalBench paper, section 3.1, D.2; Modi and Veloso 2004).
 
 Meetings are handled in stream order. The lowest-id participant initiates: it walks its
 own calendar in slot order and, for the first untried slot it could use itself, sends a
@@ -30,7 +30,7 @@ the repair messages). A failed repair leaves the bumped meeting where each calen
 (the pre-bump slot everywhere except on the bumper's calendar, where the new meeting now
 sits), so it stays inconsistent and counts as not scheduled.
 
-Short budgets (the paper configuration's 4 sweeps cut negotiations off; issue 14). A
+Short budgets (the paper configuration's 4 sweeps cut negotiations off). A
 participant left without an agreed slot (every slot IMPOSSIBLE, or a confirm the budget
 cut off) first submits no schedule: D.2 leaves the meeting unresolved ("If no slot
 succeeds, the initiator sends a fail DM and the meeting is unresolved"). A.5 rule 6

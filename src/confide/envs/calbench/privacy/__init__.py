@@ -1,4 +1,4 @@
-"""Protocol-semantic VPS for the CalBench reference protocols (calbench.md section 3.2,
+"""Protocol-semantic VPS for the CalBench reference protocols (the CalBench paper, section 3.2,
 F.1, F.2, F.4, F.5): beliefs, the Table 10 typed-message rules, per-game rows and the four
 CSV tables."""
 

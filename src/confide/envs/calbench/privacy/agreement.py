@@ -1,5 +1,5 @@
 """Judge versus self-reflection: aggregate comparison, truth-direction precision and
-slot-belief cell agreement (calbench.md I.3 Table 16, I.4, I.5 Table 17).
+slot-belief cell agreement (the CalBench paper I.3 Table 16, I.4, I.5 Table 17).
 
 - Comparison (Table 16): over a set of games, nonzero judged belief rows, raw and
   calibrated judge VPS and the judge's excess over the floor, next to the primary

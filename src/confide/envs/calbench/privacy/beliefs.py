@@ -1,4 +1,4 @@
-"""Observer beliefs about a target's calendar (calbench.md F.1, F.4).
+"""Observer beliefs about a target's calendar (the CalBench paper §F.1, F.4).
 
 Bel^r_{j->i}[k] is observer j's belief, within round r, that slot k is usable by target i
 (free or freeable). Every belief starts the round at the prior p0 (0.5 by default, F.4:

@@ -1,4 +1,4 @@
-"""Signed belief deltas -> slot-equivalent, truth-calibrated VPS (calbench.md F.3, I.2-I.4).
+"""Signed belief deltas -> slot-equivalent, truth-calibrated VPS (the CalBench paper §F.3, I.2-I.4).
 
 Both model-based privacy measurements -- the acting agents' own reflections (F.3) and the
 external judge (I.2) -- answer one question per (round, observer): for every other agent
@@ -23,7 +23,7 @@ saying at which moment the state is read):
   batches (`batch_applied`), so a slot a message called free and that the round's meeting
   then filled still counts as a truthful "free" disclosure;
 - an answer that never matched the schema (repair loop exhausted) contributes no cells
-  and is counted as missing, not as zero belief change (issue 21 item 6): each target it
+  and is counted as missing, not as zero belief change: each target it
   was about gets `missing_answers` + 1 and an excess of None (unmeasured, so a failed
   answer cannot lower a seat's VPS); the per-game count is `ModelVps.failed_answers`;
 - the slot-equivalent belief scale is not the protocol-semantic one of beliefs.py (there a

@@ -1,4 +1,4 @@
-"""Asking a model for belief deltas (calbench.md F.3 reflection, I.2 judge): the prompt
+"""Asking a model for belief deltas (the CalBench paper §F.3 reflection, I.2 judge): the prompt
 files, the transcript of what one agent was delivered in one round, and the structured
 call with its repair loop.
 

@@ -1,5 +1,5 @@
 """Reflection-calibrated VPS: measurement-only reflection calls after every round
-(calbench.md F.3, section 3.2; Table 1 "Excess cal. VPS").
+(the CalBench paper §F.3, section 3.2; Table 1 "Excess cal. VPS").
 
 After each round every LLM seat (observer) is asked, for every other agent (target) and
 every slot, how its belief that the slot is occupied changed during the round, as signed

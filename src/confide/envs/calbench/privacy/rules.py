@@ -1,4 +1,4 @@
-"""Typed-message belief updates for the reference protocols (calbench.md F.2, Table 10).
+"""Typed-message belief updates for the reference protocols (the CalBench paper §F.2, Table 10).
 
 Every typed payload (`{"protocol", "type", ...}`, see participants/base.py) is evidence
 about its sender's calendar for each agent it was delivered to: the target is the sender,

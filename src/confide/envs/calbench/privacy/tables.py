@@ -1,4 +1,4 @@
-"""The four protocol-semantic VPS tables of calbench.md F.5 as one game contributes to
+"""The four protocol-semantic VPS tables of the CalBench paper §F.5 as one game contributes to
 them: their file names and row types (`TABLES`), their columns (the row types' fields, in
 order) and one game's CSV lines (`game_lines`), formatted while the game is scored so the
 run's output phase (outputs/privacy.py) only assembles them."""

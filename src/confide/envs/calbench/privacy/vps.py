@@ -1,5 +1,5 @@
 """Protocol-semantic VPS of one game: a pure function of (scenario, trace events)
-(calbench.md section 3.2, F.1, F.2, F.4, F.5).
+(the CalBench paper, section 3.2, F.1, F.2, F.4, F.5).
 
 Messages are read from the trace's `MessageDelivered` events in order; each typed payload
 updates the beliefs of its recipients about its sender through the Table 10 rules

@@ -1,5 +1,5 @@
 """Prompt texts of the CalBench LLM agent, written in our own words from the structure
-calbench.md A.2 and A.3 describe (none of the paper's prompt sentences is reused).
+The CalBench paper §A.2 and A.3 describe (none of the paper's prompt sentences is reused).
 
 System prompt (A.2), nine sections, one file each, in this order: ``system_rules``,
 ``system_constraints``, ``system_strategy``, ``system_slots``, ``system_tools``,

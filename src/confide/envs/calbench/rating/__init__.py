@@ -1,4 +1,4 @@
-"""OpenSkill leaderboard for CalBench (calbench.md D.4 "Score-margin updates", appendix E):
+"""OpenSkill leaderboard for CalBench (the CalBench paper §D.4 "Score-margin updates", appendix E):
 per-metric score-margin ratings, an MMR headline, reference protocols ranked by raw metrics,
 ratings persisted as versioned JSON and updated incrementally run by run."""
 

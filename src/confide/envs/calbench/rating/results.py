@@ -1,6 +1,6 @@
 """Leaderboard input rows: one per (run, game, seat), parsed from dicts or `results.csv`.
 
-A row carries the three per-seat metrics the CalBench leaderboard rates (calbench.md
+A row carries the three per-seat metrics the CalBench leaderboard rates (the CalBench paper
 D.4 "Score-margin updates", §4.2):
 
 - `coordination`: the seat's scheduled-meeting ratio M_sched / M in [0, 1]. Empty / None

@@ -1,4 +1,4 @@
-"""Ordered leaderboard rows: models by MMR, reference protocols by raw metrics (calbench.md
+"""Ordered leaderboard rows: models by MMR, reference protocols by raw metrics (the CalBench paper
 D.4 "Displayed values" and appendix E).
 
 MMR (the paper names it as the single matchmaking / headline number but gives no formula):

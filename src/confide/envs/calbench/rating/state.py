@@ -1,5 +1,5 @@
 """The persisted leaderboard: rating configuration, per-participant ratings and raw totals,
-and the runs already applied (calbench.md D.4 and appendix E).
+and the runs already applied (the CalBench paper §D.4 and appendix E).
 
 The state is one versioned JSON document. It records, per applied run, a digest of the
 run's rows, so re-applying a run is a no-op and applying a *changed* run under an old id is
@@ -41,7 +41,7 @@ PAPER_MARGINS: dict[Metric, float] = {
     Metric.EXCESS_COST: 10.0,
     Metric.EXCESS_VPS: 5.0,
 }
-"""Score-margin parameters of calbench.md D.4."""
+"""Score-margin parameters of the CalBench paper §D.4."""
 
 
 class RatingConfig(BaseModel):

@@ -1,5 +1,5 @@
 """Fold result rows into the leaderboard with OpenSkill score-margin updates
-(calbench.md D.4 "Score-margin updates", appendix E).
+(the CalBench paper §D.4 "Score-margin updates", appendix E).
 
 Per game and per metric, every distinct model participant is one single-player team and the
 raw per-seat score is passed to OpenSkill's Plackett-Luce `rate(teams, scores=...)`:

@@ -1,5 +1,5 @@
 """Incognita outputs: trajectory reader, failure types, design and the paper's figures and
-tables (incognita.md, sections 4-6 and appendix B), read against the coordination
+tables (the Incognita paper, sections 4-6 and appendix B), read against the coordination
 reference the environment keeps (`envs/incognita/reference.py`, `golden.py`: 4.1).
 
 Modules (import them directly; nothing is re-exported, so importing the environment never

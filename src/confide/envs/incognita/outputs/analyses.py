@@ -1,6 +1,6 @@
 """The paper's analyses beyond its figures and tables, as rows, for runs of two or more models.
 
-Incognita (incognita.md): pairwise separability per condition and ceiling removal
+Incognita (the Incognita paper): pairwise separability per condition and ceiling removal
 (section 6.1), the dispersion test (appendix B.1), split-half concordance and the minimum
 detectable effect (6.1), and the two measurement-sensitivity audits of appendix B.2 (the
 reader audit of non-reference reads; the output-assertion channel, with the database-only

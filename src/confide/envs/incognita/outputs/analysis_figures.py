@@ -1,4 +1,4 @@
-"""PNG renderings of the analyses in `analyses` (incognita.md section 6.1, B.1, B.2).
+"""PNG renderings of the analyses in `analyses` (the Incognita paper, section 6.1, B.1, B.2).
 
 One function per analysis, taking that analysis's rows (never empty: `write` draws only
 what a run could compute). Built like `figures`: `Figure` on the Agg canvas, no pyplot.

@@ -1,6 +1,6 @@
 """The reader's sensitivity audit: crediting accepted non-reference reads.
 
-Incognita (incognita.md, appendix B.2, first audit; section 8 "Simulators and measures").
+Incognita (the Incognita paper, appendix B.2, first audit; section 8 "Simulators and measures").
 The reader acquires a service-side fact only through its designated reference read
 executed with the reference arguments (section 4.1), so an agent that reached the same
 fact through a different read stays ``requested_but_not_obtained``. Two re-labellings

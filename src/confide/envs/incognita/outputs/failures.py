@@ -1,6 +1,6 @@
 """Five failure types, and the per-trial counts reported beside them.
 
-Incognita (incognita.md, section 4.3). A *failed* trial is labelled by the stage of the
+Incognita (the Incognita paper, section 4.3). A *failed* trial is labelled by the stage of the
 dependency chain where it stopped; the questions are asked in order and the first match
 is the label, so the types are mutually exclusive and exhaustive over failed trials:
 

@@ -1,6 +1,6 @@
 """The model-free trajectory reader: the three coordination processes of one trial.
 
-Incognita (incognita.md, sections 4.1-4.2). Everything here is read from structured trace
+Incognita (the Incognita paper, sections 4.1-4.2). Everything here is read from structured trace
 events, never from message text:
 
 - customer facts: ``gate_request`` / ``gate_release`` events of the disclosure gate (a fact

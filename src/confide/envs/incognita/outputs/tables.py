@@ -25,7 +25,7 @@ averaged (or paired). Decisions where the paper is silent:
   0, so the tables are reproducible.
 - Table 2 prices an episode at the mean recorded cost of every model call in it
   (``cost_total``: agent, customer, desks and judge), the online cost of running it.
-- Costs are honest (issue 17, item 4): a cost cell is a number only when every call
+- Costs are honest: a cost cell is a number only when every call
   behind it has a price; otherwise it says ``unpriced`` (no trial of the cell is fully
   priced) or ``partial`` (some are), never a sum that counts unknown prices as $0.
 """

@@ -20,7 +20,7 @@ otherwise, except for the environment's own mocks written for the scripted ones
 
 Decisions
 - Simulators are sampled at temperature 0 and the evaluated agent at temperature 1, as in
-  incognita.md section 5; the experiment's ``sampling`` overrides either per seat or role
+  the Incognita paper, section 5; the experiment's ``sampling`` overrides either per seat or role
   (``experiments/incognita_paper.yaml`` adds the paper's reasoning efforts).
 - The environment's mocks, registered first when a seat or role names one (an explicit
   call here, never an import side effect): ``mock/incognita`` (exercises the machinery,

@@ -1,4 +1,4 @@
-"""The evaluated agent driven by a chat model (incognita.md A.1).
+"""The evaluated agent driven by a chat model (the Incognita paper §A.1).
 
 Each turn the model sees its system prompt (participant list, neutral objective, output
 format; under direct access also the service role and rules) and its own history, and

@@ -1,5 +1,5 @@
 """The customer simulator and the gate's field classifier, driven by a chat model
-(incognita.md A.2, section 3.1).
+(the Incognita paper §A.2, section 3.1).
 
 `ModelCustomer`: its system prompt is the shared behaviour block with a <memory> holding
 the opening line, plus the card's <requests> block when the card has requests; then comes

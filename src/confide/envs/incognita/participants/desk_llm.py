@@ -1,8 +1,8 @@
-"""A service desk driven by a chat model (incognita.md sections 3.2-3.3, A.3).
+"""A service desk driven by a chat model (the Incognita paper, sections 3.2-3.3, A.3).
 
 Its prompt is its role block, the shared conduct block, its operating rules and how its
 turn works (`prompting.desk_system_prompt`). The tools it holds go with every request as
-function definitions (issue 21 item 1), never in the prompt text; an endpoint without
+function definitions, never in the prompt text; an endpoint without
 function calling gets the model layer's text fallback instead, recorded in the trace as
 `Completion.tool_mode` "text". Each step the model either calls one tool -- a proposal the
 execution layer checks, whose outcome comes back as the call's result turn -- or writes

@@ -1,4 +1,4 @@
-"""Judges of a card's output assertions (incognita.md section 3.3; issue 5 item 7).
+"""Judges of a card's output assertions (the Incognita paper, section 3.3).
 
 A card's ``output_assertions`` are statements about what the agent told the customer. A
 judge reads the dialogue between the agent and the customer -- nothing else -- and gives

@@ -1,6 +1,6 @@
 """``mock/incognita-ineffective``: a mock evaluated agent that fails every episode at one
 stage of the dependency chain, so an offline run shows all five failure types of
-incognita.md section 4.3 (issue 17 item 5).
+The Incognita paper, section 4.3.
 
 Like ``mock/incognita-skilled`` it knows its card from the opening line and drives the
 real model path (prompt, conversation, JSON turns, native tool calls), but in every

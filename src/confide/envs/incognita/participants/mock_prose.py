@@ -1,4 +1,4 @@
-"""``mock/incognita-prose``: a mock evaluated agent that speaks prose only (issue 17).
+"""``mock/incognita-prose``: a mock evaluated agent that speaks prose only.
 
 It is ``mock/incognita-skilled`` without lapses, writing every request to a desk as an
 English sentence (`phrasing`): no JSON and no tool name, as a language model that was

@@ -39,7 +39,7 @@ apply:
 
 Decisions
 - Lapse rates rise with the condition's coordination burden (direct < indirect < social),
-  the direction incognita.md reports for models; the numbers are ours, chosen for a demo.
+  the direction the Incognita paper reports for models; the numbers are ours, chosen for a demo.
 - The option ``seed`` (default 0) varies which episodes lapse, so two differently seeded
   instances act as two "models" of similar skill.
 - A prompt whose opening line is no shipped card's is an error (`SkilledMockError`): the

@@ -1,6 +1,6 @@
 """Service requests in plain English, and back: the shared phrasebook of the prose mocks.
 
-A language-model agent asks a desk in prose, and never sees a tool name (incognita.md
+A language-model agent asks a desk in prose, and never sees a tool name (the Incognita paper
 section 3.2, A.1). The environment's prose mocks -- an agent that writes requests as
 sentences and a desk model that reads them -- need the two directions to agree, so both
 come from one template per service tool: `describe` writes a call as a sentence with its

@@ -65,7 +65,7 @@ def tool_specs(names: tuple[str, ...]) -> tuple[ToolSpec, ...]:
 
 @cache
 def agent_system_prompt(recipients: tuple[str, ...], tools: tuple[str, ...]) -> str:
-    """The evaluated agent's prompt (incognita.md A.1): participant list, neutral
+    """The evaluated agent's prompt (the Incognita paper §A.1): participant list, neutral
     objective, output format; in direct access also the service role and rules."""
     intro = prompts.load("agent_intro")
     if tools:

@@ -6,7 +6,7 @@ the card words it), decides typed change confirmations against the card's gold w
 starting with its first reply.
 
 `ScriptedDesk` acts on typed requests (or a request written as a JSON object inside the
-text) and follows the desk rules of incognita.md A.3 in code: it answers capability
+text) and follows the desk rules of the Incognita paper §A.3 in code: it answers capability
 questions about itself only, declines anything outside its tools without pointing
 elsewhere, restates a write and waits for the requester's confirmation before proposing
 it, proposes exactly the requested call, and replies with the outcome.

@@ -1,4 +1,4 @@
-"""Prompt texts of Incognita's participants, written in our own words (incognita.md A.1-A.3
+"""Prompt texts of Incognita's participants, written in our own words (the Incognita paper §A.1-A.3
 describe what each prompt must carry; none of its sentences is reused).
 
 The texts live beside this module as ``.txt`` files; `load` reads one and `render` fills

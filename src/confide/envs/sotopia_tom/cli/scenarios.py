@@ -11,7 +11,7 @@ check is not possible (`validation.py`). Exit status: 0 when every scenario pass
 there is any finding, 2 when a file cannot be read or parsed (that takes precedence,
 since its scenarios were not checked).
 
-`generate` runs the generation pipeline (sotopia_tom.md 3.2, A.3, A.4, A.6;
+`generate` runs the generation pipeline (the Sotopia-ToM paper §3.2, A.3, A.4, A.6;
 `confide.envs.sotopia_tom.generation`) for `--per-sector` requests in each `--sector`
 (default: all eight), cycling through the `--agents` counts, with the `--generator` and
 `--judge` models given as specs:

@@ -1,4 +1,4 @@
-"""The paper's behavioural analyses (sotopia_tom.md 6.2, 6.3, A.11) as tables over episodes.
+"""The paper's behavioural analyses (the Sotopia-ToM paper §6.2, 6.3, A.11) as tables over episodes.
 
 Each function takes `EpisodeRecord`s (one per judged episode, built from its trace by
 `outputs.records`) and returns CSV rows; `outputs.write` writes and plots them. Episodes
