@@ -12,7 +12,13 @@ only when a benchmark runs, is scored, reported or viewed.
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from confide.core.benchmark import BenchmarkSpec
 
 
 @dataclass(frozen=True)
@@ -115,3 +121,17 @@ class Declaration:
     glossary: tuple[Term, ...] = ()
     figures: tuple[Figure, ...] = ()
     commands: tuple[Command, ...] = ()
+
+
+def lazy_spec(package: str) -> Callable[[str], BenchmarkSpec]:
+    """A package's module `__getattr__` that imports `SPEC` from its `spec.py` on first
+    use: the package stays light, so the registry reads `declaration.py` without
+    importing the environment."""
+
+    def spec(name: str) -> BenchmarkSpec:
+        if name != "SPEC":
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        found: BenchmarkSpec = importlib.import_module(f"{package}.spec").SPEC
+        return found
+
+    return spec

@@ -44,7 +44,7 @@ def test_declared_defaults_are_what_the_environment_applies(
     spec = get_benchmark(benchmark)
     assert spec.sampling_defaults, "every benchmark with model calls declares its defaults"
     declared = _calls(tmp_path / "declared", benchmark)
-    module = importlib.import_module(f"confide.envs.{benchmark.replace('-', '_')}")
+    module = importlib.import_module(f"confide.envs.{benchmark.replace('-', '_')}.spec")
     monkeypatch.setattr(module, "SPEC", dataclasses.replace(spec, sampling_defaults={}))
     assert get_benchmark(benchmark).sampling_defaults == {}
     undeclared = _calls(tmp_path / "undeclared", benchmark)

@@ -10,19 +10,6 @@ columns to its rows (audits/episode.py); the run directory gets the privacy and 
 tables (outputs/privacy.py, outputs/audits.py).
 """
 
-from __future__ import annotations
+from confide.declaration import lazy_spec
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from confide.core.benchmark import BenchmarkSpec
-
-
-def __getattr__(name: str) -> BenchmarkSpec:
-    """`SPEC` from `spec.py`, imported on first use: the package stays light, so the
-    registry reads `declaration.py` without importing the environment."""
-    if name != "SPEC":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from confide.envs.calbench.spec import SPEC
-
-    return SPEC
+__getattr__ = lazy_spec(__name__)

@@ -7,19 +7,6 @@ participant `scripted` writes a deterministic summary; a model seat asks its cha
 Metrics count messages and invalid (empty) model replies.
 """
 
-from __future__ import annotations
+from confide.declaration import lazy_spec
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from confide.core.benchmark import BenchmarkSpec
-
-
-def __getattr__(name: str) -> BenchmarkSpec:
-    """`SPEC` from `spec.py`, imported on first use: the package stays light, so the
-    registry reads `declaration.py` without importing the environment."""
-    if name != "SPEC":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from confide.envs.demo.spec import SPEC
-
-    return SPEC
+__getattr__ = lazy_spec(__name__)

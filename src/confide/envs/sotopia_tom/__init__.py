@@ -14,19 +14,6 @@ Figure 22, Table 4, the IA failure modes, paired win rates; `outputs.write`), an
 `outputs.agreement`).
 """
 
-from __future__ import annotations
+from confide.declaration import lazy_spec
 
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from confide.core.benchmark import BenchmarkSpec
-
-
-def __getattr__(name: str) -> BenchmarkSpec:
-    """`SPEC` from `spec.py`, imported on first use: the package stays light, so the
-    registry reads `declaration.py` without importing the environment."""
-    if name != "SPEC":
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from confide.envs.sotopia_tom.spec import SPEC
-
-    return SPEC
+__getattr__ = lazy_spec(__name__)
