@@ -28,7 +28,7 @@ UNITS = (
     "Columns, each a mean per seat over every game and setting of the runs: Coord. = share "
     "of the seat's meetings scheduled (%); Excess cost = max(0, cost paid - the oracle's "
     "share) on the cost scale the agents saw (varied errands 1/10/100), against the "
-    "scheduled-only oracle on those costs (CalBench paper D.4); Excess VPS = VPS beyond the "
+    "scheduled-only oracle on those costs (the CalBench paper D.4); Excess VPS = VPS beyond the "
     "five-slot floor, in slot-equivalent units (F.3-F.4). Excess uniform / varied (Table 1) = "
     "the same seats' excess per cost setting on the 1/2/3 metric scale: the Excess column of "
     "report.html and summary.csv."

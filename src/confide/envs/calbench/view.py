@@ -1,7 +1,7 @@
 """CalBench in `confide view` (core/viewing.py): the calendars the game is about, and where
 private calendar information moved.
 
-The story of an episode (CalBench paper section 3, A.4) is each agent's calendar after every
+The story of an episode (the CalBench paper section 3, A.4) is each agent's calendar after every
 round, replayed from the task's starting calendars and the committed batches (slots,
 errands with their displayed costs, meetings as they are proposed, moved and scheduled);
 each meeting's outcome against the CP-SAT oracle's slot (section 4.2); the VPS of every
@@ -238,7 +238,7 @@ def _calendars(task: Scenario, rounds: Sequence[_Round]) -> dict[str, Any]:
         blocks.append(_grid(task, caption, r.calendars, r))
     return {
         "title": "Calendars",
-        "note": "Each agent's calendar at the start and after every round (CalBench paper "
+        "note": "Each agent's calendar at the start and after every round (the CalBench paper "
                 "section 3, A.4): E = errand with its displayed cost (■ blocked, cannot "
                 "move), M = meeting, · = free. Blue: the round's meeting; outlined: a slot "
                 "proposed for it; yellow: a cell its batches changed.",
@@ -347,7 +347,7 @@ def _vps(trace: Trace, task: Scenario) -> dict[str, Any] | None:
     return {"title": "VPS per pair and round",
             "note": "How far each observer's beliefs about a target's calendar moved towards "
                     "the truth in each round, from the typed messages it received "
-                    "(CalBench paper 3.2, F.2-F.5; blank: no evidence that round). Excess VPS "
+                    "(the CalBench paper 3.2, F.2-F.5; blank: no evidence that round). Excess VPS "
                     f"per target beyond the floor: {excess}.",
             "blocks": [{"kind": "grid", "caption": "",
                         "columns": [f"round {r}" for r in rounds], "rows": rows}]}

@@ -4,7 +4,7 @@ scenarios validate`.
 The rules of `validation` say that every desired item can be obtained in principle; this
 check plays the scenario with the policy-exact reference agents
 (`participants.reference`) under the default options -- T_max = 60 turns and the stop
-after three consecutive turns without a substantive action (Sotopia-ToM paper 5.3) -- and
+after three consecutive turns without a substantive action (the Sotopia-ToM paper 5.3) -- and
 reports every expected disclosure of DA (`metrics.expected_disclosure`) that the
 conversation did not make before it ended: a scenario where a perfect policy runs out of
 turns cannot score DA = 1 for anyone. It runs only on a scenario that breaks no other

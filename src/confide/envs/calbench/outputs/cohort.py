@@ -1,4 +1,4 @@
-"""The model-cohort figures of CalBench (CalBench paper section 4.3, Figures 3 and 4), from a
+"""The model-cohort figures of CalBench (the CalBench paper section 4.3, Figures 3 and 4), from a
 run's per-seat result rows (results.csv).
 
 - Figure 3, communication efficiency: one point per model seat and game, messages per

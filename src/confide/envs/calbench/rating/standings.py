@@ -56,7 +56,7 @@ class ReferenceStanding(BaseModel):
 
 
 COST_SETTINGS: tuple[str, ...] = ("uniform", "varied")
-"""The cost settings Table 1 reports separately (CalBench paper §4.1)."""
+"""The cost settings Table 1 reports separately (the CalBench paper §4.1)."""
 
 
 def setting_excess(record_raw: RawTotals) -> dict[str, float | None]:

@@ -1,4 +1,4 @@
-"""Sotopia-ToM Figure 3b-d (Sotopia-ToM paper 6.3, "aggregated across all models"): per
+"""Sotopia-ToM Figure 3b-d (the Sotopia-ToM paper 6.3, "aggregated across all models"): per
 prompting method, (b) the share of messages sent on the private channel, (c) the share
 of stale conversations (nothing acquired, EFF = 0, as `metrics.summarize` counts them)
 and (d) the share of conversations with any critical privacy violation.
