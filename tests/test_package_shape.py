@@ -235,6 +235,17 @@ def test_every_env_names_its_parts_alike(benchmark_id: str) -> None:
 
 
 @pytest.mark.parametrize("benchmark_id", [b for b in benchmark_ids() if b not in NOT_BENCHMARKS])
+def test_every_judge_sits_in_its_env_as_judge(benchmark_id: str) -> None:
+    """A benchmark with a `judge` role keeps the judge at `envs/<id>/judge` (a module or a
+    package), not inside `participants/` or `privacy/`."""
+    spec = get_benchmark(benchmark_id)
+    if not any(role.name == "judge" for role in spec.roles):
+        pytest.skip(f"{benchmark_id} has no judge role")
+    package = f"confide.envs.{_package_dir(benchmark_id).name}"
+    assert importlib.util.find_spec(f"{package}.judge") is not None, f"{package}.judge"
+
+
+@pytest.mark.parametrize("benchmark_id", [b for b in benchmark_ids() if b not in NOT_BENCHMARKS])
 def test_every_env_has_one_episode_function(benchmark_id: str) -> None:
     """`env.run_episode` (play, then `env.score_episode`) is the spec's: tests and benches
     that call it run exactly what `confide run` runs, judge and all."""

@@ -16,7 +16,7 @@ from confide.core.trace import ModelCall
 from confide.envs.incognita.actions import AgentObservation, DeskObservation
 from confide.envs.incognita.conditions import AGENT, CUSTOMER, INDIRECT_DESK, SOCIAL_DESKS
 from confide.envs.incognita.participants.desk_llm import conduct_problem
-from confide.envs.incognita.participants.prompting import desk_system_prompt
+from confide.envs.incognita.prompting import desk_system_prompt
 from confide.envs.incognita.tools import SERVICE_TOOLS, Desk
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.runner.models import RunModels

@@ -17,6 +17,7 @@ from confide.core.trace import (
 )
 from confide.envs.incognita import events as ev
 from confide.envs.incognita.env import run_episode
+from confide.envs.incognita.judge import LiteralJudge, ModelJudge, literals
 from confide.envs.incognita.metrics import (
     episode_measures,
     evaluate,
@@ -25,7 +26,6 @@ from confide.envs.incognita.metrics import (
     usage_by_role,
 )
 from confide.envs.incognita.participants import ParticipantError
-from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge, literals
 from confide.envs.incognita.scenario import replay_gold
 from confide.errors import ConfideError
 from confide.llm import GenerateConfig, MockModel

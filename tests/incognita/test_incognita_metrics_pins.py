@@ -16,6 +16,7 @@ from _incognita_env_support import task
 from confide.core.message import Channel, Message
 from confide.core.trace import MessageDelivered, ModelCall, TraceEvent
 from confide.envs.incognita import events as ev
+from confide.envs.incognita.judge import LiteralJudge, Verdict
 from confide.envs.incognita.metrics import (
     episode_measures,
     evaluate,
@@ -23,7 +24,6 @@ from confide.envs.incognita.metrics import (
     summarize,
     usage_by_role,
 )
-from confide.envs.incognita.participants.judge import LiteralJudge, Verdict
 from confide.envs.incognita.scenario import replay_gold
 
 

@@ -198,7 +198,7 @@ def test_the_local_tool_grammar_compiles() -> None:
     (anyOf, const, $defs) of Incognita's 15 tools and the agent's message schema."""
     pytest.importorskip("llama_cpp")
     from confide.envs.incognita.participants.agent_llm import agent_turn_model
-    from confide.envs.incognita.participants.prompting import tool_specs
+    from confide.envs.incognita.prompting import tool_specs
     from confide.envs.incognita.tools import SERVICE_TOOLS
     from confide.llm.providers.llama_engine import json_gbnf, json_grammar
 

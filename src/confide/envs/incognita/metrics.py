@@ -38,7 +38,7 @@ from confide.core.truncation import truncated_replies
 from confide.envs.incognita import events as ev
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
 from confide.envs.incognita.events import AssertionVerdict, Evaluation
-from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
+from confide.envs.incognita.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.scenario import TaskCard, replay_gold
 from confide.envs.incognita.world import World
 from confide.llm.pricing import PARTIAL, UNPRICED, cost_status

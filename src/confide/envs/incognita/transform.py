@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from confide.envs.incognita.golden import CHOICES, build_task_reference
+from confide.envs.incognita.judge import literals
 from confide.envs.incognita.loaders import (
     SourceTask,
     load_tau2_tasks,
@@ -59,7 +60,6 @@ from confide.envs.incognita.loaders import (
     load_world,
     read_json,
 )
-from confide.envs.incognita.participants.judge import literals
 from confide.envs.incognita.reference import ReferenceDataError
 from confide.envs.incognita.scenario import CARD_ID, CardError, CustomerField, TaskCard
 from confide.envs.incognita.tools import SERVICE_TOOLS, ToolCall, ToolError, ToolKind, execute

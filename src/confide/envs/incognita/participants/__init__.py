@@ -51,10 +51,10 @@ from confide.envs.incognita.conditions import (
     NATIVE,
     DeskSeat,
 )
+from confide.envs.incognita.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.participants.agent_llm import ModelAgent
 from confide.envs.incognita.participants.customer_llm import ModelCustomer, ModelGateClassifier
 from confide.envs.incognita.participants.desk_llm import ModelDesk
-from confide.envs.incognita.participants.judge import LiteralJudge, ModelJudge
 from confide.envs.incognita.participants.mock import MOCK_NAME, register_incognita_mock
 from confide.envs.incognita.participants.mock_ineffective import (
     INEFFECTIVE_MOCK_NAME,

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, create_model, model_validator
 
 from confide.envs.incognita.actions import AgentAction, AgentObservation
 from confide.envs.incognita.conditions import TERMINAL
-from confide.envs.incognita.participants.prompting import (
+from confide.envs.incognita.prompting import (
     JsonSeat,
     agent_system_prompt,
     tool_specs,

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import CustomerAction, CustomerObservation
 from confide.envs.incognita.gate import MemoryItem, field_label
-from confide.envs.incognita.participants.prompting import ask_json
+from confide.envs.incognita.prompting import ask_json
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 from confide.llm.structured import generate_in_context
 

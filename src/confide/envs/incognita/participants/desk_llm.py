@@ -40,7 +40,7 @@ from collections.abc import Sequence
 from confide.envs.incognita import prompts
 from confide.envs.incognita.actions import DeskAction, DeskObservation, HistoryItem
 from confide.envs.incognita.conditions import INDIRECT_DESK, SOCIAL_DESKS
-from confide.envs.incognita.participants.prompting import (
+from confide.envs.incognita.prompting import (
     desk_system_prompt,
     render_history,
     tool_specs,

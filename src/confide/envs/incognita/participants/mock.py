@@ -41,9 +41,9 @@ from typing import Any
 
 from confide.envs.incognita.conditions import CUSTOMER, TERMINAL
 from confide.envs.incognita.gate import field_label, match_field
+from confide.envs.incognita.judge import literals, stated
 from confide.envs.incognita.native import STOP
 from confide.envs.incognita.participants import phrasing
-from confide.envs.incognita.participants.judge import literals, stated
 from confide.envs.incognita.participants.native_user import OPENING
 from confide.envs.incognita.participants.scripted import embedded_request
 from confide.envs.incognita.scenario import RELEASE_TOKENS

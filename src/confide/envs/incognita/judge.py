@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from confide.core.message import Message
 from confide.envs.incognita import prompts
 from confide.envs.incognita.conditions import AGENT, CUSTOMER
-from confide.envs.incognita.participants.prompting import ask_json
+from confide.envs.incognita.prompting import ask_json
 from confide.llm import ChatMessage, ChatModel, GenerateConfig
 
 _LITERAL = re.compile(r"#?[A-Za-z_]*\d[\w.]*")
