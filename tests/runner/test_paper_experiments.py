@@ -1,10 +1,7 @@
 """The papers' designs as experiment files: each file validates, its
 plan has the paper's cells, and a `--limit`ed form with mock models runs offline to `ok`
-and writes the paper's tables.
-
-Until the native `anthropic/` and `google/` providers are merged, the preflight of the
-CalBench file rejects those providers, so the smoke forms replace every model by a mock
-(the plan counts are taken from the real files)."""
+and writes the paper's tables. The smoke forms replace every model by a mock (the plan
+counts are taken from the real files)."""
 
 from __future__ import annotations
 
@@ -57,6 +54,18 @@ def test_calbench_file_is_the_mixed_agent_cohort_of_section_4_1() -> None:
     assert data["roles"] == {"judge": "google/gemini-3.1-pro"}  # Appendix I's judge
     # every entrant sits in seat 0 of its slice
     assert [parse_lineup(x)[0].raw for x in data["lineups"]] == entrants
+
+
+def test_calbench_dry_run_prints_table_1s_seats_per_setting() -> None:
+    """The dry run states Table 1's N as the paper counts it: seats per model and cost
+    setting (the `task_group` CalBench declares), not games."""
+    from confide.cli.plan import dry_run
+
+    lines, _ = dry_run(load_experiment(EXPERIMENTS / "calbench_paper.yaml", check=False))
+    seats = {line for line in lines if line.startswith("seats of ")}
+    assert "seats of anthropic/claude-sonnet-4-6: uniform 135, varied 135" in seats
+    assert "seats of openai-api/qwen3.6-plus: uniform 45, varied 45" in seats
+    assert len(seats) == 7  # four shared models and three entrants
 
 
 def test_sotopia_files_are_six_models_by_four_methods_and_the_ablation() -> None:

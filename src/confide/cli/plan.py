@@ -52,6 +52,7 @@ def describe_plan(plan: RunPlan) -> list[str]:
             if t == text
         )
         lines.append(f"lineup {text} ({kind}) -> {cells}")
+    lines += model_seats(plan)
     roles = ", ".join(f"{k}={v}" for k, v in experiment.roles.items()) or "none"
     lines.append(f"roles: {roles}")
     options = ", ".join(f"{k}={v!r}" for k, v in experiment.options.items()) or "none"
@@ -104,3 +105,19 @@ def expected_calls(plan: RunPlan, experiment: Experiment) -> str:
     total = f"at most {in_all} in all" if not unknown else "no bound in all"
     return (f"expected model calls: {total} ({'; '.join(parts) or 'none'}; upper bounds "
             "from the turn limits and repair budgets)")
+
+
+def model_seats(plan: RunPlan) -> list[str]:
+    """`seats of MODEL: N` per model seat spec (a paper's N counts seats, not games),
+    split by the spec's `task_group` where it declares one (CalBench: per cost setting)."""
+    group = plan.spec.task_group
+    counts: dict[str, Counter[str]] = {}
+    for p in plan.episodes:
+        for spec in expand_lineup(p.lineup, plan.spec.seats(p.task)).values():
+            if spec.is_model:
+                counts.setdefault(spec.raw, Counter())[group(p.task) if group else ""] += 1
+    return [
+        f"seats of {model}: " + ", ".join(
+            f"{name} {n}" if name else str(n) for name, n in sorted(by_group.items()))
+        for model, by_group in counts.items()
+    ]

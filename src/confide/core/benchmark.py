@@ -388,6 +388,10 @@ class BenchmarkSpec(Generic[TaskT]):
     """The folder of the paper's published table rows (`confide.core.published`: CSV files
     and their `tables.json` index), printed beside a run's rows, never mixed into them;
     None: the benchmark ships none."""
+    task_group: Callable[[Any], str] | None = None
+    """A task's group in the paper's cell counts (CalBench: its cost setting, the N of
+    Table 1 being seats per model and setting); the dry run counts each model's seats per
+    group. None: per model only."""
     output_imports: tuple[str, ...] = ()
     """Modules its output hooks import only when they run (scipy, matplotlib: slow to
     import); a run whose episodes play in other processes imports them while it waits

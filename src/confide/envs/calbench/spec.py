@@ -58,6 +58,7 @@ SPEC = BenchmarkSpec(
     call_estimates=call_estimates,
     view=VIEW,
     published=Path(__file__).parent / "published",
+    task_group=lambda task: task.cost_setting,  # Table 1's N: seats per cost setting
     output_imports=("scipy.special",),  # audits/analyses.py: the G.2 paired t tests
 )
 
