@@ -56,24 +56,24 @@ def agent_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
 
 
 CHECKLIST = "no more and no fewer, using the agent names and item ids exactly as written:\n"
-EMPTY = {"DAVerdict": "disclosed_in", "IAVerdict": "inquiries", "CPVVerdict": "disclosed_in",
-         "EFFVerdict": "received_in"}
+EMPTY = {"da": "disclosed_in", "ia": "inquiries", "cpv": "disclosed_in", "eff": "received_in"}
+ASKED = re.compile(r'your verdict under the key "(\w+)"')
 
 
 def judge_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
     """A valid Sotopia-ToM LLM judge that finds nothing: every checklist entry with no
     utterance (so its scores differ from the reference judge's, and none is missing)."""
     CALLS["rs-judge"] += 1
-    title = (config.response_schema or {}).get("title", "")
-    if title not in EMPTY:
+    if (config.response_schema or {}).get("title") != "JudgeReply":
         return json_reply(messages, config)
+    metric = ASKED.findall(messages[-1].content)[-1]
     checklist = json.loads(messages[-1].content.split(CHECKLIST)[1].split("\n\nAnswer with")[0])
-    verdict = {"entries": [{**(e if isinstance(e, dict) else {"item": e}), EMPTY[title]: []}
+    verdict = {"entries": [{**(e if isinstance(e, dict) else {"item": e}), EMPTY[metric]: []}
                            for e in checklist["entries"]]}
     if "forbidden_requests" in checklist:
         verdict["forbidden_requests"] = [
             {**e, "requested_in": []} for e in checklist["forbidden_requests"]]
-    return json.dumps(verdict)
+    return json.dumps({metric: verdict})
 
 
 def broken_reply(messages: list[ChatMessage], config: GenerateConfig) -> str:

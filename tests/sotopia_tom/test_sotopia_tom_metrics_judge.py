@@ -7,10 +7,12 @@ from __future__ import annotations
 import asyncio
 import csv
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 from scipy import stats
 from typer.testing import CliRunner
 
@@ -21,7 +23,14 @@ from confide.envs.sotopia_tom.dataset import load_scenario_by_id
 from confide.envs.sotopia_tom.judge.llm import judge_messages
 from confide.envs.sotopia_tom.judge.reference import ReferenceJudge
 from confide.envs.sotopia_tom.judge.transcript import Utterance, build_transcript
-from confide.envs.sotopia_tom.judge.verdicts import METRICS, Verdicts, build_checklist
+from confide.envs.sotopia_tom.judge.verdicts import (
+    METRICS,
+    Verdicts,
+    asked,
+    build_checklist,
+    checked_schema,
+    reply_schema,
+)
 from confide.envs.sotopia_tom.outputs.agreement import AgreementError, agreement, correlate
 from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
 from confide.runner.models import RunModels
@@ -39,18 +48,23 @@ def reference_episode() -> tuple[list[Utterance], Verdicts]:
 
 
 UTTERANCES, TRUTH = reference_episode()
-TITLES = {"DAVerdict": "da", "IAVerdict": "ia", "CPVVerdict": "cpv", "EFFVerdict": "eff"}
+ASKED = re.compile(r'your verdict under the key "(\w+)"')
+
+
+def asked_metric(messages: list[ChatMessage]) -> str:
+    """The metric a judge call asks for (every call sends the same schema)."""
+    return ASKED.findall(messages[1].content)[-1]
 
 
 def replaying_judge(messages: list[ChatMessage], config: GenerateConfig) -> str:
     """Answers with the reference judge's verdict, except that its first DA answer
     leaves an entry out (to exercise the repair turn)."""
-    metric = TITLES[(config.response_schema or {})["title"]]
+    metric = asked_metric(messages)
     verdict = getattr(TRUTH, metric).model_dump()
     repairing = messages[-1].content.startswith("I could not use that reply")
     if metric == "da" and not repairing:
         verdict["entries"] = verdict["entries"][1:]
-    return json.dumps(verdict)
+    return json.dumps({metric: verdict})
 
 
 @pytest.fixture
@@ -81,6 +95,8 @@ def test_llm_judge_scores_like_the_reference_judge_after_repair(judge_mocks: Non
         "judge-cpv",
         "judge-eff",
     ]
+    sent = {json.dumps(c.config["response_schema"], sort_keys=True) for c in calls}
+    assert sent == {json.dumps(reply_schema(), sort_keys=True)}  # one schema, every metric
     repair = calls[1].messages[-1]["content"]
     assert f"entries missing: {N}/loan-request" in repair
 
@@ -114,8 +130,32 @@ def test_a_judge_that_never_answers_validly_is_a_typed_failure() -> None:
     assert all(metrics[k] is None for k in ("da", "ia", "eff", "cpv", "infomgmt"))
     failures = [e for e in capture.trace.events if e.kind == "env" and e.name == "judge_verdict"]
     assert all(
-        e.data.verdict is None and "entries missing" in e.data.failure for e in failures
+        e.data.verdict is None and "under the key" in e.data.failure for e in failures
     )
+
+
+def test_every_judge_call_sends_one_schema_and_reads_only_the_asked_key() -> None:
+    """One response schema for the four metrics (a shared prefix where the schema is
+    cached first); a reply is the asked metric's verdict, parsed as its own model."""
+    checklist = build_checklist(S)
+    checked = {m: checked_schema(m, checklist, UTTERANCES, S.agent_names) for m in METRICS}
+    keyed = reply_schema()["properties"]
+    assert {k: v["anyOf"][0]["$ref"].split("/")[-1] for k, v in keyed.items()} == {
+        "da": "DAVerdict", "ia": "IAVerdict", "cpv": "CPVVerdict", "eff": "EFFVerdict"
+    }
+    for metric in METRICS:
+        verdict = getattr(TRUTH, metric)
+        reply = checked[metric].model_validate({metric: verdict.model_dump()})
+        assert asked(reply, metric) == verdict and type(asked(reply, metric)) is type(verdict)
+        other = next(m for m in METRICS if m != metric)
+        for wrong in ({other: getattr(TRUTH, other).model_dump()},
+                      {metric: verdict.model_dump(), other: getattr(TRUTH, other).model_dump()},
+                      {}):
+            with pytest.raises(ValidationError, match=f"under the key '{metric}'"):
+                checked[metric].model_validate(wrong)
+    short = {"da": {"entries": TRUTH.da.model_dump()["entries"][1:]}}
+    with pytest.raises(ValidationError, match="entries missing"):
+        checked["da"].model_validate(short)
 
 
 def test_bad_judge_role_is_rejected() -> None:

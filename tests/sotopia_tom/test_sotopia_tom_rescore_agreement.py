@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,7 +45,7 @@ SCENARIOS = ("education-module-accreditation", "entertainment-festival-lineup", 
 LINEUPS = ("reference", "leaky", "leaky,reference,reference")
 EPISODES = [(s, lineup) for lineup in LINEUPS for s in SCENARIOS]  # e1..e9 above
 BLANK = {"a": set(EPISODES[:3]), "b": {*EPISODES[:2], EPISODES[3]}}
-TITLES = {"DAVerdict": "da", "IAVerdict": "ia", "CPVVerdict": "cpv", "EFFVerdict": "eff"}
+ASKED = re.compile(r'your verdict under the key "(\w+)"')
 
 
 def _truth() -> dict[tuple[str, str], tuple[str, Verdicts]]:
@@ -70,11 +71,11 @@ def judge(name: str):  # type: ignore[no-untyped-def]
     def reply(messages: list[ChatMessage], config: GenerateConfig) -> str:
         prompt = "\n".join(m.content or "" for m in messages)  # the record is the system
         (episode,) = [e for e, (text, _) in TRUTH.items() if text in prompt]
-        metric = TITLES[(config.response_schema or {})["title"]]
+        metric = ASKED.findall(messages[1].content)[-1]  # one schema for every metric
         verdict = getattr(TRUTH[episode][1], metric).model_dump()
         if metric == "ia" and episode in BLANK[name]:
             verdict["entries"] = [{**e, "inquiries": []} for e in verdict["entries"]]
-        return json.dumps(verdict)
+        return json.dumps({metric: verdict})
 
     return reply
 

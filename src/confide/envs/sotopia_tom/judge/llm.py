@@ -15,14 +15,17 @@ Prompt order, for prefix caching: the record, which is the same for all four met
 an episode, is the system message, and the metric's criteria and checklist, the only part
 that differs between them, are the user message. So the second to fourth metric calls of
 an episode start with the first one's whole record, which a provider's prompt cache
-serves (where the response schema is cached ahead of the messages, as OpenAI does, each
-metric's own schema still starts its own cache entry). This is §A.10's information in
-its wording -- the metric's criteria and disambiguation rules, and the policies, ownership
+serves; and since every call sends the same response schema (`verdicts.JudgeReply`, the
+four metric-specific schemas keyed by metric), they share that prefix also where the
+schema is cached ahead of the messages (OpenAI). This is §A.10's information in its
+wording -- the metric's criteria and disambiguation rules, and the policies, ownership
 table, transcript and checklist -- with the order changed: §A.10 gives the criteria as
 the system prompt and the rest as the user prompt; here the record comes first and the
-criteria move next to the checklist they apply to. The reply's schema goes with the
-request once, as its response format (`generate_structured`; an endpoint without one gets
-it appended to the user prompt), never also in the text.
+criteria move next to the checklist they apply to. The one addition is the key the
+verdict goes under (the checklist's last line), which the shared schema needs. The
+reply's schema goes with the request once, as its response format
+(`generate_structured`; an endpoint without one gets it appended to the user prompt),
+never also in the text.
 """
 
 from __future__ import annotations
@@ -39,11 +42,12 @@ from confide.envs.sotopia_tom.judge.transcript import (
 )
 from confide.envs.sotopia_tom.judge.verdicts import (
     METRICS,
-    VERDICT_TYPES,
     Metric,
     Verdicts,
+    asked,
     build_checklist,
     checked_schema,
+    reply_schema,
 )
 from confide.envs.sotopia_tom.prompts import render
 from confide.envs.sotopia_tom.scenario import Scenario
@@ -75,6 +79,7 @@ def judge_messages(
         PROMPTS,
         instructions=render(f"{metric}.txt", PROMPTS),
         checklist=json.dumps(data, indent=1, ensure_ascii=False),
+        metric=metric,
     )
     return [
         ChatMessage(role="system", content=record),
@@ -100,7 +105,8 @@ class LLMJudge:
         self.name = name
         self._model_for = model_for
         self._max_attempts = max_attempts
-        self._config = config or GenerateConfig(temperature=0.0)
+        config = config or GenerateConfig(temperature=0.0)
+        self._config = config.model_copy(update={"response_schema": reply_schema()})
 
     async def judge(self, scenario: Scenario, utterances: Sequence[Utterance]) -> Verdicts:
         checklist = build_checklist(scenario)
@@ -116,8 +122,7 @@ class LLMJudge:
                 max_attempts=self._max_attempts,
             )
             if result.ok and result.value is not None:
-                plain = VERDICT_TYPES[metric].model_validate(result.value.model_dump())
-                setattr(verdicts, metric, plain)
+                setattr(verdicts, metric, asked(result.value, metric))
             else:
                 verdicts.failures[metric] = result.error or "no valid reply"
         return verdicts

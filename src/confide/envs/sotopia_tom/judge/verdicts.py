@@ -15,16 +15,26 @@ computed deterministically by `metrics.py`. The four checklists:
 - eff: (agent, item) for every item in D_a -> `received_in`, the utterances that conveyed
   the item's content to that agent.
 
-`checked_schema` builds, for one episode, a subclass of a verdict model whose validation
-also requires exact checklist coverage and cites only utterance ids that exist and fit
-the entry (spoken by the agent for da and ia, received by it for eff). Used with
-`generate_structured`, every violation goes back to the judge model in the repair turn.
+One response schema for every judge call (`JudgeReply`): the four verdict models keyed by
+their metric, and a call answers its own metric's key only. Section 4.2 asks for "a
+metric-specific JSON schema" per metric; each key holds exactly that schema, and the
+reply is read and validated as the asked metric's verdict alone, so the verdict parsed
+is the one the metric's own schema gave. Sending the same schema with all four calls of
+an episode is what lets them share a prompt prefix where a provider caches the schema
+ahead of the messages (OpenAI): with a schema per metric, every metric's first call
+started cold.
+
+`checked_schema` builds, for one episode and metric, a subclass of `JudgeReply` whose
+validation also requires the asked key and no other, exact checklist coverage, and
+cited utterance ids that exist and fit the entry (spoken by the agent for da and ia,
+received by it for eff). Used with `generate_structured`, every violation goes back to
+the judge model in the repair turn. `reply_schema()` is the schema sent with every call.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -124,6 +134,23 @@ VERDICT_TYPES: dict[Metric, type[VerdictModel]] = {
 }
 
 
+class JudgeReply(_Strict):
+    """The reply of one judge call: the asked metric's verdict under its key, the other
+    keys left out (module docstring)."""
+
+    model_config = ConfigDict(extra="forbid", title="JudgeReply")
+
+    da: DAVerdict | None = None
+    ia: IAVerdict | None = None
+    cpv: CPVVerdict | None = None
+    eff: EFFVerdict | None = None
+
+
+def reply_schema() -> dict[str, Any]:
+    """The response schema of every judge call, whatever its metric."""
+    return JudgeReply.model_json_schema()
+
+
 class Verdicts(_Strict):
     """All four verdicts of one episode; None where the judge failed (typed failure)."""
 
@@ -190,10 +217,10 @@ def build_checklist(scenario: Scenario) -> Checklist:
 
 def checked_schema(
     metric: Metric, checklist: Checklist, utterances: Sequence[Utterance], names: Sequence[str]
-) -> type[VerdictModel]:
-    """The verdict model of `metric` with episode-specific checks (module docstring)."""
+) -> type[JudgeReply]:
+    """`JudgeReply` answering `metric`, with episode-specific checks (module docstring);
+    `asked(reply, metric)` is the verdict."""
     by_id = {u.id: u for u in utterances}
-    base = VERDICT_TYPES[metric]
 
     def cite(ids: Iterable[str], where: str, fits: Callable[[Utterance], str | None]) -> None:
         for uid in ids:
@@ -261,16 +288,29 @@ def checked_schema(
             for a in value.entries:
                 cite(a.received_in, f"{a.agent}/{a.item}", received_by(a.agent))
 
-    class Checked(base):  # type: ignore[valid-type,misc]
-        model_config = ConfigDict(extra="forbid", title=base.__name__)
-
+    class Checked(JudgeReply):
         @model_validator(mode="after")
         def _episode(self) -> Checked:
-            check(self)
+            given = [m for m in METRICS if getattr(self, m) is not None]
+            if given != [metric]:
+                shown = ", ".join(given) or "none"
+                raise ValueError(
+                    f"give the {metric} verdict under the key {metric!r} and no other key "
+                    f"(keys given: {shown})"
+                )
+            check(asked(self, metric))
             return self
 
-    Checked.__name__ = base.__name__
+    Checked.__name__ = JudgeReply.__name__
     return Checked
+
+
+def asked(reply: JudgeReply, metric: Metric) -> VerdictModel:
+    """The verdict a judge reply gives for `metric`, as the metric's own model."""
+    value = getattr(reply, metric)
+    if value is None:
+        raise ValueError(f"the judge reply has no {metric} verdict")
+    return VERDICT_TYPES[metric].model_validate(value.model_dump())
 
 
 def _key(value: object) -> str:
