@@ -6,6 +6,9 @@ against a local fake OpenAI-compatible server on 127.0.0.1. The server keeps eve
 request body and answers it with a JSON value built from the request's own schema
 (random enum choices, short non-empty strings) or, when the request offers tools, now
 and then with one tool call, so episodes keep going the way a cooperative model's would.
+The random choices start afresh for every episode, from the seed and the episode's
+label, so runs of this bench against two trees play the same episodes wherever their
+requests agree.
 
 Each request is read as the server sees it, serialized in the order a provider renders
 it (tools and response format first, then the messages, each as role, content and tool
@@ -132,6 +135,7 @@ class FakeServer:
 
     def __init__(self, seed: int) -> None:
         self.requests: list[dict[str, Any]] = []
+        self.seed = seed
         self.fill = Filler(random.Random(seed))
         self.lock = threading.Lock()
         server = self
@@ -155,6 +159,13 @@ class FakeServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+
+    def reseed(self, label: str) -> None:
+        """Fresh random choices for the next episode, drawn from the seed and `label`: an
+        episode's replies do not depend on how many draws the episodes before it took, so
+        a change to one benchmark's prompts or schemas leaves the others' episodes as
+        they were (and a baseline run from another tree compares like with like)."""
+        self.fill = Filler(random.Random(f"{self.seed}/{label}"))
 
     @property
     def base_url(self) -> str:
@@ -337,6 +348,7 @@ def main() -> None:
                     }
                 )
                 start = len(server.requests)
+                server.reseed(f"{benchmark} {label}")
                 run_experiment(experiment, show_progress=False)
                 rows += measure(server, start, out, f"{benchmark} {label}")
     finally:

@@ -95,7 +95,11 @@ def test_each_call_starts_with_the_previous_calls_history(strategy: str) -> None
             ]
             fixed = {u.split("\n\nCURRENT STATE")[0] for u in updates}
             assert len(updates) >= 2 and len(fixed) == 1
-            assert "YOUR CARD" in fixed.pop()  # instructions and card before the state
+            card = fixed.pop().split("\n\nYou maintain")[0]
+            assert card.startswith("YOUR CARD")  # card, instructions, then the state
+            inits = [c.messages[0]["content"] for c in seat_calls]
+            inits = [i for i in inits if i not in updates]  # the first update's prefix:
+            assert len(inits) == 1 and inits[0].startswith(card + "\n\nYou maintain")
             checked += 1
     assert checked >= 3
 

@@ -13,11 +13,14 @@ states the bound and older entries are dropped after every update), and a privac
 log of probing attempts with their round and author. Same token budget, same cadence, same
 tracker, memory and log for both strategies; only the slot and the acting guidance differ.
 
-Prompt order: an update prompt holds the fixed instructions, then the agent's
-card (the same at every update), then the current state and the new messages, which
-change every time and so come last; the paper (A.9: the update "receives only the new
-messages and the current state") rules out a growing conversation here. Same
-information and wording as before, only the order changed. The state's JSON schema goes
+Prompt order: both prompts start with the agent's card (the same at every call), an
+update prompt then holds its fixed instructions, then the current state and the new
+messages, which change every time and so come last; the paper (A.9: the update
+"receives only the new messages and the current state") rules out a growing conversation
+here. With the card first (it used to follow the instructions), the seat's first update
+call starts with the initialisation call's card, which a provider's cache serves, and
+not only with their shared first sentence. Same information and wording as before, only
+the order changed. The state's JSON schema goes
 with the request as its response format (`generate_structured`), not in the text. The
 state is shown as compact JSON (no indentation), in the update prompt and in the acting
 prompt's notes alike: the same fields and values in fewer tokens, and a smaller part of
