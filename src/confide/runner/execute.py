@@ -238,7 +238,6 @@ async def _run_checked(
         return None if footer is None else spool_entry(plan, footer, results.roles)
 
     play: Callable[[EpisodePlan], Awaitable[SpoolEntry | None]] = play_here
-    elsewhere = True
     at_once = experiment.episodes_at_once
     backend = contextlib.ExitStack()
     if experiment.backend == "ray":  # episodes run on Ray workers; all the rest stays here
@@ -251,15 +250,13 @@ async def _run_checked(
         )
         play, at_once = cluster.play, cluster.in_flight
     elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
-        pooled = backend.enter_context(pool_episodes(
+        pool = backend.enter_context(pool_episodes(
             spec, experiment, trace_dir, todo, prints, results.roles, stop, workers
         ))
-        play, at_once = pooled.play, pooled.in_flight
-    else:
-        elsewhere = False
+        play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
     warming = None  # this process only waits for the episodes: it gets the outputs ready
-    if elsewhere and spec.output_imports:
+    if play is not play_here and spec.output_imports:
         warming = asyncio.ensure_future(asyncio.to_thread(warm_outputs, spec))
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
