@@ -2,11 +2,13 @@
 others, in one run.
 
 `confide run calbench` (the canonical suite, the four reference lineups, the three
-conditions: 1,080 games, with every table, audit and the report) runs three ways in this
-process: the local backend with `workers: 1` (one asyncio process), with `workers: 2`
-(a pool of two processes, `confide.runner.pool`), and on a local Ray with 2 worker CPUs
-(`ray.init` once before, not counted: a cluster is started once and serves many runs; its
-workers' start is counted, as is the pool's). Each run is timed whole (preflight, task
+conditions: 1,080 games, with every table, audit and the report) runs three ways: the
+local backend with `workers: 1` (one asyncio process) and with `workers: 2` (a pool of two
+processes, `confide.runner.pool`), each in a fresh Python process of its own as the CLI
+runs (this one runs Ray's threads, with which the pool would spawn rather than fork its
+processes), and on a local Ray with 2 worker CPUs, driven from this process (`ray.init`
+once before, not counted: a cluster is started once and serves many runs; its workers'
+start is counted, as is the pool's). Each run is timed whole (preflight, task
 loading, playing, every output) and by phase (`RunSummary.seconds`: the games, the
 outputs). Every run writes into the same directory path (then moved aside), so that the
 tables, which name traces by path, can be compared byte for byte.
@@ -24,7 +26,7 @@ ratios, and last the two goals (quiet cores: 2 local workers >= 1.7x and Ray >= 
 1-worker whole run). On a machine shared with other work the ratios move with the load:
 each run's line shows the 1-minute load average before and after it.
 
-    PYTHONPATH=src python bench/whole_run_scaling.py [--limit N] [--rounds 1]
+    PYTHONPATH=src python bench/whole_run_scaling.py [--limit N] [--rounds 1] [--ways ...]
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from __future__ import annotations
 import argparse
 import gc
 import gzip
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +56,17 @@ WAYS: dict[str, dict[str, Any]] = {
 }
 RUN_SETTING_LINES = (b"workers: ", b"backend: ")
 """The lines of report.html's experiment echo that say how the run went."""
+
+
+def fresh_run(config: dict[str, Any], out: Path) -> dict[str, float]:
+    """`one_run` in a new Python process (confide imported before the clock starts, as
+    the CLI has it imported before the run)."""
+    done = subprocess.run(
+        [sys.executable, __file__, "--one", json.dumps(config), str(out)],
+        check=True, capture_output=True, text=True,
+    )
+    timing: dict[str, float] = json.loads(done.stdout.splitlines()[-1])
+    return timing
 
 
 def one_run(config: dict[str, Any], out: Path) -> dict[str, float]:
@@ -104,14 +119,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="first N tasks only")
     parser.add_argument("--rounds", type=int, default=1, help="runs of each way (fastest kept)")
+    parser.add_argument("--ways", default=",".join(WAYS),
+                        help="comma-separated subset of the ways (default: all three)")
+    parser.add_argument("--one", nargs=2, metavar=("CONFIG", "OUT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.one:  # `fresh_run`'s process
+        print(json.dumps(one_run(json.loads(args.one[0]), Path(args.one[1]))))
+        return 0
+    ways = {way: WAYS[way] for way in args.ways.split(",")}
+    if "local-1" not in ways:
+        parser.error("--ways needs local-1, the baseline")
     config: dict[str, Any] = {"benchmark": "calbench",
                               **({"limit": args.limit} if args.limit else {})}
     with tempfile.TemporaryDirectory() as tmp:
         os.environ[CACHE_ENV] = str(Path(tmp) / "oracle")
-        import ray
+        if "ray-2" in ways:
+            import ray
 
-        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
         try:
             out = Path(tmp) / "run"
             one_run({**config, "workers": 2}, out)  # fills the oracle cache; not timed
@@ -119,8 +144,9 @@ def main() -> int:
             best: dict[str, dict[str, float]] = {}
             kept: dict[str, Path] = {}
             for round_ in range(args.rounds):
-                for way, settings in WAYS.items():
-                    timing = one_run({**config, **settings}, out)
+                for way, settings in ways.items():
+                    run = one_run if way.startswith("ray") else fresh_run
+                    timing = run({**config, **settings}, out)
                     print(f"round {round_ + 1} {way:8s} whole {timing['whole']:6.1f}s   games "
                           f"{timing['games']:6.1f}s   outputs {timing['outputs']:5.1f}s   "
                           f"({timing['episodes']:.0f} episodes; load average "
@@ -131,11 +157,15 @@ def main() -> int:
             print("outputs (the last round's runs):")
             identical = compare(kept)
         finally:
-            ray.shutdown()
+            if "ray-2" in ways:
+                ray.shutdown()
     base = best["local-1"]
-    for way in ("local-2", "ray-2"):
+    for way in [w for w in ways if w != "local-1"]:
         print(f"{way} vs local-1: whole run {base['whole'] / best[way]['whole']:.2f}x, "
               f"games {base['games'] / best[way]['games']:.2f}x")
+    if len(ways) < len(WAYS):
+        print(f"outputs byte-identical: {identical}")
+        return 0 if identical else 1
     print(f"ray-2 vs local-2: whole run {best['local-2']['whole'] / best['ray-2']['whole']:.2f}x")
     local = base["whole"] / best["local-2"]["whole"]
     on_ray = base["whole"] / best["ray-2"]["whole"]

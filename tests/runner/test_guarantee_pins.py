@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import os
+import pickle
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -85,6 +86,7 @@ def _driver(trace_dir: Path, shared: bool) -> RayEpisodes:
     driver._trace_dir = trace_dir
     driver._probe = object() if shared else None  # type: ignore[assignment]
     driver._spec = get_benchmark("demo")
+    driver._roles = None
 
     def enqueue(call: Any) -> None:  # the run stopped: the call comes back with nothing
         call.reply.set_result(None)
@@ -103,10 +105,13 @@ def test_the_driver_counts_a_trace_a_worker_finished_in_the_shared_directory(
     tmp_path: Path,
 ) -> None:
     _finished_trace(tmp_path, "done")
-    plan: Any = SimpleNamespace(episode_id="done")
-    footer = asyncio.run(_driver(tmp_path, shared=True).play(plan))
-    assert footer is not None and footer.status == "ok"
-    assert footer.rows == [{"seat": "a", "score": 0.75}]
+    plan: Any = SimpleNamespace(
+        episode_id="done", task=SimpleNamespace(id="s"), lineup_text="a", condition=None,
+        repetition=0, seed=1,
+    )
+    entry = asyncio.run(_driver(tmp_path, shared=True).play(plan))
+    assert entry is not None and entry.status == "ok"
+    assert [row["score"] for row in pickle.loads(entry.rows)] == [0.75]
     # not shared (the worker returns its bytes): nothing in the directory is trusted
     assert asyncio.run(_driver(tmp_path, shared=False).play(plan)) is None
     # shared but the episode never finished: not counted

@@ -19,7 +19,7 @@ import pytest
 
 from confide.core import canonical_events, read_trace
 from confide.core.trace.paths import PARTIAL_SUFFIX
-from confide.runner import build_experiment, run_experiment
+from confide.runner import build_experiment, pool, run_experiment
 from confide.runner.config import ConfigError
 from confide.runner.pool import MIN_POOLED, pool_size, usable_cores
 from confide.runner.results import read_csv
@@ -77,7 +77,11 @@ def _outputs(run_dir: Path) -> dict[str, Any]:
     return {"traces": traces, "tables": tables}
 
 
-def test_two_workers_equal_one_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fork", [True, False], ids=["forked", "spawned"])
+def test_two_workers_equal_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fork: bool
+) -> None:
+    monkeypatch.setattr(pool, "forks", lambda: fork)  # both ways, whatever threads run
     tasks = _demo_tasks(tmp_path / "tasks.jsonl", MIN_POOLED, rounds=40)
     config = {"benchmark": "demo", "tasks": str(tasks)}
     one = run_experiment(build_experiment(
@@ -233,10 +237,13 @@ def test_sigint_stops_two_workers_cleanly_and_the_rerun_plays_the_rest(tmp_path:
 
 def test_a_script_without_the_main_guard_is_told_so(tmp_path: Path) -> None:
     """A spawned pool process imports the caller's script: one that calls run_experiment
-    at its top level gets a message naming the guard, not a bare dead worker."""
+    at its top level gets a message naming the guard, not a bare dead worker. (The pool
+    is spawned because another thread runs; a forked one imports nothing.)"""
     tasks = _demo_tasks(tmp_path / "tasks.jsonl", MIN_POOLED, rounds=2)
     script = tmp_path / "unguarded.py"
     script.write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
         "from confide.runner import build_experiment, run_experiment\n"
         f"run_experiment(build_experiment({{'benchmark': 'demo', 'tasks': {str(tasks)!r}, "
         f"'workers': 2, 'output_dir': {str(tmp_path / 'run')!r}}}), show_progress=False)\n"

@@ -32,7 +32,6 @@ from typing import Any
 from confide import atomic
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.trace import (
-    EpisodeEnd,
     EpisodeStart,
     find_trace,
 )
@@ -51,7 +50,7 @@ from confide.runner.pool import pool_episodes, pool_size
 from confide.runner.preflight import preflight
 from confide.runner.progress import RunProgress
 from confide.runner.resolve import resolve_experiment
-from confide.runner.results import ResultSpool, spend_roles
+from confide.runner.results import ResultSpool, SpoolEntry, spend_roles, spool_entry
 from confide.runner.rundir import (
     check_not_foreign,
     check_same_experiment,
@@ -231,26 +230,29 @@ async def _run_checked(
     )
     failed: list[str] = []
 
-    async def play_here(plan: EpisodePlan) -> EpisodeEnd | None:
-        return await run_episode(
+    async def play_here(plan: EpisodePlan) -> SpoolEntry | None:
+        footer = await run_episode(
             spec, plan, experiment, trace_dir, models, prints[plan.episode_id], stop, meta=meta,
             journal_dir=journal_dir,
         )
+        return None if footer is None else spool_entry(plan, footer, results.roles)
 
-    play: Callable[[EpisodePlan], Awaitable[EpisodeEnd | None]] = play_here
+    play: Callable[[EpisodePlan], Awaitable[SpoolEntry | None]] = play_here
     at_once = experiment.episodes_at_once
     backend = contextlib.ExitStack()
     if experiment.backend == "ray":  # episodes run on Ray workers; all the rest stays here
         from confide.runner.ray_backend import ray_episodes
 
         cluster = backend.enter_context(
-            ray_episodes(spec, experiment, trace_dir, todo, prints, stop, models.meter)
+            ray_episodes(
+                spec, experiment, trace_dir, todo, prints, stop, models.meter, results.roles
+            )
         )
         play, at_once = cluster.play, cluster.in_flight
     elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
-        pool = backend.enter_context(
-            pool_episodes(spec, experiment, trace_dir, todo, prints, stop, workers)
-        )
+        pool = backend.enter_context(pool_episodes(
+            spec, experiment, trace_dir, todo, prints, results.roles, stop, workers
+        ))
         play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
     warming = None  # this process only waits for the episodes: it gets the outputs ready
@@ -267,11 +269,11 @@ async def _run_checked(
                 for plan in chain:
                     if stop.is_set():
                         return
-                    footer = await play(plan)
-                    if footer is None:
+                    entry = await play(plan)
+                    if entry is None:
                         return
-                    results.add(plan, footer)
-                    ok = footer.status == "ok"
+                    results.put(plan.episode_id, entry)
+                    ok = entry.status == "ok"
                     if not ok:
                         failed.append(plan.episode_id)
                     bar.advance(ok)

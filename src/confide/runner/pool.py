@@ -3,20 +3,32 @@
 Which mode runs: a lineup whose seats and roles call no model (every reference run) plays
 short CPU-bound episodes, which one asyncio process plays on one core only, so when more
 than one core is usable (`workers`, default the cores this process may run on) and the run
-has at least `MIN_POOLED` episodes to play, they go to a pool of `workers` spawned
-processes. A run that calls models keeps the single asyncio process: its episodes wait on
-the network, hundreds overlap in one process, and the per-provider call limits, the
-response cache and the usage meter stay in one place.
+has at least `MIN_POOLED` episodes to play, they go to a pool of `workers` processes. A
+run that calls models keeps the single asyncio process: its episodes wait on the network,
+hundreds overlap in one process, and the per-provider call limits, the response cache and
+the usage meter stay in one place.
 
 Everything else is the local backend's: this process expands the experiment, holds the
 run directory's lock, skips finished episodes, shows progress and writes every output.
 Each pool process plays episodes through `player.EpisodePlayer` (the Ray workers' own
 player, so `episode.run_episode` stays the one per-episode entry point), writing each
 trace into the run directory itself (a `.partial` renamed into place once the episode
-finished) and returning only the slim footer, whose table rows were computed at the end
-of the episode in the process that played it. Episodes go `PER_CALL` to a call, two calls
-per process in flight, in plan order; results are kept in plan order whatever order the
-calls end in.
+finished) and returning only the episode's `results.SpoolEntry`: its result rows,
+scrubbed, and the table rows its scorer computed, pickled in the process that played it,
+so this process only appends bytes to its spool while the episodes play on the cores.
+Episodes go `PER_CALL` to a call, two calls per process in flight, in plan order; results
+are kept in plan order whatever order the calls end in.
+
+How the processes start: forked from this process where that is safe (POSIX, and this
+process runs no other thread, so no lock can be copied held), after the run is loaded
+and expanded: each starts with confide, the benchmark and the run's work already in
+memory. Measured on the README main job, 2 workers: a spawned process spent about 0.8 s
+of a core importing confide and the benchmark, plus unpickling the work, before its
+first episode, and its start held this process (its work is written down a pipe the new
+process reads only once its imports are done); the two processes' CPU went from 15.0 and
+15.7 s spawned to 12.0 and 13.3 s forked (alternating runs on a loaded machine).
+Elsewhere (another thread runs: a notebook, a Ray client; Windows) they are spawned, each
+given the work pickled once.
 
 Stops and deaths: a stop (SIGINT, SIGTERM, the caller's `stop`) sets a flag the processes
 share: no process starts another episode, and one in play is cancelled at its next await
@@ -51,21 +63,21 @@ from multiprocessing.synchronize import Event as ProcessEvent
 from pathlib import Path
 
 from confide.core.benchmark import BenchmarkSpec
-from confide.core.trace import EpisodeEnd
 from confide.errors import ConfideError
 from confide.runner.config import Experiment
 from confide.runner.expand import EpisodePlan
 from confide.runner.journal import JOURNAL_DIR
 from confide.runner.models import RunModels, run_prices
 from confide.runner.player import EpisodePlayer, Work, calls_models
+from confide.runner.results import SpoolEntry, spool_entry
 
 PER_CALL = 8
 """Episodes per call to a pool process (a call costs the two processes pickling and a pipe
 round trip; eight CPU-bound episodes make that a rounding error)."""
 MIN_POOLED = 64
-"""Fewest episodes to play for which a pool is started: each spawned process imports
-confide and unpickles the run's work (about a second of one core each), which a short run
-would not win back."""
+"""Fewest episodes to play for which a pool is started: starting a process costs more
+than a few short episodes (a spawned one imports confide and unpickles the run's work:
+about a second of one core)."""
 WATCH_S = 0.05
 """How often an episode in play looks at the shared stop flag."""
 
@@ -93,15 +105,24 @@ _loop: asyncio.AbstractEventLoop | None = None
 _stop: ProcessEvent | None = None
 
 
-def _start(run: bytes, trace_dir: str, stop: ProcessEvent, parent: int) -> None:
+_Run = tuple[str, Experiment, Mapping[str, Work], tuple[str, ...] | None]
+"""What a pool process plays: the benchmark id, the experiment, the work, and the roles
+whose spend columns each result row gets (`results.spend_roles`)."""
+_roles: tuple[str, ...] | None = None
+
+
+def _start(run: bytes | _Run, trace_dir: str, stop: ProcessEvent, parent: int) -> None:
     """Set up a pool process (its initializer): one event loop and one player for all
-    its calls; `run`: the pickled (benchmark id, experiment, work), pickled once for
-    every process (a CalBench main job's work takes a third of a second to pickle)."""
-    global _player, _loop, _stop
+    its calls; `run`: as it is in a forked process, pickled once for every spawned one
+    (a CalBench main job's work takes a third of a second to pickle)."""
+    global _player, _loop, _stop, _roles
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when to stop
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a forked process has the run's, and
+    signal.set_wakeup_fd(-1)  # its loop's wakeup pipe and running loop, none of them its
+    asyncio.events._set_running_loop(None)
     _die_with(parent)
-    loaded: tuple[str, Experiment, Mapping[str, Work]] = pickle.loads(run)
-    benchmark, experiment, work = loaded
+    loaded: _Run = pickle.loads(run) if isinstance(run, bytes) else run
+    benchmark, experiment, work, _roles = loaded
     _stop = stop
     _loop = asyncio.new_event_loop()
     asyncio.set_event_loop(_loop)
@@ -132,14 +153,14 @@ def _die_with(parent: int) -> None:
         os._exit(1)
 
 
-def _play(episode_ids: Sequence[str]) -> list[EpisodeEnd | None]:
-    """Play `episode_ids` in order; each one's slim footer, None for one the stop came
+def _play(episode_ids: Sequence[str]) -> list[SpoolEntry | None]:
+    """Play `episode_ids` in order; each one's spool entry, None for one the stop came
     before or during."""
     assert _player is not None and _loop is not None
     return _loop.run_until_complete(_player.each(episode_ids, _one))
 
 
-async def _one(episode_id: str) -> EpisodeEnd | None:
+async def _one(episode_id: str) -> SpoolEntry | None:
     assert _player is not None and _stop is not None
     if _stop.is_set():
         return None
@@ -152,9 +173,12 @@ async def _one(episode_id: str) -> EpisodeEnd | None:
 
     watcher = asyncio.ensure_future(watch(_stop))
     try:
-        return await _player.episode(episode_id, stop)
+        footer = await _player.episode(episode_id, stop)
     finally:
         watcher.cancel()
+    if footer is None:
+        return None
+    return spool_entry(_player.work[episode_id][0], footer, _roles)
 
 
 # ---- in the run's process ------------------------------------------------------------
@@ -165,12 +189,22 @@ class _Call:
     """One episode waiting for its batch's reply."""
 
     episode_id: str
-    reply: asyncio.Future[EpisodeEnd | None]
+    reply: asyncio.Future[SpoolEntry | None]
+
+
+def forks() -> bool:
+    """Whether the pool's processes are forked from this one (module docstring): on
+    Linux, when no other thread runs in this process."""
+    return sys.platform.startswith("linux") and threading.active_count() == 1
+
+
+def _ready() -> None:
+    """A call that only makes the pool start its processes."""
 
 
 class PoolEpisodes:
     """The run's side: hands episodes to the pool `PER_CALL` at a time, in the order they
-    are asked for, and passes each its footer (None when the run stopped first)."""
+    are asked for, and passes each its spool entry (None when the run stopped first)."""
 
     def __init__(
         self,
@@ -179,25 +213,32 @@ class PoolEpisodes:
         trace_dir: Path,
         plans: Sequence[EpisodePlan],
         prints: Mapping[str, dict[str, str]],
+        roles: tuple[str, ...] | None,
         stop: asyncio.Event,
         workers: int,
     ) -> None:
-        context = multiprocessing.get_context("spawn")  # no copy of this process's threads
+        fork = forks()
+        context = multiprocessing.get_context("fork" if fork else "spawn")
         self._flag = context.Event()
         work: dict[str, Work] = {p.episode_id: (p, prints[p.episode_id]) for p in plans}
-        run = pickle.dumps((spec.id, experiment, work), pickle.HIGHEST_PROTOCOL)
+        run: _Run = (spec.id, experiment, work, roles)
         self._pool: ProcessPoolExecutor | None = ProcessPoolExecutor(
             workers, mp_context=context, initializer=_start,
-            initargs=(run, str(trace_dir), self._flag, os.getpid()),
+            initargs=(
+                run if fork else pickle.dumps(run, pickle.HIGHEST_PROTOCOL),
+                str(trace_dir), self._flag, os.getpid(),
+            ),
         )
+        if fork:  # every process forks at the first call: now, while no thread runs
+            self._pool.submit(_ready)
         self._stop = stop
         self.in_flight = workers * 2 * PER_CALL
         """Episodes handed out at once: two calls' worth per process."""
         self._queue: list[_Call] = []
         self._calls: set[asyncio.Future[None]] = set()
 
-    async def play(self, plan: EpisodePlan) -> EpisodeEnd | None:
-        """Play `plan` in a pool process; its slim footer, None when the run stopped
+    async def play(self, plan: EpisodePlan) -> SpoolEntry | None:
+        """Play `plan` in a pool process; its spool entry, None when the run stopped
         first."""
         call = _Call(plan.episode_id, asyncio.get_running_loop().create_future())
         if not self._queue:  # sent once this turn of the loop's requests have joined
@@ -213,9 +254,9 @@ class PoolEpisodes:
             sent.add_done_callback(self._calls.discard)
 
     async def _reply(self, batch: list[_Call]) -> None:
-        """Pass each episode of a batch its footer, or the pool's death to all."""
+        """Pass each episode of a batch its entry, or the pool's death to all."""
         try:
-            footers = await self._footers([call.episode_id for call in batch])
+            entries = await self._entries([call.episode_id for call in batch])
         except BaseException as exc:
             for call in batch:
                 if not call.reply.done():
@@ -223,14 +264,14 @@ class PoolEpisodes:
             if isinstance(exc, asyncio.CancelledError):
                 raise
             return
-        for call, footer in zip(batch, footers, strict=True):
+        for call, entry in zip(batch, entries, strict=True):
             if not call.reply.done():
-                call.reply.set_result(footer)
+                call.reply.set_result(entry)
 
-    async def _footers(self, episode_ids: list[str]) -> list[EpisodeEnd | None]:
+    async def _entries(self, episode_ids: list[str]) -> list[SpoolEntry | None]:
         if self._stop.is_set() or self._pool is None:
             return [None] * len(episode_ids)
-        sent: Future[list[EpisodeEnd | None]] = self._pool.submit(_play, episode_ids)
+        sent: Future[list[SpoolEntry | None]] = self._pool.submit(_play, episode_ids)
         result = asyncio.wrap_future(sent)
         stopped = asyncio.ensure_future(self._stop.wait())
         await asyncio.wait((result, stopped), return_when=asyncio.FIRST_COMPLETED)
@@ -266,12 +307,13 @@ def pool_episodes(
     trace_dir: Path,
     plans: Sequence[EpisodePlan],
     prints: Mapping[str, dict[str, str]],
+    roles: tuple[str, ...] | None,
     stop: asyncio.Event,
     workers: int,
 ) -> Iterator[PoolEpisodes]:
     """Play `plans` (each at most once, through `play`) in a pool of `workers` processes,
-    ended afterwards."""
-    episodes = PoolEpisodes(spec, experiment, trace_dir, plans, prints, stop, workers)
+    ended afterwards; `roles`: those whose spend columns each result row gets."""
+    episodes = PoolEpisodes(spec, experiment, trace_dir, plans, prints, roles, stop, workers)
     try:
         yield episodes
     finally:

@@ -84,6 +84,7 @@ from confide.runner.expand import EpisodePlan
 from confide.runner.journal import JOURNAL_DIR
 from confide.runner.models import RunModels, run_prices
 from confide.runner.player import EpisodePlayer, Work, calls_models
+from confide.runner.results import SpoolEntry, spool_entry
 
 INSTALL_HINT = "backend: ray needs Ray; install it with: pip install 'confide[ray]'"
 ATTEMPTS = 3
@@ -95,10 +96,11 @@ CANCEL_WAIT_S = 10.0
 PER_CALL = 8
 """Episodes per Ray call for a run that calls no model (module docstring, "Calls")."""
 
-Outcome = tuple[bytes | None, EpisodeEnd, dict[str, ModelUsage], int]
+Outcome = tuple[bytes | None, SpoolEntry, dict[str, ModelUsage], int]
 """What a worker returns for a finished episode: the trace file's bytes (None when it
-wrote the trace into the run directory itself), the slim footer, the worker's cumulative
-model usage and that usage's sequence number."""
+wrote the trace into the run directory itself), its `results.SpoolEntry` (its rows
+scrubbed and pickled on the worker, so the driver only appends bytes), the worker's
+cumulative model usage and that usage's sequence number."""
 def episodes_per_call(experiment: Experiment) -> int:
     """`PER_CALL` when no seat or role of `experiment` names a model, else 1."""
     return 1 if calls_models(experiment) else PER_CALL
@@ -267,6 +269,7 @@ class EpisodeWorker:
         probe: Probe | None,
         work: Mapping[str, Work],
         one_at_a_time: bool,
+        roles: tuple[str, ...] | None,
     ) -> None:
         import ray
 
@@ -300,6 +303,8 @@ class EpisodeWorker:
             one_at_a_time,
         )
         self._reports = itertools.count(1)
+        self.roles = roles
+        """The roles whose spend columns each result row gets (`results.spend_roles`)."""
 
     async def play(self, episode_ids: Sequence[str]) -> list[Outcome | None]:
         """Run episodes of the work, one outcome per id, in order (`EpisodePlayer.each`)."""
@@ -323,7 +328,8 @@ class EpisodeWorker:
             path = trace_file(self.trace_dir, episode_id)
             data = await asyncio.to_thread(path.read_bytes)
             path.unlink()
-        return data, footer, self.player.models.meter.snapshot(), next(self._reports)
+        entry = spool_entry(self.player.work[episode_id][0], footer, self.roles)
+        return data, entry, self.player.models.meter.snapshot(), next(self._reports)
 
     def ready(self) -> str:
         """Where this worker runs (answered once `__init__` is done)."""
@@ -365,6 +371,7 @@ class RayEpisodes:
         stop: asyncio.Event,
         meter: UsageMeter,
         limits: Mapping[str, int | None],
+        roles: tuple[str, ...] | None,
     ) -> None:
         import ray
 
@@ -382,6 +389,7 @@ class RayEpisodes:
         self._prints = prints
         self._stop = stop
         self._meter = meter
+        self._roles = roles
         self._cwd = os.getcwd()
         self._limits = dict(limits)
         self._probe = Probe.create(trace_dir) if experiment.ray_traces == "auto" else None
@@ -406,7 +414,7 @@ class RayEpisodes:
         holder = f"w{next(self._names)}"
         actor = self._ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker).remote(
             self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd,
-            self._probe, self._work, self._per_call > 1,
+            self._probe, self._work, self._per_call > 1, self._roles,
         )
         return _Worker(actor, holder)
 
@@ -425,8 +433,9 @@ class RayEpisodes:
                 f"with confide installed): {reason[-1] if reason else exc!r}"
             ) from None
 
-    async def play(self, plan: EpisodePlan) -> EpisodeEnd | None:
-        """Play `plan` on a worker and write its trace; None when the run stopped first."""
+    async def play(self, plan: EpisodePlan) -> SpoolEntry | None:
+        """Play `plan` on a worker and write its trace; its spool entry, None when the run
+        stopped first."""
         ray = self._ray
         lost: BaseException | None = None
         for _ in range(ATTEMPTS):
@@ -446,29 +455,29 @@ class RayEpisodes:
             if outcome is None:
                 await asyncio.to_thread(self._remove_partial, plan)
                 return await asyncio.to_thread(self._finished_meanwhile, plan)
-            data, footer, usage, sequence = outcome
+            data, entry, usage, sequence = outcome
             if data is not None:
                 path = trace_file(self._trace_dir, plan.episode_id)
                 await asyncio.to_thread(atomic.write_bytes, path, data)
             assert call.worker is not None
             self._add_usage(call.worker.holder, sequence, usage)
-            return footer
+            return entry
         reason = str(lost).strip().splitlines()[0] if lost is not None else "unknown"
         footer = EpisodeEnd(
             status="error", error=f"its Ray worker died on all {ATTEMPTS} attempts ({reason})"
         )
         await asyncio.to_thread(self._write_lost, plan, footer)
-        return footer
+        return spool_entry(plan, footer, self._roles)
 
-    def _finished_meanwhile(self, plan: EpisodePlan) -> EpisodeEnd | None:
-        """The footer of `plan` when a worker writing into the shared run directory
+    def _finished_meanwhile(self, plan: EpisodePlan) -> SpoolEntry | None:
+        """The spool entry of `plan` when a worker writing into the shared run directory
         finished it but never replied (the run stopped and the cancel came too late, or
         the worker died later in the same call), so the run counts the trace that stands,
         as a resume would, instead of playing it again; None otherwise."""
         if self._probe is None:
             return None
         found = load_complete(find_trace(self._trace_dir, plan.episode_id), self._spec)
-        return None if found is None else found[1]
+        return None if found is None else spool_entry(plan, found[1], self._roles)
 
     def _remove_partial(self, plan: EpisodePlan) -> None:
         """Remove the `.partial` an episode left in the run directory (its worker died,
@@ -592,11 +601,13 @@ def ray_episodes(
     prints: Mapping[str, dict[str, str]],
     stop: asyncio.Event,
     meter: UsageMeter,
+    roles: tuple[str, ...] | None,
 ) -> Iterator[RayEpisodes]:
     """Play `plans` (each at most once, through `play`) on Ray. Connects to Ray
     (`experiment.ray_address`: 'auto' or host:port joins that cluster, None starts a local
     one; a process already connected keeps its connection), starts the workers, and ends
-    them (and a Ray started here) afterwards."""
+    them (and a Ray started here) afterwards; `roles`: those whose spend columns each
+    result row gets."""
     require_ray()
     import ray
 
@@ -614,7 +625,7 @@ def ray_episodes(
             raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     try:
         episodes = RayEpisodes(
-            spec, experiment, trace_dir, plans, prints, stop, meter, PROVIDER_LIMITS
+            spec, experiment, trace_dir, plans, prints, stop, meter, PROVIDER_LIMITS, roles
         )
         try:
             yield episodes

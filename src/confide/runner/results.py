@@ -4,11 +4,11 @@ A run keeps them on disk, not in memory (memory flat in the episode
 count): `ResultSpool` pickles each finished episode's rows, and the table rows its scorer
 computed (`EpisodeResult.tables`), to an anonymous file in the run directory as the
 episode ends (or, on resume, as its trace is read back) and keeps only the episode's
-status and byte ranges. The rows are scrubbed of secrets as they are spooled, while the
-other episodes play (on Ray or the local pool this process is otherwise idle then), so
-the output phase only writes them: results.csv and the summary table are built by
-reading the spool back in plan order, and `RunSummary.rows` reads results.csv lazily
-(`CsvRows`).
+status and byte ranges. The rows are scrubbed of secrets and pickled as the episode ends,
+in the process that played it (`SpoolEntry`: a pool process, a Ray worker), so the run's
+process only appends bytes while episodes play, and the output phase only writes them:
+results.csv and the summary table are built by reading the spool back in plan order, and
+`RunSummary.rows` reads results.csv lazily (`CsvRows`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import csv
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
 
@@ -77,6 +78,29 @@ def result_rows(
     return rows
 
 
+@dataclass(frozen=True)
+class SpoolEntry:
+    """A finished episode's part of a `ResultSpool`, already pickled: built where the
+    episode played (a process of the local pool), so the run's process only appends
+    bytes rather than scrubbing and pickling every row while the episodes play on the
+    same cores."""
+
+    status: str
+    rows: bytes
+    """The pickled list of its result rows, scrubbed."""
+    tables: bytes
+    """Its pickled `EpisodeResult.tables`; empty when its footer carried none."""
+
+
+def spool_entry(
+    plan: EpisodePlan, footer: EpisodeEnd, roles: Sequence[str] | None
+) -> SpoolEntry:
+    """The `SpoolEntry` of `plan` finished with `footer` (`result_rows` with `roles`)."""
+    rows = [scrub_data(row) for row in result_rows([plan], [footer], roles)]
+    tables = b"" if footer.tables is None else pickle.dumps(footer.tables, pickle.HIGHEST_PROTOCOL)
+    return SpoolEntry(footer.status, pickle.dumps(rows, pickle.HIGHEST_PROTOCOL), tables)
+
+
 class ResultSpool:
     """The result rows of finished episodes, on disk (module docstring). A context
     manager: the spool file disappears when it exits."""
@@ -93,15 +117,21 @@ class ResultSpool:
     def add(self, plan: EpisodePlan, footer: EpisodeEnd) -> None:
         """Spool the rows, scrubbed (`redaction.scrub_data`), and tables
         (`EpisodeResult.tables`) of a finished episode (its footer can then be dropped)."""
+        self.put(plan.episode_id, spool_entry(plan, footer, self._roles))
+
+    def put(self, episode_id: str, entry: SpoolEntry) -> None:
+        """Spool a finished episode's `SpoolEntry` (built with this spool's `roles`)."""
         self._file.seek(0, 2)
         start = self._file.tell()
-        rows = [scrub_data(row) for row in result_rows([plan], [footer], self._roles)]
-        pickle.dump(rows, self._file, pickle.HIGHEST_PROTOCOL)
-        middle = self._file.tell()
-        if footer.tables is not None:
-            pickle.dump(footer.tables, self._file, pickle.HIGHEST_PROTOCOL)
-        self._ranges[plan.episode_id] = (start, middle, self._file.tell())
-        self.status[plan.episode_id] = footer.status
+        self._file.write(entry.rows)
+        self._file.write(entry.tables)
+        self._ranges[episode_id] = (start, start + len(entry.rows), self._file.tell())
+        self.status[episode_id] = entry.status
+
+    @property
+    def roles(self) -> tuple[str, ...] | None:
+        """The roles whose spend columns each row gets (`spend_roles`)."""
+        return self._roles
 
     def __contains__(self, episode_id: object) -> bool:
         return episode_id in self._ranges
