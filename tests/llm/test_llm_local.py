@@ -156,3 +156,36 @@ class TestSmolLM2:
 
         with pytest.raises(ModelSpecError, match="prefix_cache_mb must be an integer >= 0"):
             local.make_local_model("smollm2", prefix_cache_mb=-1)
+
+    def test_dequantize_option_is_checked(self) -> None:
+        from confide.llm import ModelSpecError
+
+        with pytest.raises(ModelSpecError, match="dequantize must be true or false"):
+            local.make_local_model("smollm2", dequantize="yes")
+
+    def test_f16_copy_answers_as_the_shipped_weights(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The F16 copy holds the Q4_1 values up to F16 rounding: greedy decoding of a
+        short reply gives the same text from both, and the copy is gone once loaded."""
+        monkeypatch.setattr(llama_engine.tempfile, "tempdir", str(tmp_path))
+        path = str(local.find_weights("smollm2"))
+        config = GenerateConfig(temperature=0.0, max_tokens=12)
+        request = [m.model_dump(mode="json") for m in say("Name a fruit.")]
+        replies = []
+        for dequantize in (False, True):
+            engine = llama_engine.LlamaEngine(path=path, n_ctx=512, n_threads=1, cache_mb=0,
+                                              dequantize=dequantize)
+            try:
+                replies.append(engine.complete(request, config)["choices"][0]["message"])
+            finally:
+                engine.close()
+        assert replies[0]["content"] and replies[0] == replies[1]
+        assert not list(tmp_path.iterdir())  # nothing of the copy is left behind
+
+
+def test_free_cores_are_the_cores_less_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llama_engine.os, "cpu_count", lambda: 4)
+    for load, expected in ((0.1, 4), (1.4, 3), (2.6, 1), (9.0, 1)):
+        monkeypatch.setattr(llama_engine.os, "getloadavg", lambda load=load: (load, 0, 0))
+        assert llama_engine.free_cores() == expected, load

@@ -256,8 +256,9 @@ BUILTIN: tuple[Provider, ...] = (
         structured_output=("grammar",),
         options={
             "n_ctx": "context length (default 8192)",
-            "n_threads": "threads (default every core)",
+            "n_threads": "threads (default the cores not busy with other work)",
             "prefix_cache_mb": "prefix-state RAM cache in MB (default 1024; 0: off)",
+            "dequantize": "run the weights as F16, faster on CPU (default true)",
         },
         extra="local",
     ),

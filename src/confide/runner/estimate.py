@@ -12,10 +12,14 @@ seat's and role's prompts are measured at 4 characters a token (`CHARS_PER_TOKEN
 tokenizer is assumed). For a part with `low`, `expected` and `high` calls, first prompt
 sizes between `p_min` and `p_max` tokens (its smallest and largest rehearsed prompt,
 schemas and tools counted only in `p_max`), and a history that grows by `g` tokens a
-call (the rehearsal's growth between its first two prompts plus one reply):
+call (`g_expected`: the rehearsal's mean growth a call, from its first prompt to its
+last, plus one expected reply; `g_high`: its largest growth from one prompt to the
+next, plus one longest reply):
 
-- input: low = low * p_min; expected = expected * p_max + growth(expected, g_expected);
-  high = high * p_max + growth(high, g_high), with growth(n, g) = g * n * (n - 1) / 2;
+- input: low = low * p_min; expected = expected * p_base + growth(expected, g_expected);
+  high = high * p_max + growth(high, g_high), with growth(n, g) = g * n * (n - 1) / 2
+  and p_base the first rehearsed prompt where the history grows (g > 0; the largest
+  already holds the rehearsal's own growth), else p_max;
 - output: low = one token a call; expected = `OUTPUT_EXPECTED` a call; high = the part's
   `max_tokens` (else `OUTPUT_HIGH`) a call;
 - cost: the run's price table at list prices (input and output; prompt-cache discounts
@@ -64,16 +68,36 @@ class Prompts:
     smallest: int = 0
     largest: int = 0
     first: int | None = None
-    growth: int = 0
+    last: int = 0
+    steepest: int = 0
+    """The largest growth from one prompt to the next (the high end's growth)."""
     calls: int = 0
+
+    @property
+    def growth(self) -> int:
+        """Tokens a call adds to the next one's prompt: the mean over the rehearsal,
+        from its first prompt to its last (0 where prompts do not grow, e.g. a judge's
+        independent cases). The first two prompts alone overstate it: a CalBench
+        seat's first step after cheap talk is its decision, which brings the calendar."""
+        if self.first is None or self.calls < 2:
+            return 0
+        return max(0, round((self.last - self.first) / (self.calls - 1)))
+
+    @property
+    def base(self) -> int:
+        """The expected estimate's prompt before growth: the first prompt of a part
+        whose history grows (its largest already holds the rehearsal's growth, which
+        the growth term counts again), else the largest."""
+        return self.first if self.growth and self.first is not None else self.largest
 
     def add(self, text_tokens: int, with_schema: int) -> None:
         self.smallest = text_tokens if not self.calls else min(self.smallest, text_tokens)
         self.largest = max(self.largest, with_schema)
         if self.first is None:
             self.first = with_schema
-        elif self.calls == 1:
-            self.growth = max(0, with_schema - self.first)
+        else:
+            self.steepest = max(self.steepest, with_schema - self.last)
+        self.last = with_schema
         self.calls += 1
 
 
@@ -139,13 +163,13 @@ class Estimate:
     sources: set[str] = field(default_factory=set)
 
     def add(self, calls: CallRange, prompts: Prompts, out_high: int) -> None:
-        growth_high = prompts.growth + out_high
+        growth_high = prompts.steepest + out_high
         growth_expected = prompts.growth + OUTPUT_EXPECTED
         values = zip(
             (calls.low, calls.expected, calls.high),
             (
                 calls.low * prompts.smallest,
-                calls.expected * prompts.largest
+                calls.expected * prompts.base
                 + growth_expected * calls.expected * max(calls.expected - 1, 0) / 2,
                 calls.high * prompts.largest
                 + growth_high * calls.high * max(calls.high - 1, 0) / 2,

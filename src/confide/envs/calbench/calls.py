@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from confide.core.benchmark import CallBound, CallRange, SeatSpec
+from confide.envs.calbench.actions import agent_of
 from confide.envs.calbench.env import game_limits
 from confide.envs.calbench.events import InvalidResponse
 from confide.envs.calbench.options import EnvOptions
@@ -71,19 +72,33 @@ def call_estimates(
     length is fixed by its task (one round per meeting, section 3), so the low end is
     one valid ask a round (a seat outside the round's meeting may not be asked in its
     cheap talk, nor decide; the reflection answer adds one, with `reflection`); the high
-    end is
-    `call_bounds`' most; the expected value their middle (the paper reports no calls per
-    game). The judge may get no case at all (no message delivered)."""
+    end is `call_bounds`' most. The paper reports no calls per game; the expected value
+    is every ask answered at its first attempt (repairs are the high end's): a round's
+    participants speak in every sweep of the turn budget (Table 1's models send 3.0-3.8
+    messages per meeting, most of the canonical budget of 4) and decide once; the other
+    seats speak and submit a voluntary batch only under the all-agent groupchat, whose
+    messages reach them (A.4), else not at all; every seat answers the reflection
+    question every round; the judge reads one case per round and seat that was spoken
+    to (the participants, every seat under the all-agent groupchat), once. The judge
+    may get no case at all (no message delivered)."""
     bounds = call_bounds(task, binding, roles, options, condition)
+    limits = game_limits(options, task)
     rounds = len(task.meetings)
+    everyone = condition == "all-agent-groupchat"
+    asks = (limits.max_turns_per_round or 0) + 1
+    reached = [task.num_agents if everyone else len(m.participants) for m in task.meetings]
     source = "the game's structure: one round per meeting (section 3)"
     ranges: dict[str, CallRange] = {}
     for part, bound in bounds.items():
         if bound.calls is None:
             continue
         if part == "judge":
-            ranges[part] = CallRange(0, bound.calls / 2, bound.calls, source)
+            ranges[part] = CallRange(0, sum(reached), bound.calls, source)
             continue
-        low = rounds * (1 + int(options.reflection))
-        ranges[part] = CallRange(low, (low + bound.calls) / 2, bound.calls, source)
+        reflection = int(options.reflection)
+        agent = agent_of(part)
+        spoken = sum(1 for m in task.meetings if everyone or agent in m.participants)
+        low = rounds * (1 + reflection)
+        ranges[part] = CallRange(low, spoken * asks + rounds * reflection, bound.calls,
+                                 source)
     return ranges

@@ -12,27 +12,37 @@ A cut-off reply comes back with `finish_reason="length"` and is a normal invalid
 for the structured-output repair loop. Without `max_tokens` the engine stops after 512
 tokens (a 135M model can ramble until the context is full).
 
-Prompt processing dominates on CPU (~80-160 prompt tokens/s for the 135M model on these
-2-core machines, so a 1,800-token first prompt costs 12-23 s). Agents keep one growing
-thread each, and several agents share one instance, so the instance keeps a RAM cache
-of model states keyed by token prefix (llama-cpp-python's `LlamaRAMCache`): a call
-resumes from the cached state with the longest common prefix and processes only the new
-tokens, whichever agent spoke last (`cache_mb`; 0 turns it off). The cache holds the
-model's own state, so replies are those of a full recomputation up to floating-point
-batch effects; runs stay deterministic for a fixed call order.
+Prompt processing dominates on CPU. The shipped weights are Q4_1, which llama.cpp's
+fast matrix kernels (llamafile sgemm) do not cover; so the worker dequantizes them once
+at load to F16 (llama.cpp's own quantizer, into a temporary file read into memory and
+deleted at once; the F16 values are the Q4_1 ones up to F16 rounding). CPU seconds on
+these 2-core machines, one thread, at load 10-12 (2026-12-07): a 2,227-token first
+prompt 19.6 s in Q4_1, 14.7 s in F16; the next call of the same thread (157 new prompt
+tokens, 93 generated under the reply grammar at a 2,400-token context) 3.8 s and 3.7 s.
+Flash attention made the second kind 40% slower (5.3 s) and stays off.
+`dequantize=False` runs the shipped Q4_1 file as it is.
 
-Threads (`n_threads`, for both generation and prompt processing): every core by
-default, which on an otherwise idle 2-core machine is ~1.6-1.9x faster than one (prompt
-85 -> 162 tokens/s, generation 41 -> 61 tokens/s). llama.cpp's worker threads spin while
-they wait for each other, so on a machine whose cores are busy with other work, set
-`n_threads` to the cores actually free (measured 2-5x slower prompts with every core on
-2 busy cores).
+Agents keep one growing thread each, and several agents share one instance, so the
+instance keeps a RAM cache of model states keyed by token prefix (llama-cpp-python's
+`LlamaRAMCache`): a call resumes from the cached state with the longest common prefix
+and processes only the new tokens, whichever agent spoke last (`cache_mb`; 0 turns it
+off). The cache holds the model's own state, so replies are those of a full
+recomputation up to floating-point batch effects; runs stay deterministic for a fixed
+call order.
+
+Threads (`n_threads`, for both generation and prompt processing): by default the cores
+not busy with other work when the engine loads (the core count less the one-minute load
+average, at least one). llama.cpp's worker threads spin while they wait for each other,
+so a thread on a busy core slows every other: on an idle 2-core machine two threads are
+~1.6-1.9x faster than one (prompt 85 -> 162 tokens/s, generation 41 -> 61 tokens/s),
+on 2 busy cores they were 2-5x slower.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -60,21 +70,57 @@ def json_grammar(schema: dict[str, Any]) -> Any:
     return LlamaGrammar.from_string(json_gbnf(schema), verbose=False)
 
 
+def free_cores() -> int:
+    """The cores not busy with other work: the core count less the one-minute load
+    average (module docstring), at least one."""
+    cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this platform
+        return cores
+    return max(1, min(cores, round(cores - load)))
+
+
+def f16_copy(path: str, folder: str) -> str:
+    """`path`'s weights dequantized to F16 in `folder` (module docstring)."""
+    import ctypes
+
+    import llama_cpp
+    from llama_cpp._utils import suppress_stdout_stderr
+
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = llama_cpp.LLAMA_FTYPE_MOSTLY_F16
+    params.allow_requantize = True
+    params.nthread = 1
+    out = os.path.join(folder, "weights-f16.gguf")
+    with suppress_stdout_stderr(disable=False):  # the quantizer logs every tensor
+        failed = llama_cpp.llama_model_quantize(path.encode(), out.encode(),
+                                                ctypes.byref(params))
+    if failed:
+        raise RuntimeError(f"llama.cpp could not dequantize {path} to F16 (code {failed})")
+    return out
+
+
 class LlamaEngine:
     """A GGUF chat model loaded by llama.cpp, answering OpenAI-style chat requests."""
 
-    def __init__(self, *, path: str, n_ctx: int, n_threads: int | None, cache_mb: int) -> None:
+    def __init__(
+        self, *, path: str, n_ctx: int, n_threads: int | None, cache_mb: int,
+        dequantize: bool = True,
+    ) -> None:
         import llama_cpp
 
-        threads = n_threads or os.cpu_count() or 1
-        self.llama = llama_cpp.Llama(
-            model_path=path,
-            n_ctx=n_ctx,
-            n_threads=threads,
-            n_threads_batch=threads,
-            seed=0,
-            verbose=False,
-        )
+        threads = n_threads or free_cores()
+        with tempfile.TemporaryDirectory(prefix="confide-local-") as folder:
+            self.llama = llama_cpp.Llama(
+                model_path=f16_copy(path, folder) if dequantize else path,
+                n_ctx=n_ctx,
+                n_threads=threads,
+                n_threads_batch=threads,
+                use_mmap=not dequantize,  # read whole, so the copy can go at once
+                seed=0,
+                verbose=False,
+            )
         if cache_mb > 0:
             from llama_cpp.llama_cache import LlamaRAMCache
 
