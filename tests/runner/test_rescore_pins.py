@@ -1,0 +1,318 @@
+"""`confide rescore` pinned on small, fast cases (the slow end-to-end checks are in
+test_rescore.py): where a rescore goes by default, what it refuses and how it says so,
+which traces it leaves out and why, what `rescore.json` records, how redacted options
+are left out and their fingerprints kept, and what each rescored trace's header says."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from confide import __version__
+from confide.core.trace import read_trace, trace_files
+from confide.errors import ConfideError
+from confide.llm import ChatMessage, GenerateConfig, MockModel, register_mock, unregister_mock
+from confide.registry import get_benchmark
+from confide.runner import build_experiment, run_experiment
+from confide.runner.rescore import (
+    RECORD,
+    RescoreError,
+    _check_roles,
+    _check_target,
+    _json,
+    _keep,
+    default_target,
+    redacted_options,
+    rescore_run,
+)
+from confide.runner.results import read_csv
+
+RUN = {"benchmark": "calbench", "suite": "tiny", "lineups": ["imap", "mock/rp-broken"],
+       "conditions": ["dm"], "limit": 2}
+
+
+def _broken(messages: list[ChatMessage], config: GenerateConfig) -> str:
+    raise RuntimeError("rp-broken always fails")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def mocks() -> Iterator[None]:
+    register_mock("rp-broken", lambda **_: MockModel(_broken, name="rp-broken"), replace=True)
+    yield
+    unregister_mock("rp-broken")
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory, mocks: None) -> Path:
+    """Four CalBench episodes: two played by `imap`, two failed (a model that raises)."""
+    out = tmp_path_factory.mktemp("played") / "run"
+    run_experiment(build_experiment({**RUN, "output_dir": str(out)}), show_progress=False)
+    return out
+
+
+@pytest.fixture
+def source(played: Path, tmp_path: Path) -> Path:
+    out = tmp_path / "run"
+    shutil.copytree(played, out)
+    return out
+
+
+def _traces(run: Path) -> dict[str, Path]:
+    """Episode id -> trace file, ordered by name."""
+    return {p.name.removesuffix(".jsonl.gz"): p for p in trace_files(run / "traces")}
+
+
+# ----- where it goes, what it refuses ------------------------------------------------------
+
+
+def test_the_default_target_is_the_first_free_sibling(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    assert default_target(run) == tmp_path / "run-rescored"
+    (tmp_path / "run-rescored").mkdir()
+    assert default_target(run) == tmp_path / "run-rescored-2"
+    (tmp_path / "run-rescored-2").write_text("a file takes the name too")
+    assert default_target(run) == tmp_path / "run-rescored-3"
+
+
+def test_the_default_target_of_a_dot_path_is_named_after_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = tmp_path / "myrun"
+    run.mkdir()
+    monkeypatch.chdir(run)
+    assert default_target(Path(".")) == tmp_path / "myrun-rescored"
+    monkeypatch.chdir(run / "..")
+    assert default_target(Path("myrun")) == Path("myrun-rescored")
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        (".", "is the run being rescored"),
+        ("traces", "is inside the run being rescored"),
+        ("a/b", "is inside the run being rescored"),
+    ],
+)
+def test_a_target_in_the_source_is_named(tmp_path: Path, where: str, message: str) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    target = run / where
+    with pytest.raises(RescoreError) as caught:
+        _check_target(run, target)
+    assert str(caught.value) == (
+        f"--out {target} {message.removesuffix(' the run being rescored')} the run being "
+        f"rescored ({run}); a rescore never writes into its source: give a directory "
+        "outside it"
+    )
+
+
+def test_a_target_beside_the_source_is_fine_unless_it_holds_something(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    _check_target(run, tmp_path / "run2")  # a sibling whose name starts with the run's
+    _check_target(run, tmp_path / "new")  # not there yet
+    (tmp_path / "empty").mkdir()
+    _check_target(run, tmp_path / "empty")  # there and empty
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "x").write_text("x")
+    for name in ("file", "full"):
+        with pytest.raises(RescoreError, match=f"--out {tmp_path / name} exists and is not "
+                           "empty; give a new directory"):
+            _check_target(run, tmp_path / name)
+
+
+def test_only_score_roles_are_rebound_and_unscored_benchmarks_refused() -> None:
+    spec = get_benchmark("calbench")
+    _check_roles(spec, {})
+    _check_roles(spec, {"judge": "mock/json"})
+    with pytest.raises(RescoreError) as caught:
+        _check_roles(spec, {"judge": "mock/json", "zz": "x", "aa": "y"})
+    assert str(caught.value) == (
+        "calbench: --role aa takes part in play, so changing it needs a new run (confide "
+        "run); a rescore rebinds only score roles: judge"
+    )
+    no_roles = dataclasses.replace(spec, roles=tuple(r for r in spec.roles if not r.scoring))
+    with pytest.raises(RescoreError, match=r"only score roles: none$"):
+        _check_roles(no_roles, {"judge": "x"})
+    unscored = dataclasses.replace(spec, score_episode=None)
+    with pytest.raises(RescoreError, match=r"^calbench cannot be rescored: its episodes are "
+                       r"not scored apart$"):
+        _check_roles(unscored, {})
+
+
+# ----- redacted options ---------------------------------------------------------------------
+
+
+def test_redacted_options_are_left_out_and_named_at_every_depth() -> None:
+    options = {
+        "openai-api": {"api_key": "***", "base_url": "http://u:***@host/v1", "timeout": 5,
+                       "deeper": {"token": "x***y", "keep": "plain"}},
+        "other": "***",
+        "flag": True,
+        "note": "no mask",
+    }
+    kept, hidden = redacted_options(options)
+    assert kept == {"openai-api": {"timeout": 5, "deeper": {"keep": "plain"}}, "flag": True,
+                    "note": "no mask"}
+    assert hidden == {"model_options.openai-api.api_key", "model_options.openai-api.base_url",
+                      "model_options.openai-api.deeper.token", "model_options.other"}
+    assert redacted_options({}) == ({}, set())
+
+
+def test_the_new_fingerprint_keeps_the_stored_value_of_each_hidden_key() -> None:
+    trace: Any = SimpleNamespace(header=SimpleNamespace(fingerprint={
+        "model_options.a.api_key": "stored-hash", "seed": "old-seed", "other": "old"}))
+    new = {"model_options.a.api_key": "hash-of-mask", "seed": "new-seed",
+           "roles.judge": "new-judge", "model_options.b.key": "hash-b"}
+    hidden = {"model_options.a.api_key", "model_options.b.key"}
+    assert _keep(new, trace, hidden) == {
+        "model_options.a.api_key": "stored-hash",  # the run's hash of the real value
+        "seed": "new-seed",
+        "roles.judge": "new-judge",
+        # a hidden key the trace never stored is dropped, never the mask's hash
+    }
+
+
+def test_the_record_is_sorted_indented_json_with_a_final_newline() -> None:
+    assert _json({"b": 1, "a": [1, 2]}) == '{\n  "a": [\n    1,\n    2\n  ],\n  "b": 1\n}\n'
+
+
+# ----- a whole rescore ------------------------------------------------------------------------
+
+
+def test_a_rescore_records_what_it_did(source: Path, tmp_path: Path) -> None:
+    before = {p: p.read_bytes() for p in source.rglob("*") if p.is_file()}
+    summary = rescore_run(source, roles={"judge": "mock/json"}, out=tmp_path / "new")
+    assert {p: p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
+    assert (summary.source, summary.run_dir) == (source, tmp_path / "new")
+    assert (summary.rescored, summary.kept_failed, summary.failed, summary.not_rescored) == (
+        2, 2, {}, {})
+    record = json.loads((tmp_path / "new" / RECORD).read_text())
+    assert (tmp_path / "new" / RECORD).read_text() == _json(record)
+    assert {k: v for k, v in record.items() if k not in ("started_at", "usage")} == {
+        "source": str(source.resolve()),
+        "benchmark": "calbench",
+        "roles_before": {},
+        "roles_after": {"judge": "mock/json"},
+        "episodes": 4,
+        "rescored": 2,
+        "failed_in_rescore": [],
+        "kept_failed": 2,
+        "not_finished": 0,
+        "not_rescored": {},
+        "confide": __version__,
+    }
+    rows = read_csv(tmp_path / "new" / "results.csv")
+    assert sorted(r["status"] for r in {r["episode_id"]: r for r in rows}.values()) == [
+        "error", "error", "ok", "ok"]
+    # failed traces are copied as they are; rescored ones carry the new binding
+    old, new = _traces(source), _traces(tmp_path / "new")
+    assert set(new) == set(old)
+    for episode, path in new.items():
+        header = read_trace(path).header
+        if "rp-broken" in episode:
+            assert path.read_bytes() == old[episode].read_bytes()
+        else:
+            assert header.config["roles"] == {"judge": "mock/json"}
+            # the old fingerprint with the new judge: a later run with it resumes here
+            assert header.fingerprint == {**read_trace(old[episode]).header.fingerprint,
+                                          "roles.judge": '"mock/json"'}
+    assert "mock/json" in (tmp_path / "new" / "experiment.yaml").read_text()
+
+
+def test_a_judge_that_fails_in_the_rescore_is_named(source: Path, tmp_path: Path) -> None:
+    summary = rescore_run(source, roles={"judge": "mock/rp-broken"}, out=tmp_path / "new")
+    ok = sorted(e for e in _traces(source) if "rp-broken" not in e)
+    assert summary.rescored == 2 and sorted(summary.failed) == ok
+    assert all("rp-broken always fails" in error for error in summary.failed.values())
+    record = json.loads((tmp_path / "new" / RECORD).read_text())
+    assert record["failed_in_rescore"] == ok and record["rescored"] == 2
+    for episode in ok:
+        footer = read_trace(_traces(tmp_path / "new")[episode]).footer
+        assert footer is not None and footer.status == "error"
+
+
+def test_every_episode_left_out_is_named_with_its_reason(source: Path, tmp_path: Path) -> None:
+    traces = _traces(source)
+    gone, cut, linked, kept = sorted(traces)
+    traces[gone].unlink()
+    lines = gzip.decompress(traces[cut].read_bytes()).splitlines(keepends=True)
+    traces[cut].write_bytes(gzip.compress(b"".join(lines[:-1])))
+    outside = tmp_path / "elsewhere.jsonl.gz"
+    traces[linked].rename(outside)
+    traces[linked].symlink_to(outside)
+    summary = rescore_run(source, out=tmp_path / "new")
+    assert summary.not_rescored == {
+        gone: "no trace (the episode never finished)",
+        cut: f"{traces[cut]} has no footer (cut off before its end)",
+        linked: f"{traces[linked]} is a symlink (never followed)",
+    }
+    assert summary.rescored + summary.kept_failed == 1
+    record = json.loads((tmp_path / "new" / RECORD).read_text())
+    assert record["not_finished"] == 3 and record["episodes"] == 4
+    assert record["not_rescored"] == summary.not_rescored
+    assert set(_traces(tmp_path / "new")) == {kept}
+
+
+def test_traces_of_another_configuration_are_all_refused_at_once(
+    source: Path, tmp_path: Path
+) -> None:
+    experiment = source / "experiment.yaml"
+    experiment.write_text(experiment.read_text().replace("seed: 0", "seed: 5"))
+    with pytest.raises(RescoreError) as caught:
+        rescore_run(source, out=tmp_path / "new")
+    lines = str(caught.value).splitlines()
+    assert lines[0] == f"cannot rescore {source}:"
+    assert len(lines) == 5
+    assert all(line.startswith("  ") and "made under another configuration than "
+               f"{experiment} (differs: " in line for line in lines[1:])
+    assert not (tmp_path / "new").exists()
+
+
+def test_more_than_ten_problems_are_counted_not_listed(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    run = tmp_path / "run"
+    run_experiment(build_experiment({**RUN, "lineups": ["imap", "sdmap"], "limit": 6,
+                                     "output_dir": str(run)}), show_progress=False)
+    assert len(_traces(run)) > 10
+    extra = len(_traces(run)) - 10
+    experiment = run / "experiment.yaml"
+    experiment.write_text(experiment.read_text().replace("seed: 0", "seed: 5"))
+    with pytest.raises(RescoreError) as caught:
+        rescore_run(run, out=tmp_path / "new")
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 12 and lines[-1] == f"  ... and {extra} more"
+
+
+def test_a_bad_new_judge_fails_before_anything_is_written(source: Path, tmp_path: Path) -> None:
+    with pytest.raises(ConfideError, match=r"^--role judge=mock/rp-nothing: unknown mock"):
+        rescore_run(source, roles={"judge": "mock/rp-nothing"}, out=tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_target_filled_after_the_check_is_refused(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from confide.runner import rescore
+
+    target = tmp_path / "new"
+
+    def fill(source: Path, target: Path) -> None:
+        target.mkdir()
+        (target / "late.txt").write_text("someone else")
+
+    monkeypatch.setattr(rescore, "_check_target", fill)
+    with pytest.raises(RescoreError, match="exists and is not empty"):
+        rescore_run(source, out=target)
+    assert sorted(p.name for p in target.iterdir()) == ["late.txt"]
