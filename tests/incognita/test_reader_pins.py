@@ -157,3 +157,15 @@ def test_an_execution_read_from_the_trace_cannot_be_altered() -> None:
     (executed,) = reading_events.executed
     with pytest.raises(ValidationError):
         executed.ok = False  # type: ignore[misc]
+
+
+def test_a_direct_approach_read_back_from_disk_is_still_an_approach() -> None:
+    script = Script().tool("AGENT", "get_user_details", {"user_id": "someone_else"}, ok=False)
+    reading = _read(_from_disk(script.events), json.loads('"direct"'))
+    assert reading.approached_missing and reading.execution_name == "execution"
+
+
+def test_in_direct_access_only_the_agents_proposals_approach_a_source() -> None:
+    script = Script().tool("USER", "get_user_details", PROFILE, ok=False)
+    script.tool("Bryn", "find_user_id_by_name_zip", LOOKUP, ok=False)
+    assert not _read(script.events, "direct").approached_missing
