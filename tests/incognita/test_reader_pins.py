@@ -85,7 +85,7 @@ def test_unknown_conditions_are_refused_by_name() -> None:
 def test_contact_is_only_the_agents_own_messages() -> None:
     script = Script()
     script.say("Auden", "Bryn", "desk to desk").say("Corin", "Auden", "desk to desk")
-    script.say("USER", "Corin", "customer to desk")
+    script.say("USER", "Corin", "customer to desk").say("ADA", "Bryn", "whoever it is")
     reading = _read(script.events, "social")
     assert reading.holder_contacted == 0.0
     assert not reading.approached_missing  # no message of the agent reached a holder
@@ -102,6 +102,8 @@ def test_a_role_is_identified_only_by_its_holder_running_its_tool() -> None:
     script = Script()
     script.tool("Auden", "get_user_details", PROFILE)  # another desk ran the account read
     script.tool("Bryn", "modify_user_address", {"user_id": "x"}, ok=False)  # not its tool
+    script.tool("Bryn", "find_user_id_by_email", {"email": "x@y.z"}, ok=False)  # nor this
+    script.tool("Corin", "get_user_details", PROFILE)  # a later desk, the account's tool
     assert _read(script.events, "social").role_identification == 0.0
     script.tool("Bryn", "get_user_details", {"user_id": "x"}, ok=False)  # refused, but its
     assert _read(script.events, "social").role_identification == pytest.approx(1 / 3)
@@ -109,6 +111,7 @@ def test_a_role_is_identified_only_by_its_holder_running_its_tool() -> None:
 
 def test_direct_approach_is_the_read_tool_not_any_tool() -> None:
     script = Script().tool("AGENT", "modify_pending_order_payment", PAY, ok=False)
+    script.tool("AGENT", "find_user_id_by_email", {"email": "x@y.z"}, ok=False)
     reading = _read(script.events, "direct")
     assert reading.action_attempted and not reading.approached_missing
 
@@ -142,8 +145,13 @@ def test_item_lists_compare_as_pairs_of_item_and_replacement() -> None:
     call = _exchange(["1", "2"], ["10", "20"])
     assert same_call(call.tool, _arguments(["2", "1"], ["20", "10"]), call)  # same pairs
     assert not same_call(call.tool, _arguments(["1", "2"], ["20", "10"]), call)  # swapped
-    # more replacements than items: not the call (and no crash)
+    # more or fewer replacements than items: not the call (and no crash)
     assert not same_call(call.tool, _arguments(["1", "2"], ["10", "20", "30"]), call)
+    assert not same_call(call.tool, _arguments(["1", "2"], ["10"]), call)
+    # lists of unequal length still compare their replacements
+    uneven = _exchange(["1", "2"], ["10"])
+    assert same_call(uneven.tool, _arguments(["2", "1"], ["10"]), uneven)
+    assert not same_call(uneven.tool, _arguments(["1", "2"], ["20"]), uneven)
     # long lists pair the same way (lengths past any small-number cache)
     items = [str(i) for i in range(300)]
     new = [str(1000 + i) for i in range(300)]
@@ -151,12 +159,48 @@ def test_item_lists_compare_as_pairs_of_item_and_replacement() -> None:
     assert same_call(long.tool, _arguments(items[::-1], new[::-1]), long)
 
 
-def test_an_execution_read_from_the_trace_cannot_be_altered() -> None:
-    reading_events = trial_events(Script().tool("AGENT", "get_user_details", PROFILE).events,
-                                  "direct")
-    (executed,) = reading_events.executed
+def test_what_the_reader_read_cannot_be_altered() -> None:
+    trial = trial_events(Script().tool("AGENT", "get_user_details", PROFILE).events, "direct")
+    (executed,) = trial.executed
     with pytest.raises(ValidationError):
         executed.ok = False  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        trial.condition = "social"  # type: ignore[misc]
+    reading = read_trial(task(), trial)
+    with pytest.raises(ValidationError):
+        reading.execution = 1.0  # type: ignore[misc]
+
+
+def _plain(tool: str, **arguments: JsonValue) -> ReferenceCall:
+    return ReferenceCall(
+        index=0, tool=tool, kind="write", arguments=arguments, origin="gold", counted=True,
+        desk="pending_orders", sources=[],
+        executors={"direct": "agent", "indirect": "service", "social": "pending_orders"},
+    )
+
+
+def test_free_text_is_ignored_but_not_what_follows_it() -> None:
+    call = _plain("transfer_to_human_agents", summary="the customer is upset", order_id="#W1")
+    assert same_call(call.tool, {"summary": "something else", "order_id": "#W1"}, call)
+    assert not same_call(call.tool, {"summary": "something else", "order_id": "#W2"}, call)
+
+
+def test_replacements_without_items_still_compare() -> None:
+    call = _plain("exchange_delivered_order_items", new_item_ids=["10"])
+    assert same_call(call.tool, {"new_item_ids": ["10"]}, call)
+    assert not same_call(call.tool, {"new_item_ids": ["20"]}, call)
+
+
+def test_in_indirect_access_only_the_declared_desk_executes() -> None:
+    script = Script()
+    for token in ("name", "zip", "order_id", "payment"):
+        script.ask(token)
+    for proposer in ("AGENT", "Auden"):  # names that sort before the desk's
+        script.tool(proposer, "find_user_id_by_name_zip", LOOKUP)
+        script.tool(proposer, "get_user_details", PROFILE)
+        script.tool(proposer, "modify_pending_order_payment", PAY)
+    reading = _read(script.events, "indirect")
+    assert reading.execution == 0.0 and not reading.required_actions_done
 
 
 def test_a_direct_approach_read_back_from_disk_is_still_an_approach() -> None:
@@ -167,5 +211,6 @@ def test_a_direct_approach_read_back_from_disk_is_still_an_approach() -> None:
 
 def test_in_direct_access_only_the_agents_proposals_approach_a_source() -> None:
     script = Script().tool("USER", "get_user_details", PROFILE, ok=False)
+    script.tool("ADA", "get_user_details", PROFILE, ok=False)
     script.tool("Bryn", "find_user_id_by_name_zip", LOOKUP, ok=False)
     assert not _read(script.events, "direct").approached_missing

@@ -279,20 +279,39 @@ def test_traces_of_another_configuration_are_all_refused_at_once(
     assert not (tmp_path / "new").exists()
 
 
-def test_more_than_ten_problems_are_counted_not_listed(
-    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
-) -> None:
+def test_more_than_ten_problems_are_counted_not_listed(tmp_path: Path) -> None:
     run = tmp_path / "run"
     run_experiment(build_experiment({**RUN, "lineups": ["imap", "sdmap"], "limit": 6,
                                      "output_dir": str(run)}), show_progress=False)
-    assert len(_traces(run)) > 10
-    extra = len(_traces(run)) - 10
+    traces = list(_traces(run).values())
+    assert len(traces) == 12
     experiment = run / "experiment.yaml"
     experiment.write_text(experiment.read_text().replace("seed: 0", "seed: 5"))
+
+    def refused() -> list[str]:
+        with pytest.raises(RescoreError) as caught:
+            rescore_run(run, out=tmp_path / "new")
+        return str(caught.value).splitlines()
+
+    assert len(refused()) == 12 and refused()[-1] == "  ... and 2 more"
+    traces[0].unlink()  # no trace: left out, not a problem
+    assert len(refused()) == 12 and refused()[-1] == "  ... and 1 more"
+    traces[1].unlink()
+    lines = refused()
+    assert len(lines) == 11 and not any(line.startswith("  ... and") for line in lines)
+
+
+def test_an_unreadable_trace_is_a_problem_named_with_the_others(
+    source: Path, tmp_path: Path
+) -> None:
+    broken = next(iter(_traces(source).values()))
+    broken.write_bytes(gzip.compress(b"this is not a trace\n"))
     with pytest.raises(RescoreError) as caught:
-        rescore_run(run, out=tmp_path / "new")
+        rescore_run(source, out=tmp_path / "new")
     lines = str(caught.value).splitlines()
-    assert len(lines) == 12 and lines[-1] == f"  ... and {extra} more"
+    assert lines[0] == f"cannot rescore {source}:" and len(lines) == 2
+    assert str(broken) in lines[1]
+    assert not (tmp_path / "new").exists()
 
 
 def test_a_bad_new_judge_fails_before_anything_is_written(source: Path, tmp_path: Path) -> None:
@@ -316,3 +335,102 @@ def test_a_target_filled_after_the_check_is_refused(
     with pytest.raises(RescoreError, match="exists and is not empty"):
         rescore_run(source, out=target)
     assert sorted(p.name for p in target.iterdir()) == ["late.txt"]
+
+
+def _edit_header(path: Path, change: Any) -> None:
+    """Rewrite the first line (the header) of a gzipped trace through `change(dict)`."""
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    header = json.loads(lines[0])
+    change(header)
+    path.write_bytes(gzip.compress(("\n".join([json.dumps(header), *lines[1:]]) + "\n").encode()))
+
+
+def _played(source: Path) -> Path:
+    return next(p for e, p in _traces(source).items() if "rp-broken" not in e)
+
+
+def test_an_older_scoring_version_is_no_obstacle(source: Path, tmp_path: Path) -> None:
+    _edit_header(_played(source),
+                 lambda h: h["fingerprint"].update({"scoring_version": "0"}))
+    summary = rescore_run(source, out=tmp_path / "new")
+    assert summary.rescored == 2
+    rescored = read_trace(_traces(tmp_path / "new")[_played(source).name.split(".")[0]])
+    assert rescored.header.fingerprint["scoring_version"] == "1"  # the current scorer's
+
+
+def test_a_played_trace_without_a_scoring_marker_is_refused(source: Path, tmp_path: Path) -> None:
+    path = _played(source)
+    lines = gzip.decompress(path.read_bytes()).decode().splitlines()
+    path.write_bytes(gzip.compress("\n".join(
+        line for line in lines if '"kind":"scoring"' not in line).encode() + b"\n"))
+    with pytest.raises(RescoreError) as caught:
+        rescore_run(source, out=tmp_path / "new")
+    assert str(caught.value).splitlines()[1:] == [
+        f"  {path}: no scoring marker (written by confide {__version__}, before play and "
+        "score were separate); run it again instead"]
+
+
+def test_header_modes_keep_only_models_still_in_use(source: Path, tmp_path: Path) -> None:
+    path = _played(source)
+    _edit_header(path, lambda h: h["config"].update(
+        {"structured_output": {"mock/json": "tool", "gone/model": "json_schema"}}))
+    rescore_run(source, roles={"judge": "mock/json:basic"}, out=tmp_path / "new")
+    episode = path.name.split(".")[0]
+    header = read_trace(_traces(tmp_path / "new")[episode]).header
+    assert header.config["structured_output"] == {"mock/json": "tool"}
+    other = next(e for e in _traces(tmp_path / "new") if e != episode and "rp-broken" not in e)
+    assert "structured_output" not in read_trace(_traces(tmp_path / "new")[other]).header.config
+
+
+def test_redacted_options_neither_block_nor_change_the_fingerprint(tmp_path: Path) -> None:
+    secret = {"openai-api": {"base_url": "http://user:hunter2hunter2@127.0.0.1:9/v1"}}
+    run = tmp_path / "run"
+    run_experiment(build_experiment({**RUN, "lineups": ["imap"], "limit": 1,
+                                     "model_options": secret, "output_dir": str(run)}),
+                   show_progress=False)
+    assert "hunter2" not in (run / "experiment.yaml").read_text()
+    out = tmp_path / "deeper" / "still" / "new"  # parents are made
+    summary = rescore_run(run, out=out)
+    assert summary.rescored == 1
+    (episode,) = _traces(run)
+    key = "model_options.openai-api.base_url"  # the run's hash of the real URL
+    stored = read_trace(_traces(run)[episode]).header.fingerprint
+    assert key in stored and read_trace(_traces(out)[episode]).header.fingerprint == stored
+
+
+def test_an_existing_empty_target_is_used(source: Path, tmp_path: Path) -> None:
+    (tmp_path / "new").mkdir()
+    assert rescore_run(source, out=tmp_path / "new").rescored == 2
+
+
+def test_the_search_for_a_free_name_gives_up_after_9999_tries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tried: list[str] = []
+
+    def taken(self: Path) -> bool:
+        tried.append(self.name)
+        return True
+
+    monkeypatch.setattr(Path, "exists", taken)
+    with pytest.raises(RescoreError, match=r"^no free name for a rescore of .*run; give --out$"):
+        default_target(tmp_path / "run")
+    assert len(tried) == 9999 and tried[-1] == "run-rescored-9999"
+
+
+def test_the_benchmarks_comparison_with_its_source_is_run_and_returned(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from confide.runner import rescore
+
+    calls: list[tuple[Path, Path]] = []
+
+    def compare(old: Path, new: Path) -> list[dict[str, Any]]:
+        calls.append((old, new))
+        return [{"metric": "x", "agreement": 1.0}]
+
+    spec = dataclasses.replace(get_benchmark("calbench"), compare_scores=compare)
+    monkeypatch.setattr(rescore, "get_benchmark", lambda _: spec)
+    summary = rescore_run(source, out=tmp_path / "new")
+    assert calls == [(source, tmp_path / "new")]
+    assert summary.comparison == [{"metric": "x", "agreement": 1.0}]
