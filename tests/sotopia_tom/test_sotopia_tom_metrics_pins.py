@@ -1,0 +1,86 @@
+"""Sotopia-ToM metrics (the Sotopia-ToM paper, A.7) pinned where the first tests left them
+open: rounds are 1-based, seats are labelled by model and strategy, verdicts are read back
+from a trace's events (failures kept apart), and the summary's per-episode counts."""
+
+from __future__ import annotations
+
+import pytest
+from test_sotopia_tom_metrics_scoring import DA, S
+
+from confide.core.trace import EpisodeStart, TraceRecorder
+from confide.envs.sotopia_tom.events import JudgeVerdict, JudgeVerdictData
+from confide.envs.sotopia_tom.metrics import (
+    critical_violation_rate,
+    efficiency,
+    info_mgmt,
+    seat_labels,
+    summarize,
+    verdicts_from_trace,
+)
+
+
+def test_rounds_are_one_based() -> None:
+    assert efficiency([1], 60) == 1.0
+    with pytest.raises(ValueError, match=r"rounds are 1-based, got \[0\]"):
+        efficiency([0], 60)
+    assert efficiency([2, None], 2) == 0.0  # the smallest budget: median of (2, 3)
+    assert efficiency([1], 2) == 1.0
+
+
+def test_counts_and_factors_out_of_range_are_refused() -> None:
+    assert critical_violation_rate(0, 0) == 0.0
+    assert critical_violation_rate(3, 2) == 1.0 and critical_violation_rate(1, 4) == 0.25
+    for bad in ((-1, 2), (1, -2)):
+        with pytest.raises(ValueError, match="counts must be >= 0"):
+            critical_violation_rate(*bad)
+    assert info_mgmt(1.0, 1.0, 0.0, 1.0) == 1.0
+    for factors, name in (((1, 1, -0.5, 1), "1-CPV"), ((1, 1, 0, 1.5), "EFF"),
+                          ((1, -0.1, 0, 1), "IA"), ((-0.1, 1, 0, 1), "DA")):
+        with pytest.raises(ValueError, match=f"{name} must be in"):
+            info_mgmt(*factors)
+
+
+def test_seats_are_labelled_by_model_and_strategy() -> None:
+    assert seat_labels("mock/a") == ("mock/a", "basic")
+    assert seat_labels("mock/a:tom-belief") == ("mock/a", "tom-belief")
+    assert seat_labels("leaky") == ("leaky", "-")
+
+
+def _verdict(metric: str, verdict: dict[str, object] | None, judge: str = "j1") -> JudgeVerdict:
+    return JudgeVerdict(data=JudgeVerdictData(
+        metric=metric, judge=judge, verdict=verdict,  # type: ignore[arg-type]
+        failure=None if verdict is not None else f"{metric} never validated"))
+
+
+def test_verdicts_are_read_back_from_the_trace() -> None:
+    recorder = TraceRecorder("judged")
+    recorder.emit(EpisodeStart(episode_id="judged", benchmark="sotopia-tom", scenario_id=S.id,
+                               seed=0))
+    recorder.emit(_verdict("da", DA.model_dump(mode="json")))
+    recorder.emit(_verdict("cpv", None, judge="j2"))
+    verdicts = verdicts_from_trace(recorder.as_trace())
+    assert verdicts.judge == "j1"  # the first verdict's judge
+    assert verdicts.da == DA
+    assert verdicts.cpv is None and verdicts.ia is None and verdicts.eff is None
+    assert verdicts.failures == {"cpv": "cpv never validated"}
+
+
+def _row(episode: str, **fields: object) -> dict[str, object]:
+    return {"episode_id": episode, "status": "ok", "model": "mock/a", "strategy": "basic",
+            "lineup": "mock/a:basic", "da": 1.0, "ia": 1.0, "eff": 1.0, "cpv": 0.0,
+            "infomgmt": 1.0, "violations": 0, **fields}
+
+
+def test_the_summary_counts_refusals_and_failed_verdicts_per_episode() -> None:
+    rows = [
+        _row("e1", refused=3, messages_sent=0, private_sent=0, judge_failures="cpv"),
+        _row("e1", refused=1, messages_sent=0, private_sent=0, judge_failures="cpv"),
+        _row("e2", refused=2, judge_failures=""),
+        {"episode_id": "e3", "status": "ok", "model": "mock/a", "strategy": "basic"},  # no da
+    ]
+    (entry,) = summarize(rows)
+    assert entry["episodes"] == 2
+    assert entry["refused_per_episode"] == 3.0  # (3 + 1 + 2) refusals over 2 episodes
+    assert entry["failed_verdicts"] == 1
+    assert entry["private_share"] is None  # nothing sent: no share, not zero
+    assert entry["any_violation"] == 0.0 and entry["stale"] == 0.0
