@@ -161,3 +161,19 @@ def test_a_long_task_file_with_distinct_ids_converts(
     assert len(convert_all(world, tasks, "tau2")) == 300
     with pytest.raises(ConversionError, match="task ids repeat"):
         convert_all(world, [*tasks, tasks[0]], "tau2")
+
+
+def test_a_name_is_a_field_only_when_the_instruction_states_it(world: World) -> None:
+    assert "name" not in _fields(world, "You want to cancel your order. Try a@x.com.")
+    assert _fields(world, "You want to cancel your order. You are Anders.")["name"] == (
+        "My name is Anders.")
+
+
+def test_a_zip_code_the_lookup_uses_is_the_customers_to_give(world: World) -> None:
+    """The gold lookup's zip (here an old one, as read from a task file) is a fact the
+    customer states, besides the zip of the current address."""
+    lookup = ToolCall.model_validate_json(
+        '{"name": "find_user_id_by_name_zip", "arguments": '
+        '{"first_name": "Anders", "last_name": "Holloway", "zip": "99999"}}')
+    text = "You want to cancel your order. You used to live in zip code 99999."
+    assert _fields_with(world, text, [lookup])["zip"] == "My zip code is 99999."
