@@ -5,14 +5,17 @@ from a trace's events (failures kept apart), and the summary's per-episode count
 from __future__ import annotations
 
 import pytest
-from test_sotopia_tom_metrics_scoring import DA, S
+from test_sotopia_tom_metrics_scoring import DA, FULL, UTTERANCES, S
 
 from confide.core.trace import EpisodeStart, TraceRecorder
 from confide.envs.sotopia_tom.events import JudgeVerdict, JudgeVerdictData
+from confide.envs.sotopia_tom.judge.transcript import Utterance
+from confide.envs.sotopia_tom.judge.verdicts import Verdicts
 from confide.envs.sotopia_tom.metrics import (
     critical_violation_rate,
     efficiency,
     info_mgmt,
+    score_episode,
     seat_labels,
     summarize,
     verdicts_from_trace,
@@ -84,3 +87,13 @@ def test_the_summary_counts_refusals_and_failed_verdicts_per_episode() -> None:
     assert entry["failed_verdicts"] == 1
     assert entry["private_share"] is None  # nothing sent: no share, not zero
     assert entry["any_violation"] == 0.0 and entry["stale"] == 0.0
+
+
+def test_an_episode_read_back_from_disk_scores_the_same() -> None:
+    """Names in a trace and a verdict file are parsed strings, not the literals of a test."""
+    utterances = [Utterance.model_validate_json(u.model_dump_json()) for u in UTTERANCES]
+    verdicts = Verdicts.model_validate_json(FULL.model_dump_json())
+    in_memory = score_episode(S, UTTERANCES, FULL, t_max=60)
+    from_disk = score_episode(S, utterances, verdicts, t_max=60)
+    assert from_disk == in_memory
+    assert in_memory.violations and in_memory.ignored_citations > 0
