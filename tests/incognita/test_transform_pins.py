@@ -177,3 +177,16 @@ def test_a_zip_code_the_lookup_uses_is_the_customers_to_give(world: World) -> No
         '{"first_name": "Anders", "last_name": "Holloway", "zip": "99999"}}')
     text = "You want to cancel your order. You used to live in zip code 99999."
     assert _fields_with(world, text, [lookup])["zip"] == "My zip code is 99999."
+
+
+def test_the_customer_is_found_by_the_gold_lookups_result(world: World) -> None:
+    """No user id in the source and none in the instruction: the identity lookup's answer
+    names the customer."""
+    from confide.envs.incognita.transform import customer_of
+
+    email = world.users[USER].email
+    task = SourceTask(task_id="9", user_id=None, instruction="You want to cancel an order.",
+                      actions=[], output_assertions=[])
+    assert customer_of(world, task, [_call("find_user_id_by_email", email=email)]) == USER
+    with pytest.raises(ConversionError, match="concern 0 customers"):
+        customer_of(world, task, [_call("list_all_product_types")])

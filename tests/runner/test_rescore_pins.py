@@ -434,3 +434,32 @@ def test_the_benchmarks_comparison_with_its_source_is_run_and_returned(
     summary = rescore_run(source, out=tmp_path / "new")
     assert calls == [(source, tmp_path / "new")]
     assert summary.comparison == [{"metric": "x", "agreement": 1.0}]
+
+
+def test_the_played_events_keep_their_own_times(source: Path, tmp_path: Path) -> None:
+    rescore_run(source, roles={"judge": "mock/json"}, out=tmp_path / "new")
+    path = _played(source)
+    old = read_trace(path).events
+    new = read_trace(tmp_path / "new" / "traces" / path.name).events
+    played = next(i for i, e in enumerate(old) if e.kind == "scoring")
+    assert played > 1
+    assert [e.ts for e in new[:played]] == [e.ts for e in old[:played]]
+
+
+class _Stop(BaseException):
+    """Not an error of the episode: an interrupt, which must leave no partial trace."""
+
+
+def test_an_interrupted_rescore_leaves_no_partial_trace(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from confide.runner import rescore
+
+    async def interrupted(ctx: Any, score: Any) -> Any:
+        raise _Stop
+
+    monkeypatch.setattr(rescore, "score_played", interrupted)
+    with pytest.raises(_Stop):
+        rescore_run(source, out=tmp_path / "new")
+    assert [p.name for p in (tmp_path / "new" / "traces").iterdir()
+            if "rp-broken" not in p.name] == []
