@@ -33,7 +33,7 @@ def test_rounds_are_one_based() -> None:
 def test_counts_and_factors_out_of_range_are_refused() -> None:
     assert critical_violation_rate(0, 0) == 0.0
     assert critical_violation_rate(3, 2) == 1.0 and critical_violation_rate(1, 4) == 0.25
-    for bad in ((-1, 2), (1, -2)):
+    for bad in ((-1, 2), (1, -1)):
         with pytest.raises(ValueError, match="counts must be >= 0"):
             critical_violation_rate(*bad)
     assert info_mgmt(1.0, 1.0, 0.0, 1.0) == 1.0
