@@ -190,3 +190,30 @@ def test_the_customer_is_found_by_the_gold_lookups_result(world: World) -> None:
     assert customer_of(world, task, [_call("find_user_id_by_email", email=email)]) == USER
     with pytest.raises(ConversionError, match="concern 0 customers"):
         customer_of(world, task, [_call("list_all_product_types")])
+
+
+def test_only_a_write_makes_a_choice_of_the_customers(world: World) -> None:
+    """A zip code given to the identity lookup is no choice of address: a sentence about
+    moving is then the item's, not an address field."""
+    lookup = _call("find_user_id_by_name_zip", first_name="Anders", last_name="Holloway",
+                   zip="40239")
+    fields = _fields_with(world, "You want to cancel your order. You are moving soon.",
+                          [lookup])
+    assert fields == {"item": "I am moving soon."}
+
+
+def test_the_instruction_names_the_customer_by_id_or_by_email(world: World) -> None:
+    from confide.envs.incognita.transform import customer_of
+
+    user = world.users[USER]
+    for said in (f"Your user id is {USER}.", f"Your email is {user.email}."):
+        task = SourceTask(task_id="9", user_id=None, instruction=f"You want help. {said}",
+                          actions=[], output_assertions=[])
+        assert customer_of(world, task, []) == USER
+
+
+def test_a_gold_action_with_arguments_its_tool_refuses_is_named(world: World) -> None:
+    conversion = convert_task(world, _cancel_task(actions=[
+        _call("get_order_details", order_id=PENDING, extra="x")]), "tau2")
+    assert conversion.card is None
+    assert conversion.reason is not None and conversion.reason.startswith("gold action 0: ")
