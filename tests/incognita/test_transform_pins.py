@@ -217,3 +217,36 @@ def test_a_gold_action_with_arguments_its_tool_refuses_is_named(world: World) ->
         _call("get_order_details", order_id=PENDING, extra="x")]), "tau2")
     assert conversion.card is None
     assert conversion.reason is not None and conversion.reason.startswith("gold action 0: ")
+
+
+def test_a_full_name_identifies_the_customer_only_with_the_zip_code(world: World) -> None:
+    from confide.envs.incognita.transform import customer_of
+
+    def named(text: str) -> str:
+        task = SourceTask(task_id="9", user_id=None, instruction=f"You want help. {text}",
+                          actions=[], output_assertions=[])
+        return customer_of(world, task, [])
+
+    assert named(IDENTITY) == USER
+    for partial in ("You are Anders Holloway.", "You live in zip code 40239."):
+        with pytest.raises(ConversionError, match="concern 0 customers"):
+            named(partial)
+
+
+def test_several_orders_are_worded_as_several(world: World) -> None:
+    orders = sorted(o for o in world.users[USER].orders if o in world.orders)[:2]
+    assert len(orders) == 2
+    text = f"You want to cancel your orders {orders[0]} and {orders[1]}."
+    assert _fields(world, text)["order_id"] == f"The orders are {orders[0]} and {orders[1]}."
+    assert _fields(world, f"You want to cancel {orders[0]}.")["order_id"] == (
+        f"It's order {orders[0]}.")
+
+
+def test_a_task_file_is_judged_by_its_first_task(tmp_path: Path) -> None:
+    from confide.envs.incognita.transform import source_format
+
+    path = tmp_path / "tasks.json"
+    path.write_text(json.dumps([{"id": "0", "user_scenario": {}}, {"instruction": "x"}]))
+    assert source_format(path) == "tau2"
+    path.write_text(json.dumps([{"instruction": "x"}, {"id": "0", "user_scenario": {}}]))
+    assert source_format(path) == "tau-bench"
