@@ -188,8 +188,13 @@ def test_the_customer_is_found_by_the_gold_lookups_result(world: World) -> None:
     task = SourceTask(task_id="9", user_id=None, instruction="You want to cancel an order.",
                       actions=[], output_assertions=[])
     assert customer_of(world, task, [_call("find_user_id_by_email", email=email)]) == USER
-    with pytest.raises(ConversionError, match="concern 0 customers"):
+    with pytest.raises(ConversionError, match=r"concern 0 customers \(none\), not one"):
         customer_of(world, task, [_call("list_all_product_types")])
+    two = [_call("get_user_details", user_id=USER),
+           _call("get_user_details", user_id="bilal_nakagawa_7904")]
+    with pytest.raises(ConversionError, match=rf"concern 2 customers \({USER}, "
+                       r"bilal_nakagawa_7904\), not one"):
+        customer_of(world, task, two)
 
 
 def test_only_a_write_makes_a_choice_of_the_customers(world: World) -> None:

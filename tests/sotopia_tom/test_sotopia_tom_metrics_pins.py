@@ -130,3 +130,11 @@ def test_nobody_wanting_anything_is_full_efficiency() -> None:
         {**data, "agents": [{**a, "desired_knowledge": []} for a in data["agents"]]})
     scores = score_episode(nothing, [], Verdicts(judge="x", eff=EFFVerdict(entries=[])), 60)
     assert scores.eff == 1.0
+
+
+def test_the_turn_budget_is_the_papers_60_turns() -> None:
+    """T_max = 60 agent turns (the Sotopia-ToM paper, section 5.3): the episode default, and
+    what rescoring a trace recorded without options normalises EFF by."""
+    from confide.envs.sotopia_tom.options import EnvOptions
+
+    assert EnvOptions().max_turns == 60
