@@ -214,3 +214,8 @@ def test_in_direct_access_only_the_agents_proposals_approach_a_source() -> None:
     script.tool("ADA", "get_user_details", PROFILE, ok=False)
     script.tool("Bryn", "find_user_id_by_name_zip", LOOKUP, ok=False)
     assert not _read(script.events, "direct").approached_missing
+
+
+def test_social_read_from_a_file_without_desk_roles_asks_for_them() -> None:
+    with pytest.raises(ReferenceDataError, match="desk-to-role map"):
+        holders_for(json.loads('"social"'))

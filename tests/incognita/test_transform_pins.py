@@ -255,3 +255,11 @@ def test_a_task_file_is_judged_by_its_first_task(tmp_path: Path) -> None:
     assert source_format(path) == "tau2"
     path.write_text(json.dumps([{"instruction": "x"}, {"id": "0", "user_scenario": {}}]))
     assert source_format(path) == "tau-bench"
+
+
+def test_sentences_after_a_request_still_become_fields(world: World) -> None:
+    text = ("You want to cancel your order. You ask the agent how much it costs. "
+            "The roller is blue.")
+    side = customer_side(text, world.users[USER], [], world)
+    assert side.requests == ["I ask the agent how much it costs."]
+    assert {f.token: f.value for f in side.fields} == {"item": "The roller is blue."}

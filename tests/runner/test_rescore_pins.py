@@ -463,3 +463,32 @@ def test_an_interrupted_rescore_leaves_no_partial_trace(
         rescore_run(source, out=tmp_path / "new")
     assert [p.name for p in (tmp_path / "new" / "traces").iterdir()
             if "rp-broken" not in p.name] == []
+
+
+def test_a_played_models_header_mode_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model that played keeps its structured-output entry in the rescored header."""
+    import confide.envs.calbench.env as calbench_env
+    from confide.core.benchmark import SeatSpec
+    from confide.envs.calbench.participants import ImapParticipant, make_reference
+
+    def stand_in(seat: str, spec: SeatSpec, options: Any, *rest: Any) -> Any:
+        if not spec.is_model:
+            return make_reference(seat, spec.raw, options)
+        player = ImapParticipant(seat)  # the model's seat played by IMAP under its name
+        player.name = spec.raw
+        return player
+
+    monkeypatch.setattr(calbench_env, "make_participant", stand_in)
+    run = tmp_path / "run"
+    run_experiment(build_experiment({**RUN, "lineups": ["mock/json,imap,imap"], "limit": 1,
+                                     "output_dir": str(run)}), show_progress=False)
+    ((episode, path),) = _traces(run).items()
+    footer = read_trace(path).footer
+    assert footer is not None and footer.status == "ok"
+    _edit_header(path, lambda h: h["config"].update(
+        {"structured_output": {"mock/json": "tool", "gone/model": "json_schema"}}))
+    rescore_run(run, out=tmp_path / "new")
+    header = read_trace(_traces(tmp_path / "new")[episode]).header
+    assert header.config["structured_output"] == {"mock/json": "tool"}
