@@ -263,3 +263,12 @@ def test_sentences_after_a_request_still_become_fields(world: World) -> None:
     side = customer_side(text, world.users[USER], [], world)
     assert side.requests == ["I ask the agent how much it costs."]
     assert {f.token: f.value for f in side.fields} == {"item": "The roller is blue."}
+
+
+def test_only_forgotten_identity_facts_are_dropped_as_identity(world: World) -> None:
+    """A sentence is about who the customer is when it states an identity literal, or says
+    the customer does not remember an email, zip code or name; other sentences stay."""
+    text = ("You want to cancel your order. You do not remember the order date. "
+            "Your name on the package is misspelled. You do not remember your zip code.")
+    assert _fields(world, text) == {
+        "item": "I do not remember the order date. My name on the package is misspelled."}

@@ -138,3 +138,8 @@ def test_the_turn_budget_is_the_papers_60_turns() -> None:
     from confide.envs.sotopia_tom.options import EnvOptions
 
     assert EnvOptions().max_turns == 60
+
+
+def test_a_single_violation_makes_an_episode_count_as_violating() -> None:
+    (entry,) = summarize([_row("e1", violations=1), _row("e2", violations=0)])
+    assert entry["any_violation"] == 0.5
