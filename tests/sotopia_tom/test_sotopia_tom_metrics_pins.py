@@ -4,6 +4,8 @@ from a trace's events (failures kept apart), and the summary's per-episode count
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from test_sotopia_tom_metrics_scoring import CPV, DA, FULL, IA, UTTERANCES, S
 
@@ -14,6 +16,7 @@ from confide.envs.sotopia_tom.judge.verdicts import EFFVerdict, Verdicts
 from confide.envs.sotopia_tom.metrics import (
     critical_violation_rate,
     efficiency,
+    expected_disclosure,
     info_mgmt,
     score_episode,
     seat_labels,
@@ -79,12 +82,12 @@ def test_the_summary_counts_refusals_and_failed_verdicts_per_episode() -> None:
     rows = [
         _row("e1", refused=3, messages_sent=0, private_sent=0, judge_failures="cpv"),
         _row("e1", refused=1, messages_sent=0, private_sent=0, judge_failures="cpv"),
-        _row("e2", refused=2, judge_failures=""),
+        _row("e2", refused=0, judge_failures=""),
         {"episode_id": "e3", "status": "ok", "model": "mock/a", "strategy": "basic"},  # no da
     ]
     (entry,) = summarize(rows)
     assert entry["episodes"] == 2
-    assert entry["refused_per_episode"] == 3.0  # (3 + 1 + 2) refusals over 2 episodes
+    assert entry["refused_per_episode"] == 2.0  # (3 + 1 + 0) refusals over 2 episodes
     assert entry["failed_verdicts"] == 1
     assert entry["private_share"] is None  # nothing sent: no share, not zero
     assert entry["any_violation"] == 0.0 and entry["stale"] == 0.0
@@ -143,3 +146,29 @@ def test_the_turn_budget_is_the_papers_60_turns() -> None:
 def test_a_single_violation_makes_an_episode_count_as_violating() -> None:
     (entry,) = summarize([_row("e1", violations=1), _row("e2", violations=0)])
     assert entry["any_violation"] == 0.5
+
+
+def test_rows_read_from_a_file_count_and_errors_with_empty_metrics_do_not() -> None:
+    """As results.csv gives them: the status a parsed string, and a failed episode's row
+    carrying every metric column, empty."""
+    ok = json.loads('"ok"')
+    rows = [_row("e1", status=ok, violations=1),
+            _row("e2", status="error", da="", ia="", eff="", cpv="", infomgmt="",
+                 violations="")]
+    (entry,) = summarize(rows)
+    assert entry["episodes"] == 1 and entry["DA"] == 1.0 and entry["any_violation"] == 1.0
+
+
+def test_never_sharing_wins_over_sharing() -> None:
+    """An item listed in both S_a and P_a is never to be shared: E_k is empty."""
+    data = S.model_dump(mode="json")
+    nadia = data["agents"][0]
+    both = nadia["what_to_share"][1]
+    nadia["what_not_to_share"] = [*nadia["what_not_to_share"], both]
+    assert expected_disclosure(S, nadia["name"], both)
+    assert expected_disclosure(Scenario.model_validate(data), nadia["name"], both) == frozenset()
+
+
+def test_citations_that_do_not_fit_are_counted_exactly() -> None:
+    assert score_episode(S, UTTERANCES, FULL, t_max=60).ignored_citations == 3
+    assert score_episode(S, [], Verdicts(judge="x"), t_max=60).ignored_citations == 0
