@@ -272,3 +272,10 @@ def test_only_forgotten_identity_facts_are_dropped_as_identity(world: World) -> 
             "Your name on the package is misspelled. You do not remember your zip code.")
     assert _fields(world, text) == {
         "item": "I do not remember the order date. My name on the package is misspelled."}
+
+
+def test_a_sentence_takes_a_chosen_field_only_by_its_cue(world: World) -> None:
+    cancel = _call("cancel_pending_order", order_id=PENDING, reason="no longer needed")
+    fields = _fields_with(world, "You want to cancel your order. The roller is blue. You no "
+                                 "longer need it.", [cancel])
+    assert fields == {"item": "The roller is blue.", "reason": "I no longer need it."}

@@ -492,3 +492,15 @@ def test_a_played_models_header_mode_is_kept(
     rescore_run(run, out=tmp_path / "new")
     header = read_trace(_traces(tmp_path / "new")[episode]).header
     assert header.config["structured_output"] == {"mock/json": "tool"}
+
+
+def test_a_trace_whose_stored_fingerprint_differs_either_way_is_refused(
+    source: Path, tmp_path: Path
+) -> None:
+    path = _played(source)
+    _edit_header(path, lambda h: h["fingerprint"].update({"seed": "9"}))  # sorts after "0"
+    with pytest.raises(RescoreError) as caught:
+        rescore_run(source, out=tmp_path / "new")
+    assert str(caught.value).splitlines()[1:] == [
+        f"  {path}: made under another configuration than {source / 'experiment.yaml'} "
+        "(differs: seed)"]
