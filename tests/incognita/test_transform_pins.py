@@ -279,3 +279,9 @@ def test_a_sentence_takes_a_chosen_field_only_by_its_cue(world: World) -> None:
     fields = _fields_with(world, "You want to cancel your order. The roller is blue. You no "
                                  "longer need it.", [cancel])
     assert fields == {"item": "The roller is blue.", "reason": "I no longer need it."}
+
+
+def test_a_customer_missing_from_the_world_is_named(world: World) -> None:
+    conversion = convert_task(world, _cancel_task(user_id="ghost_0000", actions=[]), "tau2")
+    assert conversion.card is None
+    assert conversion.reason == "customer 'ghost_0000' is not in the world"

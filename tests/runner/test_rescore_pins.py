@@ -320,8 +320,9 @@ def test_a_bad_new_judge_fails_before_anything_is_written(source: Path, tmp_path
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.parametrize("late", [".a", "late.txt"])  # sorting before and after the lock
 def test_a_target_filled_after_the_check_is_refused(
-    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, late: str
 ) -> None:
     from confide.runner import rescore
 
@@ -329,12 +330,12 @@ def test_a_target_filled_after_the_check_is_refused(
 
     def fill(source: Path, target: Path) -> None:
         target.mkdir()
-        (target / ".a").write_text("someone else")  # sorts before the lock file's name
+        (target / late).write_text("someone else")
 
     monkeypatch.setattr(rescore, "_check_target", fill)
     with pytest.raises(RescoreError, match="exists and is not empty"):
         rescore_run(source, out=target)
-    assert sorted(p.name for p in target.iterdir()) == [".a"]
+    assert sorted(p.name for p in target.iterdir()) == [late]
 
 
 def _edit_header(path: Path, change: Any) -> None:
