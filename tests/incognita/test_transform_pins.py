@@ -285,3 +285,13 @@ def test_a_customer_missing_from_the_world_is_named(world: World) -> None:
     conversion = convert_task(world, _cancel_task(user_id="ghost_0000", actions=[]), "tau2")
     assert conversion.card is None
     assert conversion.reason == "customer 'ghost_0000' is not in the world"
+
+
+def test_a_failing_calculation_no_source_supplies_refuses_the_card(world: World) -> None:
+    """Only failing reads are dropped: a failing generic call (a calculation of numbers
+    nothing states) refuses the card, as a write would."""
+    task = _cancel_task(actions=[*_cancel_task().actions, _call("calculate", expression="1 +")])
+    conversion = convert_task(world, task, "tau2")
+    assert conversion.card is None and conversion.notes == ()
+    assert conversion.reason is not None and "no source for argument expression" in (
+        conversion.reason)
