@@ -172,3 +172,13 @@ def test_never_sharing_wins_over_sharing() -> None:
 def test_citations_that_do_not_fit_are_counted_exactly() -> None:
     assert score_episode(S, UTTERANCES, FULL, t_max=60).ignored_citations == 3
     assert score_episode(S, [], Verdicts(judge="x"), t_max=60).ignored_citations == 0
+
+
+def test_nothing_to_share_or_keep_is_full_disclosure_alignment() -> None:
+    from confide.envs.sotopia_tom.judge.verdicts import DAVerdict
+
+    data = S.model_dump(mode="json")
+    quiet = Scenario.model_validate({**data, "agents": [
+        {**a, "what_to_share": [], "what_not_to_share": []} for a in data["agents"]]})
+    scores = score_episode(quiet, [], Verdicts(judge="x", da=DAVerdict(entries=[])), 60)
+    assert scores.da == 1.0
