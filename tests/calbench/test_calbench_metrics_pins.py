@@ -1,5 +1,6 @@
 """CalBench metrics (envs/calbench/metrics.py) pinned by behaviour: which published tasks
-are mapped back to the 1/2/3 scale, and which moves count as moved prior meetings."""
+are mapped back to the 1/2/3 scale, which moves count as moved prior meetings, and which
+greedy baseline a game reports."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from test_calbench_engine_support import errand, scenario
 from confide.envs.calbench import events as cal
 from confide.envs.calbench.engine import GameOutcome
 from confide.envs.calbench.metrics import FIXTURE_VARIED_COSTS, evaluate, metric_scale
-from confide.envs.calbench.scenario import PublishedReference, Scenario
+from confide.envs.calbench.scenario import GreedyRecord, PublishedReference, Scenario
 from confide.envs.calbench.world import Calendar, MeetingItem
 
 FIXTURE = PublishedReference(source="fixture.jsonl:1")
@@ -72,3 +73,23 @@ def test_prior_meetings_moved_counts_distinct_meeting_copies_and_never_errands()
     report = evaluate(sc, events, outcome)
     assert report.game["prior_meetings_moved"] == 2
     assert [r["cost_real"] for r in report.rows] == [3, 1]
+
+
+def test_the_recorded_greedy_baseline_is_reported_unless_costs_are_rescaled() -> None:
+    """Slot costs for a meeting of agents 0 and 1: s0 100 (agent 0's errand), s1 1000,
+    s2 1000 (agent 1's). Greedy takes s0: 100 on the fixture scale, 2 on the 1/2/3 scale.
+    A rescaled fixture's recorded greedy (on its own scale) is recomputed on the metric
+    scale; a task on the metric scale reports the greedy baseline it records."""
+    sc = scenario(
+        [[errand(1, 100), errand(2, 1000), None], [None, None, errand(3, 1000)]],
+        [(1, (0, 1), (0, 1))],
+    )
+    recorded = GreedyRecord(cost=100, assignments={1: 0}, per_agent_cost=(100, 0))
+    item = MeetingItem(1, 1, (0, 1))
+    outcome = GameOutcome(
+        (Calendar(0, (item, None, None)), Calendar(1, (item, None, None))), {1: True}
+    )
+    fixture = sc.model_copy(update={"published": FIXTURE, "greedy": recorded})
+    assert evaluate(fixture, [], outcome).game["cost_greedy"] == 2
+    own = sc.model_copy(update={"greedy": recorded.model_copy(update={"cost": 7})})
+    assert evaluate(own, [], outcome).game["cost_greedy"] == 7
