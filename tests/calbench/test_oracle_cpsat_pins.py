@@ -1,6 +1,7 @@
 """The oracle's CP-SAT path (envs/calbench/oracle.py, `solve_cpsat`) pinned by behaviour on
 small random problems, fast: it returns the search's canonical solution, with prior
-meetings to move, and when the tie-break needs more than one lexicographic chunk."""
+meetings to move, and when the tie-break needs more than one lexicographic chunk; and a
+search past its node budget gives up whole."""
 
 from __future__ import annotations
 
@@ -77,3 +78,22 @@ def test_cpsat_equals_the_search_when_the_tie_break_spans_several_chunks() -> No
     assert groups is not None
     assert len(oracle._lex_chunks(0, len(groups), 32)) >= 2
     assert _both(calendars, meetings) == 1
+
+
+def test_a_search_past_its_budget_gives_up_and_never_a_partial_placement() -> None:
+    """Every node budget gives either False (hand the problem to CP-SAT) or the canonical
+    solution, whichever of the two searches runs out first."""
+    gave_up = 0
+    for seed in range(16):  # seed 12: the first search fits 12 nodes, the second needs 20
+        calendars, meetings = _case(random.Random(seed), slots=6, agents=3, meetings=3)
+        oracle.check_calendars(calendars)
+        groups = oracle.placement_groups(calendars, meetings)
+        if groups is None:
+            continue
+        full = oracle.search_canonical(groups, 10**7)
+        assert full is not False
+        for budget in range(1, 200):
+            found = oracle.search_canonical(groups, budget)
+            assert found is False or found == full
+            gave_up += found is False
+    assert gave_up > 0
