@@ -1,0 +1,37 @@
+"""The oracle's building blocks (envs/calbench/oracle.py) pinned on hand-computed cases:
+what placing a meeting at a slot costs (the task generator prices witness slots with
+it), and the calendars it refuses."""
+
+from __future__ import annotations
+
+import pytest
+
+from confide.envs.calbench.oracle import check_calendars, placement_cost
+from confide.envs.calbench.world import Calendar, Errand, MeetingItem
+
+PRIOR = MeetingItem(9, 2, (0, 1))
+CALENDARS = (
+    Calendar(0, (Errand(1, 2), None, PRIOR, Errand(2, 1, blocked=True))),
+    Calendar(1, (Errand(3, 3), None, PRIOR, None)),
+)
+
+
+def test_placement_cost_sums_the_errands_under_the_meeting() -> None:
+    """Slot 0: errands of 2 and 3; slot 1: free; slot 2: a prior meeting (charged when it
+    moves, not here); slot 3: agent 0's errand there is blocked."""
+    assert placement_cost(CALENDARS, (0, 1), 0) == 5
+    assert placement_cost(CALENDARS, (1,), 0) == 3
+    assert placement_cost(CALENDARS, (0, 1), 1) == 0
+    assert placement_cost(CALENDARS, (0, 1), 2) == 0
+    assert placement_cost(CALENDARS, (0, 1), 3) is None
+    assert placement_cost(CALENDARS, (1,), 3) == 0
+
+
+def test_calendars_of_different_lengths_or_out_of_order_are_refused() -> None:
+    assert check_calendars(CALENDARS) == 4
+    with pytest.raises(ValueError, match=r"different lengths \[2, 3\]"):
+        check_calendars((Calendar(0, (None, None)), Calendar(1, (None, None, None))))
+    with pytest.raises(ValueError, match="agent order"):
+        check_calendars((Calendar(1, (None,)), Calendar(0, (None,))))
+    with pytest.raises(ValueError, match="at least one"):
+        check_calendars(())
