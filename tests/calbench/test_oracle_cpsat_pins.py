@@ -100,6 +100,7 @@ def test_a_search_past_its_budget_gives_up_and_never_a_partial_placement() -> No
             costed = [[(oracle._option_cost(g, s, c), s) for s, c in g.options] for g in groups]
             first_fits = oracle._optimum(groups, costed, budget) is not False
             second_gave_up += first_fits and found is False
+        assert oracle._optimum(groups, costed, 1) is False  # the first search keeps to it too
     assert second_gave_up > 0
 
 
@@ -129,3 +130,20 @@ def test_the_searchs_optimum_equals_a_brute_force_with_prior_meetings() -> None:
         assert oracle._optimum(groups, costed, 10**7) == _brute_force(groups)
         compared += 1
     assert compared >= 12
+
+
+def test_meetings_that_fit_alone_but_not_together_are_infeasible_for_both() -> None:
+    """Meetings (0, 1) and (0, 2) can each go only to slot 0 (agents 1 and 2 have blocked
+    errands elsewhere), and agent 0 has one slot 0: no placement, though capacity fits."""
+    blocked = (None, Errand(5, 1, blocked=True), Errand(6, 1, blocked=True))
+    calendars = (
+        Calendar(0, (None, None, Errand(1, 1))),
+        Calendar(1, blocked),
+        Calendar(2, (None, Errand(7, 1, blocked=True), Errand(8, 1, blocked=True))),
+    )
+    meetings = (Meeting(1, (0, 1)), Meeting(2, (0, 2)))
+    groups = oracle.placement_groups(calendars, meetings)
+    assert groups is not None
+    assert oracle.search_canonical(groups, 10**7) is None
+    assert oracle.solve_cpsat(calendars, groups, 3, canonical=True) is None
+    assert oracle.solve_cpsat(calendars, groups, 3, canonical=False) is None

@@ -1,13 +1,13 @@
 """The oracle's building blocks (envs/calbench/oracle.py) pinned on hand-computed cases:
 what placing a meeting at a slot costs (the task generator prices witness slots with
-it), and the calendars it refuses."""
+it), the calendars it refuses, and where the greedy baseline sends a displaced errand."""
 
 from __future__ import annotations
 
 import pytest
 
-from confide.envs.calbench.oracle import check_calendars, placement_cost
-from confide.envs.calbench.world import Calendar, Errand, MeetingItem
+from confide.envs.calbench.oracle import check_calendars, placement_cost, solve_greedy
+from confide.envs.calbench.world import Calendar, Errand, Meeting, MeetingItem
 
 PRIOR = MeetingItem(9, 2, (0, 1))
 CALENDARS = (
@@ -35,3 +35,25 @@ def test_calendars_of_different_lengths_or_out_of_order_are_refused() -> None:
         check_calendars((Calendar(1, (None,)), Calendar(0, (None,))))
     with pytest.raises(ValueError, match="at least one"):
         check_calendars(())
+
+
+def test_the_refusal_names_the_first_inconsistency() -> None:
+    """Two prior meetings, M8 and M9, each missing from agent 1's calendar: M8 comes first."""
+    cals = (
+        Calendar(0, (MeetingItem(8, 1, (0, 1)), MeetingItem(9, 1, (0, 1)))),
+        Calendar(1, (None, None)),
+    )
+    with pytest.raises(ValueError, match=r"inconsistent calendars: Meeting M8 lists"):
+        check_calendars(cals)
+
+
+def test_greedy_sends_a_displaced_errand_to_a_free_slot_after_the_meeting() -> None:
+    """A meeting of agents 0 and 1: slot 0 costs 1 (agent 0's errand), slot 1 costs 2,
+    slot 2 is blocked for agent 1. Greedy takes slot 0 and the errand lands in agent 0's
+    only free slot, 2."""
+    cals = (
+        Calendar(0, (Errand(1, 1), Errand(2, 2), None)),
+        Calendar(1, (None, None, Errand(3, 1, blocked=True))),
+    )
+    greedy = solve_greedy(cals, [Meeting(1, (0, 1))])
+    assert (greedy.cost, greedy.assignments, greedy.per_agent_cost) == (1, {1: 0}, (1, 0))
