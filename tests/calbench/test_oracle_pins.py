@@ -62,3 +62,8 @@ def test_greedy_sends_a_displaced_errand_to_a_free_slot_after_the_meeting() -> N
 def test_greedy_places_a_meeting_on_a_single_calendar() -> None:
     greedy = solve_greedy((Calendar(0, (Errand(1, 2), None)),), [Meeting(1, (0,))])
     assert (greedy.cost, greedy.assignments, greedy.per_agent_cost) == (0, {1: 1}, (0,))
+
+
+def test_greedy_breaks_a_tie_at_the_lowest_slot() -> None:
+    greedy = solve_greedy((Calendar(0, (Errand(1, 1), None, None)),), [Meeting(1, (0,))])
+    assert (greedy.cost, greedy.assignments) == (0, {1: 1})
