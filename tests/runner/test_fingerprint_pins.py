@@ -2,7 +2,8 @@
 difference with its first episode, a key changed in several ways reads "changed",
 a stale episode after a matching one is still found, credentials never enter a
 fingerprint, option order does not matter, a given price table is fingerprinted, the
-rescore advice names the rebound judge, and digests stay what earlier traces stored."""
+rescore advice names the rebound judge (and is left out when episodes expect different
+judges), and digests stay what earlier traces stored."""
 
 from __future__ import annotations
 
@@ -91,3 +92,14 @@ def test_a_given_price_table_is_fingerprinted_and_the_shipped_one_is_not(tmp_pat
     shipped = episode_fingerprints("demo", Experiment(benchmark="demo"), [])
     assert given._shared["price_table"].startswith("sha256:")
     assert "price_table" not in shipped._shared
+
+
+def test_no_rescore_is_advised_when_the_episodes_expect_different_judges() -> None:
+    """One `confide rescore` binds one judge: when this run expects another new judge
+    for each stale episode, no single command fits, so none is advised."""
+    stored = {e: _header(e, **{"roles.judge": '"mock/b"'}) for e in ("ep-a", "ep-b")}
+    expected = {"ep-a": BASE, "ep-b": {**BASE, "roles.judge": '"mock/c"'}}
+    with pytest.raises(ResumeMismatch) as refused:
+        check_resume("runs/x", expected, stored, score_roles=["judge"])
+    assert "  roles.judge: changed (2 episodes, e.g. ep-a)" in str(refused.value)
+    assert "rescore" not in str(refused.value)
