@@ -131,3 +131,25 @@ def test_oracle_with_shared_prior_meetings_equals_brute_force(
 ) -> None:
     calendars, meetings = case
     assert solve_oracle(calendars, meetings) == _brute_force(calendars, meetings)
+
+
+def test_a_prior_meeting_moved_to_an_earlier_slot_is_recorded_as_moved() -> None:
+    """M9 (agents 0 and 1, cost 1 on each copy) sits at slot 3; incoming M1 = {0, 2}.
+
+    Agent 2 is free only at slot 3 (errands of cost 5 elsewhere), agent 0 holds errands of
+    cost 3 at slots 1, 2 and 4. M1 at slot 3 bumps M9 to slot 0, the only slot free for
+    both of its agents: 1 + 1 = 2. Every other slot costs M1 at least 5. The move goes to
+    a lower slot than its origin, and the solution must still report it."""
+    m9 = MeetingItem(9, 1, (0, 1))
+    cals = (
+        Calendar(0, (None, Errand(1, 3), Errand(2, 3), m9, Errand(3, 3))),
+        Calendar(1, (None, None, None, m9, None)),
+        Calendar(2, (Errand(4, 5), Errand(5, 5), Errand(6, 5), None, Errand(7, 5))),
+    )
+    meetings = [Meeting(1, (0, 2), speaker_order=(0, 2))]
+    sol = solve_oracle(cals, meetings)
+    assert sol is not None
+    assert (sol.cost, sol.assignments, sol.prior_moves, sol.per_agent_cost) == (
+        2, {1: 3}, {9: 0}, (1, 1, 0)
+    )
+    assert sol == _brute_force(cals, meetings)
