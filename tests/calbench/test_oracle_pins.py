@@ -33,6 +33,8 @@ def test_calendars_of_different_lengths_or_out_of_order_are_refused() -> None:
         check_calendars((Calendar(0, (None, None)), Calendar(1, (None, None, None))))
     with pytest.raises(ValueError, match="agent order"):
         check_calendars((Calendar(1, (None,)), Calendar(0, (None,))))
+    with pytest.raises(ValueError, match="agent order"):  # two calendars of agent 0
+        check_calendars((Calendar(0, (None,)), Calendar(0, (None,))))
     with pytest.raises(ValueError, match="at least one"):
         check_calendars(())
 
