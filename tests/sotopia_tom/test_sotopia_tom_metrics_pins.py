@@ -80,14 +80,14 @@ def _row(episode: str, **fields: object) -> dict[str, object]:
 
 def test_the_summary_counts_refusals_and_failed_verdicts_per_episode() -> None:
     rows = [
-        _row("e1", refused=3, messages_sent=0, private_sent=0, judge_failures="cpv"),
+        _row("e1", refused=5, messages_sent=0, private_sent=0, judge_failures="cpv"),
         _row("e1", refused=1, messages_sent=0, private_sent=0, judge_failures="cpv"),
         _row("e2", refused=0, judge_failures=""),
         {"episode_id": "e3", "status": "ok", "model": "mock/a", "strategy": "basic"},  # no da
     ]
     (entry,) = summarize(rows)
     assert entry["episodes"] == 2
-    assert entry["refused_per_episode"] == 2.0  # (3 + 1 + 0) refusals over 2 episodes
+    assert entry["refused_per_episode"] == 3.0  # (5 + 1 + 0) refusals over 2 episodes
     assert entry["failed_verdicts"] == 1
     assert entry["private_share"] is None  # nothing sent: no share, not zero
     assert entry["any_violation"] == 0.0 and entry["stale"] == 0.0
