@@ -66,7 +66,7 @@ BREAKS = (
     Break(
         "Ray driver ignores a trace a worker finished in the shared directory",
         "src/confide/runner/ray_backend.py",
-        "return None if found is None else found[1]",
+        "return None if found is None else spool_entry(plan, found[1], self._roles)",
         "return None",
         ("tests/runner/test_guarantee_pins.py::"
          "test_the_driver_counts_a_trace_a_worker_finished_in_the_shared_directory",),
