@@ -18,19 +18,51 @@ divided by its length. Characters stand in for tokens: a prefix of characters is
 prefix of tokens up to the one token at the boundary. Requests are attributed to seat and
 role through the episode's trace (its `model_call` events hold the same messages).
 
-The table shows, per benchmark, seat and role: requests, characters, and the share of
-characters in an already-sent prefix over all requests and over the requests after the
-seat's second call (the target is at least 0.90 there), the latter twice: with the
-response format's schema ahead of the messages, as OpenAI caches it (so calls with
-different schemas, such as a CalBench seat's turns and its reflection check-ins, share
-nothing), and without it, as servers that only constrain decoding with it (vLLM,
-llama.cpp) see the prompt. Under the schema-first cache every role with its own schema
-starts cold once per seat (a ToM-Belief agent's first acting call is its third call, after
-the state's initialisation and first update), so a last column gives the schema-first
-share after each seat and role's own second call: what caching saves once every prompt
-shape of the seat is warm. Incognita episodes are cut at 30
-agent turns (the issue's measured episodes had 21 to 31 requests), since the fake's
-agent rarely ends one.
+The headline is the share of characters in an already-sent prefix over the requests
+after the seat's second call, with the response format's schema serialized ahead of the
+messages ("after 2nd"; the target is at least 0.90). Schema first, because that is what
+the paying providers cache: OpenAI's prompt-caching guide lists the structured-output
+schema as "a prefix to the system message" and tools as part of the cached prefix, so a
+request whose schema differs from an earlier one's matches nothing of it (not even an
+identical system message), and confide's Anthropic provider sends the schema as the input
+schema of a forced `confide_reply` tool, which Anthropic renders ahead of the system
+prompt. The seat's second call, because that is the issue's measure ("after a seat's
+second call"): every call counts from the third on, whatever its role, as every call is
+paid. Other columns explain a row:
+
+- "cached": the same share over all of the seat and role's requests;
+- "1st tries": the headline over first attempts only. The fake does not read prompts, so
+  some replies fail validation and `generate_structured` repairs them; a repair turn is
+  the failed attempt plus two messages and shares all of it, which lifts a row. The
+  Sotopia-ToM judge is the case: the fake fills every key of its keyed reply schema, the
+  judge takes only the asked metric's, so each metric takes three attempts ("fix": the
+  repair turns). A model that answers at its first attempt sees the "1st tries" share;
+- "new fmt": the part of the headline's characters in requests whose response format
+  the seat had not sent before. By the rule above they are cold whatever the order of
+  their messages: a stateful Sotopia-ToM seat's first acting call, after state calls
+  whose schema is the state's, and a CalBench seat's first check-in after its second
+  call. A seat whose calls alternate between two schemas also shares, in each call, only
+  the prefix of its last call with the same schema: a CalBench check-in (F.3's
+  per-target, per-slot answer has its own schema) reads the round's turns, sent under the
+  turns' schema, afresh. One schema per seat would warm both, but change both reply
+  formats (the turn's `{thinking, actions}` envelope would have to admit the check-in's
+  answer, and a constrained decoder would then make a check-in write the envelope's
+  reasoning before its answer) and what schema-driven mocks (`mock/json`) answer;
+- "no schema": the headline without the schema, as vLLM's and llama.cpp's prefix caches
+  see a request (the schema only constrains decoding there): calls with different
+  schemas then share their messages' prefix, while calls with the same schema lose it
+  from the shared part;
+- "role warm": schema first, after the seat and role's own second call: what caching
+  saves once every prompt shape of the seat is warm.
+
+Not modelled, so the shares are what an ideal prefix cache could serve, an upper bound
+of a provider's `cached_tokens`: OpenAI caches only prompts of 1,024 tokens or more, in
+steps of 128 tokens, and evicts a prefix after minutes without use; a provider's cache is
+shared by every request with the same prefix, not kept per seat. The fake's replies are
+one short sentence, so histories and transcripts grow more slowly than a real model's,
+and what each call adds (new messages, counters, a state, a metric's checklist) weighs
+more than it would in a real episode. Incognita episodes are cut at 30 agent turns (the
+issue's measured episodes had 21 to 31 requests), since the fake's agent rarely ends one.
 
 Usage: python bench/prompt_cache.py [--only calbench|sotopia-tom|incognita] [--seed N]
 Run it against another tree with PYTHONPATH=<tree>/src (e.g. main's, for a baseline).
@@ -45,6 +77,7 @@ import random
 import tempfile
 import threading
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -258,63 +291,156 @@ def attribute(run_dir: Path) -> dict[str, list[tuple[str, str]]]:
     return found
 
 
-Row = tuple[str, str, str, int, int, float, float, float, float]
+REPAIR = "I could not use that reply"
+"""How `confide.llm.generate_structured` opens a repair turn (the bad reply and this
+message extend the attempt they repair)."""
+
+
+@dataclass
+class Tally:
+    """Characters of one seat and role (module docstring): all requests; those after the
+    seat's second call, schema first and without it; the first attempts among them; the
+    part of them in requests whose response format the seat had not sent before; those
+    after the seat and role's own second call."""
+
+    calls: int = 0
+    repairs: int = 0
+    chars: int = 0
+    shared: int = 0
+    late: int = 0
+    late_shared: int = 0
+    plain: int = 0
+    plain_shared: int = 0
+    first: int = 0
+    first_shared: int = 0
+    new_format: int = 0
+    warm: int = 0
+    warm_shared: int = 0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row; a share is -1 where no request counts towards it."""
+
+    bench: str
+    seat: str
+    role: str
+    calls: int
+    repairs: int
+    chars: int
+    cached: float
+    headline: float
+    first_tries: float
+    new_format: float
+    no_schema: float
+    role_warm: float
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else -1.0
 
 
 def measure(server: FakeServer, start: int, run_dir: Path, bench: str) -> list[Row]:
-    """Per seat and role of one run: requests, characters, prefix share (all, after the
-    seat's second call with and without the schema, after the seat and role's second)."""
+    """Per seat and role of one run: requests, characters and prefix shares (module
+    docstring)."""
     owners = attribute(run_dir)
     sent: dict[str, list[str]] = defaultdict(list)
     bare: dict[str, list[str]] = defaultdict(list)
-    stats: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * 9)
+    formats: dict[str, set[str]] = defaultdict(set)
+    stats: dict[tuple[str, str], Tally] = defaultdict(Tally)
     for body in server.requests[start:]:
         found = owners.get(key(body["messages"]))
         if not found:  # the provider's one-off capability probe, in no trace
-            stats[("-", "probe")][0] += 1
+            stats[("-", "probe")].calls += 1
             continue
         seat, purpose = found.pop(0)
         text, plain = serialize(body), serialize(body, schema_first=False)
         shared = max((common(text, old) for old in sent[seat]), default=0)
         plain_shared = max((common(plain, old) for old in bare[seat]), default=0)
+        fmt = json.dumps(body.get("response_format"), sort_keys=True)
+        repair = str(body["messages"][-1].get("content") or "").startswith(REPAIR)
         row = stats[(seat, purpose)]
-        row[0] += 1
-        row[1] += len(text)
-        row[2] += shared
+        row.calls += 1
+        row.repairs += repair
+        row.chars += len(text)
+        row.shared += shared
         if len(sent[seat]) >= 2:
-            row[3] += len(text)
-            row[4] += shared
-            row[5] += len(plain)
-            row[6] += plain_shared
-        if row[0] > 2:  # this call is after the seat and role's own second
-            row[7] += len(text)
-            row[8] += shared
+            row.late += len(text)
+            row.late_shared += shared
+            row.plain += len(plain)
+            row.plain_shared += plain_shared
+            if not repair:
+                row.first += len(text)
+                row.first_shared += shared
+            if fmt not in formats[seat]:
+                row.new_format += len(text)
+        if row.calls > 2:  # this call is after the seat and role's own second
+            row.warm += len(text)
+            row.warm_shared += shared
         sent[seat].append(text)
         bare[seat].append(plain)
+        formats[seat].add(fmt)
     return [
-        (
+        Row(
             bench,
             seat,
             purpose,
-            n,
-            chars,
-            shared / chars if chars else 0.0,
-            late_shared / late if late else -1.0,
-            late_plain / plain if plain else -1.0,
-            warm_shared / warm if warm else -1.0,
+            t.calls,
+            t.repairs,
+            t.chars,
+            t.shared / t.chars if t.chars else 0.0,
+            _share(t.late_shared, t.late),
+            _share(t.first_shared, t.first),
+            _share(t.new_format, t.late),
+            _share(t.plain_shared, t.plain),
+            _share(t.warm_shared, t.warm),
         )
-        for (seat, purpose), (
-            n,
-            chars,
-            shared,
-            late,
-            late_shared,
-            plain,
-            late_plain,
-            warm,
-            warm_shared,
-        ) in sorted(stats.items())
+        for (seat, purpose), t in sorted(stats.items())
     ]
+
+
+MEASURES: list[tuple[str, str]] = [
+    ("headline", "HEADLINE schema first (OpenAI), after the seat's second call"),
+    ("first_tries", "the same, first attempts only (repair turns left out)"),
+    ("no_schema", "no schema (vLLM, llama.cpp), after the seat's second call"),
+    ("role_warm", "schema first, after the seat and role's own second call"),
+]
+
+
+def report(rows: list[Row]) -> None:
+    """The table, then one line per measure: the rows at 0.90 or more, and those below."""
+
+    def cell(value: float, width: int = 9) -> str:
+        return f"{value:>{width}.2f}" if value >= 0 else f"{'-':>{width}}"
+
+    print("prompt size in characters (a character prefix is a token prefix up to one token)")
+    print(
+        f"{'benchmark':<26} {'seat':<24} {'role':<11} {'calls':>5} {'fix':>3} {'chars':>8} "
+        f"{'cached':>6} {'after 2nd':>9} {'1st tries':>9} {'new fmt':>7} "
+        f"{'no schema':>9} {'role warm':>9}"
+    )
+    for r in rows:
+        print(
+            f"{r.bench:<26} {r.seat[:24]:<24} {r.role:<11} {r.calls:>5} {r.repairs:>3} "
+            f"{r.chars:>8} {r.cached:>6.2f} {cell(r.headline)} {cell(r.first_tries)} "
+            f"{cell(r.new_format, 7)} {cell(r.no_schema)} {cell(r.role_warm)}"
+        )
+    for field, label in MEASURES:
+        measured = [r for r in rows if getattr(r, field) >= 0]
+        low = [r for r in measured if getattr(r, field) < 0.90]
+        lows = Counter(f"{r.bench.split()[0]} {r.role}" for r in low)
+        below = ", ".join(f"{part} ({n})" for part, n in sorted(lows.items())) or "none"
+        print(
+            f"{label}: {len(measured) - len(low)} of {len(measured)} seat/roles at "
+            f">= 0.90; below: {below}"
+        )
+        if field == "headline" and low:
+            cold = sum(r.new_format > 0 for r in low)
+            print(
+                f"  {cold} of those {len(low)} send, after the seat's second call, a response "
+                "schema the seat had not sent before (new fmt > 0): a cold start under a "
+                "schema-first cache"
+            )
 
 
 def main() -> None:
@@ -353,26 +479,7 @@ def main() -> None:
                 rows += measure(server, start, out, f"{benchmark} {label}")
     finally:
         server.close()
-    print("prompt size in characters (a character prefix is a token prefix up to one token)")
-    print(
-        f"{'benchmark':<26} {'seat':<24} {'role':<11} {'calls':>5} {'chars':>9} "
-        f"{'cached':>7} {'after 2nd':>9} {'no schema':>9} {'role warm':>9}"
-    )
-    for bench, seat, purpose, n, chars, share, late, plain, warm in rows:
-        shown = " ".join(f"{v:>9.2f}" if v >= 0 else f"{'-':>9}" for v in (late, plain, warm))
-        print(f"{bench:<26} {seat[:24]:<24} {purpose:<11} {n:>5} {chars:>9} {share:>7.2f} {shown}")
-    for column, label in (
-        (6, "schema first (OpenAI), after the seat's second call"),
-        (7, "no schema (vLLM, llama.cpp), after the seat's second call"),
-        (8, "schema first (OpenAI), after the seat and role's own second call"),
-    ):
-        measured = [r for r in rows if r[column] >= 0]
-        lows = Counter(f"{r[0].split()[0]} {r[2]}" for r in measured if r[column] < 0.90)
-        below = ", ".join(f"{part} ({n})" for part, n in sorted(lows.items())) or "none"
-        print(
-            f"{label}: {len(measured) - lows.total()} of {len(measured)} seat/roles at "
-            f">= 0.90; below: {below}"
-        )
+    report(rows)
 
 
 if __name__ == "__main__":
