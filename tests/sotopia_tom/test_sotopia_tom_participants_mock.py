@@ -41,7 +41,7 @@ def state_reply(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
         current = prompt.split("CURRENT STATE\n")[1].split("\n\nNEW MESSAGES")[0]
         if current.startswith("{"):
             state["memory"] = json.loads(current)["memory"]
-        new = prompt.split("NEW MESSAGES\n")[1].split("\n\nYOUR CARD")[0]
+        new = prompt.split("NEW MESSAGES\n")[1]
         state["memory"] += [
             {"round": int(line[2 : line.index(".")]), "event": line}
             for line in new.splitlines()
@@ -151,7 +151,7 @@ def test_tom_belief_state_is_updated_from_new_messages_and_persisted_per_turn() 
         assert processed == visible, name  # every message it saw, once, in order
     updates = [c for c in calls(capture) if c.purpose == "belief" and c.seat == F]
     last = updates[-1].messages[-1]["content"]
-    new_part = last.split("NEW MESSAGES\n")[1].split("\n\nYOUR CARD")[0]
+    new_part = last.split("NEW MESSAGES\n")[1]
     # only what happened since Fiona's previous update: her own DM (she saw no other)
     assert new_part == f"[R2.3] You -> {N} (private): {F} to {N}"
     # the state it revises is the one kept after round 2, as compact JSON

@@ -1,6 +1,7 @@
 """Sotopia-ToM prompts keep their prefix: each seat's acting and coach
 calls start with the previous call's prompt up to the end of its history, the state
-updates share their instructions and card, nothing that changes every turn comes before
+calls' system message is the card the acting prompt starts with and the updates share
+their instructions, nothing that changes every turn comes before
 the history, the JSON schema is never written into the text (it goes once, as the
 response format), and the turn prompt carries the same information as before."""
 
@@ -68,7 +69,7 @@ def calls(strategy: str) -> dict[tuple[str | None, str], list[ModelCall]]:
 def test_each_call_starts_with_the_previous_calls_history(strategy: str) -> None:
     grouped = calls(strategy)
     checked = 0
-    for (_seat, purpose), seat_calls in grouped.items():
+    for (seat, purpose), seat_calls in grouped.items():
         assert all('"properties"' not in m["content"] for c in seat_calls for m in c.messages)
         assert all(c.config["response_schema"] for c in seat_calls)  # the schema, once
         pairs = list(pairwise(seat_calls))
@@ -88,18 +89,19 @@ def test_each_call_starts_with_the_previous_calls_history(strategy: str) -> None
                 assert after.messages[0]["content"].startswith(earlier)
                 checked += 1
         elif purpose in ("belief", "plan"):  # init, then updates from the new messages
-            updates = [
-                c.messages[0]["content"]
-                for c in seat_calls
-                if "CURRENT STATE" in c.messages[0]["content"]
-            ]
+            assert all([m["role"] for m in c.messages] == ["system", "user"] for c in seat_calls)
+            cards = {c.messages[0]["content"] for c in seat_calls}
+            assert len(cards) == 1  # the card, the same at every call
+            card = cards.pop()
+            acts = grouped[(seat, "act")]  # the acting prompt's system message starts so
+            assert acts and all(a.messages[0]["content"].startswith(card + "\n\n") for a in acts)
+            asks = [c.messages[1]["content"] for c in seat_calls]
+            updates = [u for u in asks if "CURRENT STATE" in u]
             fixed = {u.split("\n\nCURRENT STATE")[0] for u in updates}
-            assert len(updates) >= 2 and len(fixed) == 1
-            card = fixed.pop().split("\n\nYou maintain")[0]
-            assert card.startswith("YOUR CARD")  # card, instructions, then the state
-            inits = [c.messages[0]["content"] for c in seat_calls]
-            inits = [i for i in inits if i not in updates]  # the first update's prefix:
-            assert len(inits) == 1 and inits[0].startswith(card + "\n\nYou maintain")
+            assert len(updates) >= 2 and len(fixed) == 1  # instructions, then the state
+            assert fixed.pop().startswith("You maintain")
+            inits = [i for i in asks if i not in updates]
+            assert len(inits) == 1 and inits[0].startswith("You maintain")
             checked += 1
     assert checked >= 3
 

@@ -13,14 +13,16 @@ states the bound and older entries are dropped after every update), and a privac
 log of probing attempts with their round and author. Same token budget, same cadence, same
 tracker, memory and log for both strategies; only the slot and the acting guidance differ.
 
-Prompt order: both prompts start with the agent's card (the same at every call), an
-update prompt then holds its fixed instructions, then the current state and the new
-messages, which change every time and so come last; the paper (A.9: the update
-"receives only the new messages and the current state") rules out a growing conversation
-here. With the card first (it used to follow the instructions), the seat's first update
-call starts with the initialisation call's card, which a provider's cache serves, and
-not only with their shared first sentence. Same information and wording as before, only
-the order changed. The state's JSON schema goes
+Prompt order: both prompts are the agent's card as the system message, exactly as the
+acting prompt's system message starts (section 5.3, A.9: "all four strategies share the
+same system context"), then a user message with the fixed instructions and, for an
+update, the current state and the new messages, which change every time and so come
+last; the paper (A.9: the update "receives only the new messages and the current state")
+rules out a growing conversation here. So a seat's first update starts with its
+initialisation's card, and, where a cache does not put the response schema first (vLLM,
+llama.cpp), its first acting call does too. Same information and wording as before; the
+card used to open the one user message under the label "YOUR CARD", which a card in a
+message of its own does not need, so the label went. The state's JSON schema goes
 with the request as its response format (`generate_structured`), not in the text. The
 state is shown as compact JSON (no indentation), in the update prompt and in the acting
 prompt's notes alike: the same fields and values in fewer tokens, and a smaller part of
@@ -139,10 +141,10 @@ class StatefulAgent(ModelAgent):
         self._last_id = -1
         self._last_round = 0
 
-    async def _call(self, prompt: str) -> tuple[State | None, str | None]:
+    async def _call(self, card: str, prompt: str) -> tuple[State | None, str | None]:
         result = await generate_structured(
             self.state_model,
-            [ChatMessage(role="user", content=prompt)],
+            [ChatMessage(role="system", content=card), ChatMessage(role="user", content=prompt)],
             self.state_schema,
             config=self.config,
             max_attempts=self.max_attempts,
@@ -160,17 +162,17 @@ class StatefulAgent(ModelAgent):
             "role": briefing.role,
             "others": ", ".join(m.name for m in briefing.members if m.name != briefing.name),
             "memory_size": self.memory_size,
-            "context": "YOUR CARD\n" + render_card(briefing, observation.limits),
         }
 
     async def prepare(self, observation: InfoObservation) -> None:
         values = self._values(observation)
+        card = render_card(observation.briefing, observation.limits)
         phase = "unchanged"
         errors: list[str] = []
         if not self._initialised:
             self._initialised = True
             phase = "init"
-            self.state, error = await self._call(render(self.init_prompt, **values))
+            self.state, error = await self._call(card, render(self.init_prompt, **values))
             errors += [f"init: {error}"] if error else []
         new = [m for m in observation.history if m.id > self._last_id]
         if new:
@@ -181,12 +183,13 @@ class StatefulAgent(ModelAgent):
                 else "(empty: build the state from scratch)"
             )
             state, error = await self._call(
+                card,
                 render(
                     self.update_prompt,
                     **values,
                     state=current,
                     new_messages=render_history(new, observation.agent),
-                )
+                ),
             )
             if state is not None:
                 self.state = state
