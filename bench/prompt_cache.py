@@ -21,7 +21,7 @@ role through the episode's trace (its `model_call` events hold the same messages
 The headline is the share of characters in an already-sent prefix over the requests
 after the seat's second call, with the response format's schema serialized ahead of the
 messages ("after 2nd"; the target is at least 0.90). Schema first, because that is what
-the paying providers cache: OpenAI's prompt-caching guide lists the structured-output
+the hosted providers cache: OpenAI's prompt-caching guide lists the structured-output
 schema as "a prefix to the system message" and tools as part of the cached prefix, so a
 request whose schema differs from an earlier one's matches nothing of it (not even an
 identical system message), and confide's Anthropic provider sends the schema as the input
@@ -55,14 +55,15 @@ paid. Other columns explain a row:
 - "role warm": schema first, after the seat and role's own second call: what caching
   saves once every prompt shape of the seat is warm.
 
-Not modelled, so the shares are what an ideal prefix cache could serve, an upper bound
-of a provider's `cached_tokens`: OpenAI caches only prompts of 1,024 tokens or more, in
-steps of 128 tokens, and evicts a prefix after minutes without use; a provider's cache is
-shared by every request with the same prefix, not kept per seat. The fake's replies are
-one short sentence, so histories and transcripts grow more slowly than a real model's,
-and what each call adds (new messages, counters, a state, a metric's checklist) weighs
-more than it would in a real episode. Incognita episodes are cut at 30 agent turns (the
-issue's measured episodes had 21 to 31 requests), since the fake's agent rarely ends one.
+Not modelled, so a share is not a provider's `cached_tokens`: OpenAI caches only prompts
+of 1,024 tokens or more, in steps of 128 tokens, and drops a prefix after minutes without
+use (a real cache serves less), while it serves a prefix to any request of the account,
+not only to the seat that sent it (more, where seats share one: CalBench's system prompts
+share their first sections). The fake's replies are one short sentence, so histories and
+transcripts grow more slowly than a real model's, and what each call adds (new messages,
+counters, a state, a metric's checklist) weighs more than in a real episode. Incognita
+episodes are cut at 30 agent turns (the issue's measured episodes had 21 to 31
+requests), since the fake's agent rarely ends one.
 
 Usage: python bench/prompt_cache.py [--only calbench|sotopia-tom|incognita] [--seed N]
 Run it against another tree with PYTHONPATH=<tree>/src (e.g. main's, for a baseline).
