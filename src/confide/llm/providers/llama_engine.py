@@ -108,11 +108,11 @@ class LlamaEngine:
         self, *, path: str, n_ctx: int, n_threads: int | None, cache_mb: int,
         dequantize: bool = True,
     ) -> None:
-        import llama_cpp
+        from confide.llm.providers.llama_sampling import GreedyGrammarLlama
 
         threads = n_threads or free_cores()
         with tempfile.TemporaryDirectory(prefix="confide-local-") as folder:
-            self.llama = llama_cpp.Llama(
+            self.llama = GreedyGrammarLlama(
                 model_path=f16_copy(path, folder) if dequantize else path,
                 n_ctx=n_ctx,
                 n_threads=threads,
