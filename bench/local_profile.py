@@ -4,8 +4,11 @@ prefix cache), generated tokens, llama.cpp's prompt and generation milliseconds,
 worker's CPU seconds and wall seconds, and who asked (the first words of the system
 message). Runs any `confide` command with the local engine swapped for a timing
 subclass, so the run itself is unchanged; then prints a summary per asker.
+`--stock` runs llama-cpp-python's own `Llama` (its sampler chain and state saving)
+instead of `GreedyGrammarLlama`: the baseline; the two runs' traces should hold the same
+calls and replies.
 
-    PYTHONPATH=src python bench/local_profile.py --log calls.jsonl -- \\
+    PYTHONPATH=src python bench/local_profile.py --log calls.jsonl [--stock] -- \\
         run sotopia-tom --suite core --task-id entertainment-storm-concert ...
     PYTHONPATH=src python bench/local_profile.py --summary calls.jsonl
 
@@ -29,6 +32,7 @@ from confide.llm.providers.llama_engine import LlamaEngine
 from confide.llm.types import GenerateConfig
 
 LOG_ENV = "CONFIDE_LOCAL_PROFILE_LOG"
+STOCK_ENV = "CONFIDE_LOCAL_PROFILE_STOCK"
 
 
 def asker(messages: Sequence[dict[str, Any]]) -> str:
@@ -39,6 +43,13 @@ def asker(messages: Sequence[dict[str, Any]]) -> str:
 
 class TimedEngine(LlamaEngine):
     """`LlamaEngine` that appends one JSON line of timings per call to $LOG_ENV."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        if os.environ.get(STOCK_ENV):
+            import llama_cpp
+
+            self.llama.__class__ = llama_cpp.Llama
 
     def complete(
         self, messages: Sequence[dict[str, Any]], config: GenerateConfig
@@ -91,12 +102,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", type=Path)
     parser.add_argument("--summary", type=Path)
+    parser.add_argument("--stock", action="store_true", help="llama-cpp-python's own Llama")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     if args.summary:
         summary(args.summary)
         return
     os.environ[LOG_ENV] = str(args.log.resolve())
+    if args.stock:
+        os.environ[STOCK_ENV] = "1"
     # the worker process imports this module from the same sys.path (bench/ first)
     from local_profile import TimedEngine as Engine
 
