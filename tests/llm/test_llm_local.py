@@ -183,6 +183,70 @@ class TestSmolLM2:
         assert replies[0]["content"] and replies[0] == replies[1]
         assert not list(tmp_path.iterdir())  # nothing of the copy is left behind
 
+    def test_greedy_grammar_sampler_picks_what_the_chain_picks(self) -> None:
+        """Checking the grammar on the argmax first (and masking the whole vocabulary
+        only when it is refused) gives llama-cpp-python's chain's tokens; the request's
+        unconstrained argmax is refused at once ("Sure" is not JSON), so both paths run."""
+        import llama_cpp
+
+        from confide.llm.providers.llama_sampling import GreedyGrammarLlama
+
+        path = str(local.find_weights("smollm2"))
+        engine = llama_engine.LlamaEngine(path=path, n_ctx=1024, n_threads=1, cache_mb=0)
+        request = [m.model_dump(mode="json") for m in say("Greet me politely.")]
+        schema = Greeting.model_json_schema()
+        try:
+            free = engine.complete(request, GenerateConfig(temperature=0.0, max_tokens=8))
+            assert not free["choices"][0]["message"]["content"].lstrip().startswith("{")
+            replies = []
+            for kind in (GreedyGrammarLlama, llama_cpp.Llama):
+                engine.llama.__class__ = kind
+                config = GenerateConfig(temperature=0.0, max_tokens=48, response_schema=schema)
+                replies.append(engine.complete(request, config)["choices"][0])
+        finally:
+            engine.close()
+        assert replies[0] == replies[1]
+        Greeting.model_validate_json(replies[0]["message"]["content"])
+
+    def test_only_plain_greedy_grammar_calls_take_the_shortcut(self) -> None:
+        from llama_cpp._internals import LlamaSampler
+
+        from confide.llm.providers.llama_sampling import GreedyGrammarSampler
+
+        path = str(local.find_weights("smollm2"))
+        engine = llama_engine.LlamaEngine(path=path, n_ctx=256, n_threads=1, cache_mb=0)
+        grammar = llama_engine.json_grammar(Greeting.model_json_schema())
+        try:
+            init = engine.llama._init_sampler
+            assert isinstance(init(temp=0.0, grammar=grammar), GreedyGrammarSampler)
+            for kwargs in ({"temp": 1.0}, {"temp": 0.0, "repeat_penalty": 1.1}, {"temp": 0.0,
+                           "grammar": None}):
+                assert isinstance(init(**{"grammar": grammar, **kwargs}), LlamaSampler)
+        finally:
+            engine.close()
+
+    def test_thread_count_does_not_change_the_logits(self) -> None:
+        """llama.cpp splits each product by output rows, never a sum between threads:
+        one or two threads give bit-identical logits, so the thread count (which follows
+        the load) cannot change a run."""
+        import llama_cpp
+        import numpy as np
+
+        path = str(local.find_weights("smollm2"))
+        request = [{"role": "user", "content": "Plan a meeting for Alice and Bob. " * 12}]
+        logits = []
+        for threads in (1, 2):
+            engine = llama_engine.LlamaEngine(path=path, n_ctx=512, n_threads=threads,
+                                              cache_mb=0)
+            try:  # one token: the logits are the prompt's, from one batched pass
+                engine.complete(request, GenerateConfig(temperature=0.0, max_tokens=1))
+                llama = engine.llama
+                last = llama_cpp.llama_get_logits_ith(llama.ctx, -1)
+                logits.append(np.ctypeslib.as_array(last, shape=(llama.n_vocab(),)).copy())
+            finally:
+                engine.close()
+        assert logits[0].any() and (logits[0] == logits[1]).all()
+
 
 def test_free_cores_are_the_cores_less_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(llama_engine.os, "cpu_count", lambda: 4)

