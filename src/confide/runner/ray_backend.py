@@ -54,7 +54,9 @@ exits); re-running the command resumes from the traces on disk.
 Shared limits: the per-provider concurrency limits (the registry rows' `max_connections`)
 hold for the whole cluster. A `ProviderSlots` actor owns one semaphore per provider and
 every worker's models take their call slots from it (`ClusterLimiter`); a dead worker's
-slots are given back when the driver replaces it. The on-disk response cache needs no
+slots are given back when the driver replaces it. A run whose seats and roles call no
+model has no slots to share and starts no such actor (on a small cluster it would be one
+more process importing confide while the workers start). The on-disk response cache needs no
 coordination: each entry is written to a unique temporary file and renamed into place,
 so concurrent writers of one key leave one whole entry (`confide.llm.cache`).
 """
@@ -284,8 +286,9 @@ class EpisodeWorker:
         get_benchmark(benchmark)  # its modules, imported while the driver expands the run
         self.benchmark, self.experiment, self.holder = benchmark, experiment, holder
         self.one_at_a_time = one_at_a_time
-        limiter = ClusterLimiter(slots, holder, limits)
-        options = {**experiment.model_options, "limiter": limiter}
+        options = dict(experiment.model_options)
+        if slots is not None:  # None: the run calls no model
+            options["limiter"] = ClusterLimiter(slots, holder, limits)
         self.models = RunModels(
             cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
         )
@@ -413,7 +416,10 @@ class RayEpisodes:
         self._probe: Probe | None = None
         self._work: Any = None
         """The run's work in Ray's object store, once `begin` put it there."""
-        self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+        self._slots = (  # shared call slots, for a run that calls models
+            self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+            if calls_models(experiment) else None
+        )
         count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self._names = itertools.count()
         self._per_call = episodes_per_call(experiment)
@@ -610,7 +616,8 @@ class RayEpisodes:
         if dead not in self._workers:
             return
         self._ray.kill(dead.actor, no_restart=True)
-        self._slots.release_holder.remote(dead.holder)
+        if self._slots is not None:
+            self._slots.release_holder.remote(dead.holder)
         self._workers[self._workers.index(dead)] = self._start()
 
     def _add_usage(self, holder: str, sequence: int, usage: dict[str, ModelUsage]) -> None:
@@ -636,7 +643,8 @@ class RayEpisodes:
             ray.get([w.actor.close.remote() for w in self._workers], timeout=30)
         for worker in self._workers:
             ray.kill(worker.actor, no_restart=True)
-        ray.kill(self._slots, no_restart=True)
+        if self._slots is not None:
+            ray.kill(self._slots, no_restart=True)
         if self._probe is not None:
             self._probe.path.unlink(missing_ok=True)
 
