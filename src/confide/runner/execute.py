@@ -254,8 +254,13 @@ async def _run_checked(
     play: Callable[[EpisodePlan], Awaitable[SpoolEntry | None]] = play_here
     at_once = experiment.episodes_at_once
     backend = contextlib.ExitStack()
+    # this process only waits for the episodes played elsewhere: it gets the outputs ready
+    # in a thread (on Ray from now, while its workers start; a pool's processes are
+    # forked from a process without threads, so there once they are)
+    warming: asyncio.Future[None] | None = None
     if cluster is not None:  # episodes run on Ray workers; all the rest stays here
         backend.callback(cluster.close)
+        warming = _warm(spec)
         cluster.begin(trace_dir, todo, prints, stop, models.meter)
         play, at_once = cluster.play, cluster.in_flight
     elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
@@ -264,9 +269,8 @@ async def _run_checked(
         ))
         play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
-    warming = None  # this process only waits for the episodes: it gets the outputs ready
-    if play is not play_here and spec.output_imports:
-        warming = asyncio.ensure_future(asyncio.to_thread(warm_outputs, spec))
+    if warming is None and play is not play_here:
+        warming = _warm(spec)
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
@@ -314,6 +318,13 @@ async def _run_checked(
         },
         seconds=seconds,
     )
+
+
+def _warm(spec: BenchmarkSpec) -> asyncio.Future[None] | None:
+    """`warm_outputs` in a thread, started now (the loop may be blocked next)."""
+    if not spec.output_imports:
+        return None
+    return asyncio.get_running_loop().run_in_executor(None, warm_outputs, spec)
 
 
 def write_run_json(run_dir: Path, experiment: Experiment, meta: Mapping[str, Any]) -> None:
