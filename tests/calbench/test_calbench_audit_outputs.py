@@ -185,4 +185,41 @@ def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
         spool.close()
     assert back == games[::-1]
     assert back[0].units and back[0].reflected is not None
-    assert back[0].tally.scenario is scenario
+
+
+def test_merged_game_sums_give_the_one_pass_summaries() -> None:
+    """The output phase merges each game's summary counts (`GameSums`, computed where
+    the game is scored) in game order: the rows equal the one-pass summaries over the
+    games' tallies and units, to the last bit (three games, two lineups)."""
+    from confide.envs.calbench.audits import analyses, own_slot, semantic
+    from confide.envs.calbench.audits.common import game_record
+    from confide.envs.calbench.audits.scored import GameSums
+
+    scenario = task()
+    records = [
+        game_record(as_trace(play(scenario, _hook(_models()), episode=gid, lineup=lineup,
+                                  finish=True), f"traces/{gid}.jsonl"),
+                    {scenario.task_id: scenario})
+        for gid, lineup in (("g0", ("mock/a", "mock/b", "imap")),
+                            ("g1", ("imap", "imap", "imap")),
+                            ("g2", ("mock/a", "mock/b", "imap")))
+    ]
+    tallies = [game.tally() for game in records]
+    units = [analyses.speaker_units(game) for game in records]
+    leaks = [row for game in records for row in semantic.game_leaks(game)]
+    disclosures = [row for game in records for row in own_slot.game_disclosures(game)]
+    merged = GameSums()
+    for tally, mine in zip(tallies, units, strict=True):
+        merged.merge(GameSums.of(tally, mine))
+    assert merged.regret.rows() == analyses.completion_regret(tallies)
+    assert merged.speakers.rows() == analyses.first_speaker_tests(
+        u for mine in units for u in mine)
+    assert merged.messages.rows() == analyses.messages_by_meeting(tallies)
+    assert merged.reschedules.rows() == analyses.prior_reschedules(tallies)
+    assert merged.leaks.rows(leaks) == semantic.leak_summary(tallies, leaks)
+    assert merged.disclosures.rows(disclosures) == own_slot.disclosure_summary(
+        tallies, disclosures)
+    assert {r.participant for r in merged.regret.rows()} == {"all", "imap", "mock/a", "mock/b"}
+    later = GameSums.of(tallies[0], units[0])  # g0 again: not after g2
+    with pytest.raises(ValueError, match="out of order"):
+        merged.merge(later)

@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from confide import atomic
 from confide.core.benchmark import BenchmarkSpec
@@ -61,6 +61,9 @@ from confide.runner.rundir import (
     run_lock,
     set_aside,
 )
+
+if TYPE_CHECKING:
+    from confide.runner.ray_backend import RayEpisodes
 
 
 @dataclass
@@ -156,23 +159,31 @@ async def run_experiment_async(
     if experiment.backend == "ray":
         reach_ray(experiment.ray_address)
     experiment = resolve_experiment(spec, experiment)
-    plans = expand(spec, experiment)
-    prints = episode_fingerprints(spec.id, experiment, plans)
-    # Tasks and suites are loaded and live for the whole run: move them out of the cyclic
-    # collector's sight so each collection scans only what episodes allocate (measured:
-    # ~13% less CPU per reference-protocol game).
-    if freeze_gc:
-        gc.freeze()
-    run_dir = run_dir_of(experiment)
-    replaced = set_aside(run_dir) if fresh else None
-    check_not_foreign(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with run_lock(run_dir):
-        prepare(run_dir)
-        summary = await _run_locked(
-            spec, experiment, plans, prints, run_dir, show_progress,
-            stop if stop is not None else asyncio.Event(),
-        )
+    with contextlib.ExitStack() as early:
+        cluster = None
+        if experiment.backend == "ray":  # its workers start while this process goes on
+            from confide.runner.ray_backend import ray_episodes
+
+            cluster = early.enter_context(
+                ray_episodes(spec, experiment, spend_roles(spec, experiment))
+            )
+        plans = expand(spec, experiment)
+        prints = episode_fingerprints(spec.id, experiment, plans)
+        # Tasks and suites are loaded and live for the whole run: move them out of the
+        # cyclic collector's sight so each collection scans only what episodes allocate
+        # (measured: ~13% less CPU per reference-protocol game).
+        if freeze_gc:
+            gc.freeze()
+        run_dir = run_dir_of(experiment)
+        replaced = set_aside(run_dir) if fresh else None
+        check_not_foreign(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        with run_lock(run_dir):
+            prepare(run_dir)
+            summary = await _run_locked(
+                spec, experiment, plans, prints, run_dir, show_progress,
+                stop if stop is not None else asyncio.Event(), cluster,
+            )
     summary.replaced = replaced
     return summary
 
@@ -185,6 +196,7 @@ async def _run_locked(
     run_dir: Path,
     show_progress: bool,
     stop: asyncio.Event,
+    cluster: RayEpisodes | None,
 ) -> RunSummary:
     trace_dir = run_dir / "traces"
     trace_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +211,7 @@ async def _run_locked(
         del headers
         check_same_experiment(run_dir, experiment)
         return await _run_checked(
-            spec, experiment, plans, prints, run_dir, show_progress, stop, results
+            spec, experiment, plans, prints, run_dir, show_progress, stop, results, cluster
         )
 
 
@@ -212,8 +224,10 @@ async def _run_checked(
     show_progress: bool,
     stop: asyncio.Event,
     results: ResultSpool,
+    cluster: RayEpisodes | None,
 ) -> RunSummary:
-    """The run once its finished episodes (spooled in `results`) may be reused."""
+    """The run once its finished episodes (spooled in `results`) may be reused; `cluster`:
+    the Ray workers of a `backend: ray` run, started already."""
     trace_dir = run_dir / "traces"
     dump_experiment(experiment, run_dir / "experiment.yaml")
     if run_dir == default_run_dir(experiment):
@@ -240,14 +254,14 @@ async def _run_checked(
     play: Callable[[EpisodePlan], Awaitable[SpoolEntry | None]] = play_here
     at_once = experiment.episodes_at_once
     backend = contextlib.ExitStack()
-    if experiment.backend == "ray":  # episodes run on Ray workers; all the rest stays here
-        from confide.runner.ray_backend import ray_episodes
-
-        cluster = backend.enter_context(
-            ray_episodes(
-                spec, experiment, trace_dir, todo, prints, stop, models.meter, results.roles
-            )
-        )
+    # this process only waits for the episodes played elsewhere: it gets the outputs ready
+    # in a thread (on Ray from now, while its workers start; a pool's processes are
+    # forked from a process without threads, so there once they are)
+    warming: asyncio.Future[None] | None = None
+    if cluster is not None:  # episodes run on Ray workers; all the rest stays here
+        backend.callback(cluster.close)
+        warming = _warm(spec)
+        cluster.begin(trace_dir, todo, prints, stop, models.meter)
         play, at_once = cluster.play, cluster.in_flight
     elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
         pool = backend.enter_context(pool_episodes(
@@ -255,9 +269,8 @@ async def _run_checked(
         ))
         play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
-    warming = None  # this process only waits for the episodes: it gets the outputs ready
-    if play is not play_here and spec.output_imports:
-        warming = asyncio.ensure_future(asyncio.to_thread(warm_outputs, spec))
+    if warming is None and play is not play_here:
+        warming = _warm(spec)
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
@@ -305,6 +318,13 @@ async def _run_checked(
         },
         seconds=seconds,
     )
+
+
+def _warm(spec: BenchmarkSpec) -> asyncio.Future[None] | None:
+    """`warm_outputs` in a thread, started now (the loop may be blocked next)."""
+    if not spec.output_imports:
+        return None
+    return asyncio.get_running_loop().run_in_executor(None, warm_outputs, spec)
 
 
 def write_run_json(run_dir: Path, experiment: Experiment, meta: Mapping[str, Any]) -> None:

@@ -37,6 +37,13 @@ call's episodes all at once, 1.73x and 1.85x in order. A run that calls models s
 one episode per call: its episodes last seconds and vary, and a batch would hold its
 finished episodes until its slowest one ends.
 
+Start: the workers are started as soon as the experiment passed preflight
+(`ray_episodes`, entered before the run is expanded), and each imports confide and loads
+the benchmark (about a second of a core, on a fresh worker) while the driver expands
+the run, computes its fingerprints, locks its directory and reads back finished episodes;
+the run's work, and the probe of its trace directory, follow in one `load` call per
+worker (`RayEpisodes.begin`), and the games start once every worker has loaded it.
+
 Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
 a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
 that finished. When every attempt died, the driver writes the episode's trace itself (its
@@ -47,7 +54,9 @@ exits); re-running the command resumes from the traces on disk.
 Shared limits: the per-provider concurrency limits (the registry rows' `max_connections`)
 hold for the whole cluster. A `ProviderSlots` actor owns one semaphore per provider and
 every worker's models take their call slots from it (`ClusterLimiter`); a dead worker's
-slots are given back when the driver replaces it. The on-disk response cache needs no
+slots are given back when the driver replaces it. A run whose seats and roles call no
+model has no slots to share and starts no such actor (on a small cluster it would be one
+more process importing confide while the workers start). The on-disk response cache needs no
 coordination: each entry is written to a unique temporary file and renamed into place,
 so concurrent writers of one key leave one whole entry (`confide.llm.cache`).
 """
@@ -78,6 +87,7 @@ from confide.core.trace import EpisodeEnd, TraceWriter, find_trace, partial_file
 from confide.errors import ConfideError
 from confide.llm import ModelUsage, ProviderLimiter, UsageMeter
 from confide.llm.registry import default_limits
+from confide.registry import get_benchmark
 from confide.runner.config import Experiment, ray_endpoint
 from confide.runner.episode import episode_start, load_complete
 from confide.runner.expand import EpisodePlan
@@ -256,7 +266,9 @@ class ClusterLimiter(ProviderLimiter):
 
 class EpisodeWorker:
     """Plays episodes on one Ray worker process (run as a Ray actor), through the
-    `EpisodePlayer` every backend's worker processes share."""
+    `EpisodePlayer` every backend's worker processes share. It starts before the driver
+    has expanded the run (importing confide and the benchmark while the driver works:
+    module docstring, "Start") and is handed the run's work by `load`."""
 
     def __init__(
         self,
@@ -266,22 +278,35 @@ class EpisodeWorker:
         slots: Any,
         limits: Mapping[str, int | None],
         cwd: str,
-        probe: Probe | None,
-        work: Mapping[str, Work],
         one_at_a_time: bool,
         roles: tuple[str, ...] | None,
     ) -> None:
-        import ray
-
         if os.path.isdir(cwd):
             os.chdir(cwd)  # relative paths mean what they mean on the driver
-        self.shared = probe is not None and probe.shared()
-        """Whether this worker writes its traces into the run directory itself."""
-        limiter = ClusterLimiter(slots, holder, limits)
-        options = {**experiment.model_options, "limiter": limiter}
-        models = RunModels(
+        get_benchmark(benchmark)  # its modules, imported while the driver expands the run
+        self.benchmark, self.experiment, self.holder = benchmark, experiment, holder
+        self.one_at_a_time = one_at_a_time
+        options = dict(experiment.model_options)
+        if slots is not None:  # None: the run calls no model
+            options["limiter"] = ClusterLimiter(slots, holder, limits)
+        self.models = RunModels(
             cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
         )
+        self.shared = False
+        """Whether this worker writes its traces into the run directory itself."""
+        self.trace_dir: Path | None = None
+        self._player: EpisodePlayer | None = None
+        self._loaded = asyncio.Event()
+        self._reports = itertools.count(1)
+        self.roles = roles
+        """The roles whose spend columns each result row gets (`results.spend_roles`)."""
+
+    async def load(self, probe: Probe | None, work: Mapping[str, Work]) -> str:
+        """Take the run's work and find out where its traces go (`probe`: the driver's
+        token, None to return every trace); where this worker runs."""
+        import ray
+
+        self.shared = probe is not None and probe.shared()
         self.trace_dir = (
             Path(probe.trace_dir) if probe is not None and self.shared
             else Path(tempfile.mkdtemp(prefix="confide-ray-"))
@@ -291,23 +316,28 @@ class EpisodeWorker:
             "host": socket.gethostname(),
             "pid": str(os.getpid()),
             "node_id": ray.get_runtime_context().get_node_id(),
-            "worker": holder,
+            "worker": self.holder,
             "trace": "shared" if self.shared else "returned",
         }
         # this worker journals its paid calls in the run's own `journal/` when it writes
         # into the run directory (one with a private directory has nowhere a resume would
         # find them)
         journal_dir = self.trace_dir.parent / JOURNAL_DIR if self.shared else None
-        self.player = EpisodePlayer(
-            benchmark, experiment, work, self.trace_dir, models, placement, journal_dir,
-            one_at_a_time,
+        self._player = EpisodePlayer(
+            self.benchmark, self.experiment, work, self.trace_dir, self.models, placement,
+            journal_dir, self.one_at_a_time,
         )
-        self._reports = itertools.count(1)
-        self.roles = roles
-        """The roles whose spend columns each result row gets (`results.spend_roles`)."""
+        self._loaded.set()
+        return placement["node_id"]
+
+    @property
+    def player(self) -> EpisodePlayer:
+        assert self._player is not None, "load comes first"
+        return self._player
 
     async def play(self, episode_ids: Sequence[str]) -> list[Outcome | None]:
         """Run episodes of the work, one outcome per id, in order (`EpisodePlayer.each`)."""
+        await self._loaded.wait()  # an async actor's calls may start out of order
         return await self.player.each(episode_ids, self._play)
 
     async def _play(self, episode_id: str) -> Outcome | None:
@@ -325,19 +355,15 @@ class EpisodeWorker:
             return None
         data = None
         if not self.shared:
-            path = trace_file(self.trace_dir, episode_id)
+            path = trace_file(self.player.trace_dir, episode_id)
             data = await asyncio.to_thread(path.read_bytes)
             path.unlink()
         entry = spool_entry(self.player.work[episode_id][0], footer, self.roles)
-        return data, entry, self.player.models.meter.snapshot(), next(self._reports)
-
-    def ready(self) -> str:
-        """Where this worker runs (answered once `__init__` is done)."""
-        return self.player.placement["node_id"]
+        return data, entry, self.models.meter.snapshot(), next(self._reports)
 
     def close(self) -> None:
         """Remove the temporary trace directory (never the run directory's)."""
-        if not self.shared:
+        if not self.shared and self.trace_dir is not None:
             shutil.rmtree(self.trace_dir, ignore_errors=True)
 
 
@@ -345,6 +371,8 @@ class EpisodeWorker:
 class _Worker:
     actor: Any
     holder: str
+    loaded: Any = None
+    """The reference of its `load` call, once made."""
 
 
 @dataclass
@@ -357,19 +385,16 @@ class _Call:
 
 
 class RayEpisodes:
-    """The driver's side: hands episodes to the least busy worker, writes the traces they
-    return, replays an episode whose worker died, and adds the workers' model usage to the
-    run's meter (for the progress bar and `RunSummary.usage`)."""
+    """The driver's side: starts the workers (`__init__`, before the run is expanded),
+    hands them the run's work (`begin`), then hands episodes to the least busy worker,
+    writes the traces they return, replays an episode whose worker died, and adds the
+    workers' model usage to the run's meter (for the progress bar and
+    `RunSummary.usage`)."""
 
     def __init__(
         self,
         spec: BenchmarkSpec,
         experiment: Experiment,
-        trace_dir: Path,
-        plans: Sequence[EpisodePlan],
-        prints: Mapping[str, dict[str, str]],
-        stop: asyncio.Event,
-        meter: UsageMeter,
         limits: Mapping[str, int | None],
         roles: tuple[str, ...] | None,
     ) -> None:
@@ -385,23 +410,21 @@ class RayEpisodes:
                 "price_table": str(Path(table).resolve()) if table is not None else None,
             }
         )
-        self._trace_dir = trace_dir
-        self._prints = prints
-        self._stop = stop
-        self._meter = meter
         self._roles = roles
         self._cwd = os.getcwd()
         self._limits = dict(limits)
-        self._probe = Probe.create(trace_dir) if experiment.ray_traces == "auto" else None
-        work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
-        self._work = self._ray.put(work)
-        self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+        self._probe: Probe | None = None
+        self._work: Any = None
+        """The run's work in Ray's object store, once `begin` put it there."""
+        self._slots = (  # shared call slots, for a run that calls models
+            self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+            if calls_models(experiment) else None
+        )
         count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self._names = itertools.count()
         self._per_call = episodes_per_call(experiment)
         self._workers = [self._start() for _ in range(count)]
         self._load = [0] * count
-        self._check_start()
         self._reported: dict[str, tuple[int, dict[str, ModelUsage]]] = {}
         at_once = experiment.episodes_at_once if self._per_call == 1 else 2 * self._per_call
         self.in_flight = count * at_once
@@ -409,14 +432,43 @@ class RayEpisodes:
         them, or two calls' worth when episodes go several to a call."""
         self._queue: list[_Call] = []
         self._calls: set[asyncio.Future[None]] = set()
+        self._closed = False
+
+    def begin(
+        self,
+        trace_dir: Path,
+        plans: Sequence[EpisodePlan],
+        prints: Mapping[str, dict[str, str]],
+        stop: asyncio.Event,
+        meter: UsageMeter,
+    ) -> None:
+        """Hand every worker the work of `plans` (played into `trace_dir`) and wait until
+        all can play; `stop`: the run's stop, `meter`: where the workers' usage goes."""
+        self._trace_dir = trace_dir
+        self._prints = prints
+        self._stop = stop
+        self._meter = meter
+        if self._experiment.ray_traces == "auto":
+            self._probe = Probe.create(trace_dir)
+        work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
+        self._work = self._ray.put(work)
+        for worker in self._workers:
+            self._hand_work(worker)
+        self._check_start()
 
     def _start(self) -> _Worker:
         holder = f"w{next(self._names)}"
         actor = self._ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker).remote(
             self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd,
-            self._probe, self._work, self._per_call > 1, self._roles,
+            self._per_call > 1, self._roles,
         )
-        return _Worker(actor, holder)
+        worker = _Worker(actor, holder)
+        if self._work is not None:  # a replacement, mid-run
+            self._hand_work(worker)
+        return worker
+
+    def _hand_work(self, worker: _Worker) -> None:
+        worker.loaded = worker.actor.load.remote(self._probe, self._work)
 
     def _check_start(self) -> None:
         """Wait for every worker to be up, so a worker that cannot start at all (Ray
@@ -425,7 +477,7 @@ class RayEpisodes:
         importing confide while another one idles (the games start when all can play)."""
         ray = self._ray
         try:
-            ray.get([w.actor.ready.remote() for w in self._workers])
+            ray.get([w.loaded for w in self._workers])
         except ray.exceptions.RayError as exc:
             reason = str(exc).strip().splitlines()
             raise ConfideError(
@@ -564,7 +616,8 @@ class RayEpisodes:
         if dead not in self._workers:
             return
         self._ray.kill(dead.actor, no_restart=True)
-        self._slots.release_holder.remote(dead.holder)
+        if self._slots is not None:
+            self._slots.release_holder.remote(dead.holder)
         self._workers[self._workers.index(dead)] = self._start()
 
     def _add_usage(self, holder: str, sequence: int, usage: dict[str, ModelUsage]) -> None:
@@ -580,34 +633,31 @@ class RayEpisodes:
             self._meter.add(model, ModelUsage(**delta))
 
     def close(self) -> None:
-        """Remove the workers' temporary directories and end the workers."""
+        """Remove the workers' temporary directories and end the workers (once)."""
+        if self._closed:
+            return
+        self._closed = True
         ray = self._ray
         # a dead or unreachable worker keeps its temporary directory
         with contextlib.suppress(ray.exceptions.RayError):
             ray.get([w.actor.close.remote() for w in self._workers], timeout=30)
         for worker in self._workers:
             ray.kill(worker.actor, no_restart=True)
-        ray.kill(self._slots, no_restart=True)
+        if self._slots is not None:
+            ray.kill(self._slots, no_restart=True)
         if self._probe is not None:
             self._probe.path.unlink(missing_ok=True)
 
 
 @contextmanager
 def ray_episodes(
-    spec: BenchmarkSpec,
-    experiment: Experiment,
-    trace_dir: Path,
-    plans: Sequence[EpisodePlan],
-    prints: Mapping[str, dict[str, str]],
-    stop: asyncio.Event,
-    meter: UsageMeter,
-    roles: tuple[str, ...] | None,
+    spec: BenchmarkSpec, experiment: Experiment, roles: tuple[str, ...] | None
 ) -> Iterator[RayEpisodes]:
-    """Play `plans` (each at most once, through `play`) on Ray. Connects to Ray
-    (`experiment.ray_address`: 'auto' or host:port joins that cluster, None starts a local
-    one; a process already connected keeps its connection), starts the workers, and ends
-    them (and a Ray started here) afterwards; `roles`: those whose spend columns each
-    result row gets."""
+    """Start the workers that will play `experiment`'s episodes on Ray (`RayEpisodes`;
+    `begin` hands them the work). Connects to Ray (`experiment.ray_address`: 'auto' or
+    host:port joins that cluster, None starts a local one; a process already connected
+    keeps its connection), and ends the workers (and a Ray started here) afterwards;
+    `roles`: those whose spend columns each result row gets."""
     require_ray()
     import ray
 
@@ -624,9 +674,7 @@ def ray_episodes(
         except ConnectionError as exc:
             raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     try:
-        episodes = RayEpisodes(
-            spec, experiment, trace_dir, plans, prints, stop, meter, PROVIDER_LIMITS, roles
-        )
+        episodes = RayEpisodes(spec, experiment, PROVIDER_LIMITS, roles)
         try:
             yield episodes
         finally:

@@ -47,6 +47,8 @@ from confide.envs.calbench.audits.common import (
     GameRecord,
     GameTally,
     Pool,
+    add_counts,
+    extend_arrays,
 )
 from confide.envs.calbench.events import BatchApplied, Resolution
 from confide.envs.calbench.kinds import of_kind
@@ -79,30 +81,52 @@ class RegretRow:
     mean_excess_per_meeting: float | None
 
 
-def completion_regret(games: Iterable[GameTally]) -> list[RegretRow]:
-    """G.1 per (participant, setting), in one pass that keeps per pool only counts and
-    the full-completion seats' excess per meeting."""
-    seats: dict[Pool, list[int]] = {}  # pool -> [seats, full, full with excess > 0]
-    ratios: dict[Pool, array[float]] = {}
-    for game in games:
+@dataclass
+class RegretSums:
+    """G.1's counts of some games (per pool: seats, full-completion seats, those with
+    excess > 0; and the full-completion seats' excess per meeting, in game order): one
+    game's are computed where it is scored, a run's are its games' merged in order."""
+
+    seats: dict[Pool, list[int]] = field(default_factory=dict)
+    ratios: dict[Pool, array[float]] = field(default_factory=dict)
+
+    def add(self, game: GameTally) -> RegretSums:
         for agent, row in game.footer_rows().items():
             if not row.get("meetings"):
                 continue
             success, excess = float(row["success"]), float(row["excess"])
             for pool in game.pools(agent):
-                counts = seats.setdefault(pool, [0, 0, 0])
+                counts = self.seats.setdefault(pool, [0, 0, 0])
                 counts[0] += 1
                 if success == 1.0:
                     counts[1] += 1
                     counts[2] += excess > 0
-                    ratios.setdefault(pool, array("d")).append(excess / int(row["scheduled"]))
-    out = []
-    for (spec, setting), (n, full, nonzero) in sorted(seats.items()):
-        out.append(RegretRow(
-            spec, setting, n, full, full / n if n else None,
-            nonzero / full if full else None, _mean(ratios.get((spec, setting), ())),
-        ))
-    return out
+                    self.ratios.setdefault(pool, array("d")).append(
+                        excess / int(row["scheduled"])
+                    )
+        return self
+
+    def merge(self, other: RegretSums) -> None:
+        add_counts(self.seats, other.seats)
+        extend_arrays(self.ratios, other.ratios)
+
+    def rows(self) -> list[RegretRow]:
+        out = []
+        for (spec, setting), (n, full, nonzero) in sorted(self.seats.items()):
+            out.append(RegretRow(
+                spec, setting, n, full, full / n if n else None,
+                nonzero / full if full else None, _mean(self.ratios.get((spec, setting), ())),
+            ))
+        return out
+
+
+def completion_regret(games: Iterable[GameTally]) -> list[RegretRow]:
+    """G.1 per (participant, setting), in one pass that keeps per pool only counts and
+    the full-completion seats' excess per meeting."""
+    sums = RegretSums()
+    for game in games:
+        sums.add(game)
+    return sums.rows()
 
 
 # -- G.2 units -----------------------------------------------------------------------------
@@ -301,59 +325,98 @@ class _SpeakerPool:
     deltas: array[float] = field(default_factory=lambda: array("d"))
 
 
+@dataclass
+class SpeakerSums:
+    """G.2's pools of some games' units (per metric and pool: `_SpeakerPool`), built
+    from their units a game at a time, in game id order: one game's are computed where
+    it is scored, a run's are its games' merged in order (`merge`), and `rows` runs the
+    tests."""
+
+    pools: dict[tuple[str, Pool], _SpeakerPool] = field(default_factory=dict)
+    first_game: str | None = None
+    last_game: str | None = None
+    """The first and last game added (games come in increasing id order)."""
+
+    def add(self, game_id: str, units: list[SpeakerUnit]) -> SpeakerSums:
+        """One game's units (`first_minus_subsequent` per pool and agent, agents in
+        order)."""
+        self._follow(game_id, game_id)
+        pools = self.pools
+        for u in units:
+            for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
+                for metric in METRICS:
+                    acc = pools.get((metric, pool))
+                    if acc is None:  # not setdefault: a pool is three arrays to build
+                        acc = pools[metric, pool] = _SpeakerPool()
+                    value = getattr(u, metric)
+                    if value is not None:
+                        acc.present = True
+                        (acc.first if u.first_speaker else acc.later).append(float(value))
+        members: dict[Pool, list[SpeakerUnit]] = {}
+        for u in units:
+            for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
+                members.setdefault(pool, []).append(u)
+        for pool, mine in members.items():
+            for metric in METRICS:
+                pools[metric, pool].deltas.extend(first_minus_subsequent(mine, metric))
+        return self
+
+    def merge(self, other: SpeakerSums) -> None:
+        """Add the games of `other`, whose ids all follow this one's."""
+        if other.first_game is None or other.last_game is None:
+            return
+        self._follow(other.first_game, other.last_game)
+        for key, acc in other.pools.items():
+            mine = self.pools.get(key)
+            if mine is None:
+                mine = self.pools[key] = _SpeakerPool()
+            mine.present = mine.present or acc.present
+            mine.first.extend(acc.first)
+            mine.later.extend(acc.later)
+            mine.deltas.extend(acc.deltas)
+
+    def _follow(self, first: str, last: str) -> None:
+        """Games `first` to `last` come next; refused unless they follow the last one."""
+        if self.last_game is not None and first <= self.last_game:
+            raise ValueError(
+                f"G.2 units out of order: game {first!r} after {self.last_game!r}"
+            )
+        if self.first_game is None:
+            self.first_game = first
+        self.last_game = last
+
+    def rows(self) -> list[SpeakerTestRow]:
+        """Paired tests per metric and pool, BH within metric."""
+        from confide.stats import benjamini_hochberg  # scipy loads with the analysis only
+
+        rows: list[SpeakerTestRow] = []
+        for metric in METRICS:
+            family = [
+                (pool, acc, paired_t(acc.deltas))
+                for (m, pool), acc in sorted(self.pools.items()) if m == metric and acc.present
+            ]
+            raw = {i: test.p_value for i, (_, _, test) in enumerate(family)
+                   if test.p_value is not None}
+            q = dict(zip(raw, map(float, benjamini_hochberg(list(raw.values()))), strict=True)
+                     ) if raw else {}
+            for i, ((spec, setting), acc, test) in enumerate(family):
+                rows.append(SpeakerTestRow(
+                    metric, spec, setting, len(acc.first), len(acc.later), _mean(acc.first),
+                    _mean(acc.later), test.pairs, test.mean_delta, test.t_statistic,
+                    test.p_value, q.get(i),
+                ))
+        return rows
+
+
 def first_speaker_tests(units: Iterable[SpeakerUnit]) -> list[SpeakerTestRow]:
     """Paired tests per metric and (participant, setting) pool, BH within metric, from
     one pass over the units (a game's units adjacent, games in (game id) order, as
     `speaker_units` and the run's tables give them): a pool keeps its values, never its
     units."""
-    from confide.stats import benjamini_hochberg  # scipy loads with the analysis only
-
-    pools: dict[tuple[str, Pool], _SpeakerPool] = {}
-    last: str | None = None
+    sums = SpeakerSums()
     for game_id, game in itertools.groupby(units, key=lambda u: u.game_id):
-        if last is not None and game_id <= last:
-            raise ValueError(f"G.2 units out of order: game {game_id!r} after {last!r}")
-        _add_game(pools, list(game))
-        last = game_id
-    rows: list[SpeakerTestRow] = []
-    for metric in METRICS:
-        family = [
-            (pool, acc, paired_t(acc.deltas))
-            for (m, pool), acc in sorted(pools.items()) if m == metric and acc.present
-        ]
-        raw = {i: test.p_value for i, (_, _, test) in enumerate(family)
-               if test.p_value is not None}
-        q = dict(zip(raw, map(float, benjamini_hochberg(list(raw.values()))), strict=True)
-                 ) if raw else {}
-        for i, ((spec, setting), acc, test) in enumerate(family):
-            rows.append(SpeakerTestRow(
-                metric, spec, setting, len(acc.first), len(acc.later), _mean(acc.first),
-                _mean(acc.later), test.pairs, test.mean_delta, test.t_statistic,
-                test.p_value, q.get(i),
-            ))
-    return rows
-
-
-def _add_game(pools: dict[tuple[str, Pool], _SpeakerPool], units: list[SpeakerUnit]) -> None:
-    """One game's units into every pool they belong to (`first_minus_subsequent` per
-    pool and agent, agents in order)."""
-    for u in units:
-        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
-            for metric in METRICS:
-                acc = pools.get((metric, pool))
-                if acc is None:  # not setdefault: a pool is three arrays to build
-                    acc = pools[metric, pool] = _SpeakerPool()
-                value = getattr(u, metric)
-                if value is not None:
-                    acc.present = True
-                    (acc.first if u.first_speaker else acc.later).append(float(value))
-    members: dict[Pool, list[SpeakerUnit]] = {}
-    for u in units:
-        for pool in [(p, s) for p in (u.participant, ALL) for s in (u.cost_setting, ALL)]:
-            members.setdefault(pool, []).append(u)
-    for pool, mine in members.items():
-        for metric in METRICS:
-            pools[metric, pool].deltas.extend(first_minus_subsequent(mine, metric))
+        sums.add(game_id, list(game))
+    return sums.rows()
 
 
 # -- G.3 -----------------------------------------------------------------------------------
@@ -381,15 +444,16 @@ class RoleMessagesRow:
     mean_messages: float
 
 
-def messages_by_meeting(
-    games: Iterable[GameTally],
-) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
-    """G.3: mean messages per seat-game by meeting index, and per participating
-    agent-meeting by speaker role (one pass; per group a count and a total)."""
-    by_index: dict[tuple[str, str, int], list[int]] = {}
-    by_role: dict[tuple[str, str, str], list[int]] = {}
-    for game in games:
-        sent = game.sent_by_round
+@dataclass
+class MessageSums:
+    """G.3's groups of some games (per group a count and a total): one game's are
+    computed where it is scored, a run's are its games' merged."""
+
+    by_index: dict[tuple[str, str, int], list[int]] = field(default_factory=dict)
+    by_role: dict[tuple[str, str, str], list[int]] = field(default_factory=dict)
+
+    def add(self, game: GameTally) -> MessageSums:
+        by_index, by_role, sent = self.by_index, self.by_role, game.sent_by_round
         for rnd, meeting in enumerate(game.scenario.meetings):
             for agent in range(game.scenario.num_agents):
                 count = sent.get((agent, rnd), 0)
@@ -398,10 +462,28 @@ def messages_by_meeting(
                     if agent in meeting.participants:
                         role = "first" if meeting.speaker_order[0] == agent else "subsequent"
                         _tally(by_role, (spec, setting, role), count)
-    return (
-        [MeetingMessagesRow(*k, n, total / n) for k, (n, total) in sorted(by_index.items())],
-        [RoleMessagesRow(*k, n, total / n) for k, (n, total) in sorted(by_role.items())],
-    )
+        return self
+
+    def merge(self, other: MessageSums) -> None:
+        add_counts(self.by_index, other.by_index)
+        add_counts(self.by_role, other.by_role)
+
+    def rows(self) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
+        return (
+            [MeetingMessagesRow(*k, n, t / n) for k, (n, t) in sorted(self.by_index.items())],
+            [RoleMessagesRow(*k, n, t / n) for k, (n, t) in sorted(self.by_role.items())],
+        )
+
+
+def messages_by_meeting(
+    games: Iterable[GameTally],
+) -> tuple[list[MeetingMessagesRow], list[RoleMessagesRow]]:
+    """G.3: mean messages per seat-game by meeting index, and per participating
+    agent-meeting by speaker role (one pass; per group a count and a total)."""
+    sums = MessageSums()
+    for game in games:
+        sums.add(game)
+    return sums.rows()
 
 
 def _tally(groups: dict[K, list[int]], key: K, count: int) -> None:
@@ -425,17 +507,35 @@ class RescheduleRow:
     share_with_any: float
 
 
-def prior_reschedules(games: Iterable[GameTally]) -> list[RescheduleRow]:
-    """G.4 per (participant, setting), in one pass (per pool: seat-games, total, any)."""
-    counts: dict[Pool, list[int]] = {}
-    for game in games:
+@dataclass
+class RescheduleSums:
+    """G.4's counts of some games (per pool: seat-games, total, seat-games with any):
+    one game's are computed where it is scored, a run's are its games' merged."""
+
+    counts: dict[Pool, list[int]] = field(default_factory=dict)
+
+    def add(self, game: GameTally) -> RescheduleSums:
         for agent, count in game.prior_moved.items():
             for pool in game.pools(agent):
-                entry = counts.setdefault(pool, [0, 0, 0])
+                entry = self.counts.setdefault(pool, [0, 0, 0])
                 entry[0] += 1
                 entry[1] += count
                 entry[2] += count > 0
-    return [
-        RescheduleRow(spec, setting, n, total / n, anyone / n)
-        for (spec, setting), (n, total, anyone) in sorted(counts.items())
-    ]
+        return self
+
+    def merge(self, other: RescheduleSums) -> None:
+        add_counts(self.counts, other.counts)
+
+    def rows(self) -> list[RescheduleRow]:
+        return [
+            RescheduleRow(spec, setting, n, total / n, anyone / n)
+            for (spec, setting), (n, total, anyone) in sorted(self.counts.items())
+        ]
+
+
+def prior_reschedules(games: Iterable[GameTally]) -> list[RescheduleRow]:
+    """G.4 per (participant, setting), in one pass (per pool: seat-games, total, any)."""
+    sums = RescheduleSums()
+    for game in games:
+        sums.add(game)
+    return sums.rows()

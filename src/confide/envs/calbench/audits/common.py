@@ -15,9 +15,10 @@ byte-identical files.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from array import array
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from confide.core.benchmark import SeatSpec, expand_lineup
 from confide.core.trace import MessageDelivered, Trace
@@ -38,6 +39,7 @@ class AuditError(ConfideError):
 
 Pool = tuple[str, str]
 """A summary group: (participant or ALL, cost setting or ALL)."""
+K = TypeVar("K", bound=Hashable)
 
 
 def _pools(spec: str, cost_setting: str) -> list[Pool]:
@@ -150,3 +152,25 @@ def game_record(trace: Trace, scenarios_by_id: Mapping[str, Scenario]) -> GameRe
     return GameRecord(
         trace, scenario, tuple(s.raw for s in specs), tuple(not s.is_model for s in specs)
     )
+
+
+def add_counts(into: dict[K, list[int]], other: Mapping[K, Sequence[int]]) -> None:
+    """Add `other`'s counts to `into`'s, key by key (a key new to `into` is copied)."""
+    for key, counts in other.items():
+        mine = into.get(key)
+        if mine is None:
+            into[key] = list(counts)
+        else:
+            for i, count in enumerate(counts):
+                mine[i] += count
+
+
+def extend_arrays(into: dict[K, array[float]], other: Mapping[K, array[float]]) -> None:
+    """Append `other`'s values to `into`'s, key by key (the order of merging is the
+    order of the values, so means come out as from one pass)."""
+    for key, values in other.items():
+        mine = into.get(key)
+        if mine is None:
+            into[key] = array("d", values)
+        else:
+            mine.extend(values)

@@ -29,11 +29,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.audits.common import ALL, GameRecord, GameTally
+from confide.envs.calbench.audits.common import ALL, GameRecord, GameTally, Pool, add_counts
 from confide.envs.calbench.kinds import of_kind
 
 LABELS = ("own_slot_proposal", "own_slot_availability", "own_cost_constraint", "numeric_cost")
@@ -148,26 +148,48 @@ def _seat_rate(rows: Sequence[DisclosureRow], label: str, seat_games: int) -> fl
     return len({(r.game_id, r.sender_agent) for r in rows if getattr(r, label)}) / seat_games
 
 
+@dataclass
+class DisclosureSums:
+    """The seat-games per (participant, setting) pool of some games: one game's are
+    computed where it is scored, a run's are its games' merged."""
+
+    seat_games: dict[Pool, list[int]] = field(default_factory=dict)
+
+    def add(self, game: GameTally) -> DisclosureSums:
+        for agent in range(game.scenario.num_agents):
+            for pool in game.pools(agent):
+                self.seat_games.setdefault(pool, [0])[0] += 1
+        return self
+
+    def merge(self, other: DisclosureSums) -> None:
+        add_counts(self.seat_games, other.seat_games)
+
+    def rows(self, rows: Sequence[DisclosureRow]) -> list[DisclosureSummaryRow]:
+        """Message-level and seat-game-level label rates of these games, whose
+        disclosure rows are `rows`."""
+        out = []
+        for (spec, setting), (n,) in sorted(self.seat_games.items()):
+            mine = [
+                r for r in rows
+                if spec in (r.participant, ALL) and setting in (r.cost_setting, ALL)
+            ]
+            out.append(DisclosureSummaryRow(
+                spec, setting, n, len(mine),
+                _message_rate(mine, "own_slot_proposal"),
+                _message_rate(mine, "own_slot_availability"),
+                _message_rate(mine, "own_cost_constraint"), _message_rate(mine, "numeric_cost"),
+                _seat_rate(mine, "own_slot_proposal", n),
+                _seat_rate(mine, "own_slot_availability", n),
+                _seat_rate(mine, "own_cost_constraint", n), _seat_rate(mine, "numeric_cost", n),
+            ))
+        return out
+
+
 def disclosure_summary(
     games: Iterable[GameTally], rows: Sequence[DisclosureRow]
 ) -> list[DisclosureSummaryRow]:
     """Message-level and seat-game-level label rates per (participant, setting)."""
-    seat_games: dict[tuple[str, str], int] = {}
+    sums = DisclosureSums()
     for game in games:
-        for agent in range(game.scenario.num_agents):
-            for pool in game.pools(agent):
-                seat_games[pool] = seat_games.get(pool, 0) + 1
-    out = []
-    for (spec, setting), n in sorted(seat_games.items()):
-        mine = [
-            r for r in rows
-            if spec in (r.participant, ALL) and setting in (r.cost_setting, ALL)
-        ]
-        out.append(DisclosureSummaryRow(
-            spec, setting, n, len(mine),
-            _message_rate(mine, "own_slot_proposal"), _message_rate(mine, "own_slot_availability"),
-            _message_rate(mine, "own_cost_constraint"), _message_rate(mine, "numeric_cost"),
-            _seat_rate(mine, "own_slot_proposal", n), _seat_rate(mine, "own_slot_availability", n),
-            _seat_rate(mine, "own_cost_constraint", n), _seat_rate(mine, "numeric_cost", n),
-        ))
-    return out
+        sums.add(game)
+    return sums.rows(rows)

@@ -1,9 +1,10 @@
 """What one scored CalBench game adds to the run's tables, computed once while it is
 scored (`audits.measured`, in the worker that played it) or from its trace read back
 (`tables_of`), by the same function (`scored_game`), so both give the same bytes: its
-audit, analysis and model-VPS rows (`GameTables`) and its F.5 CSV lines
+audit, analysis and model-VPS rows, its G.2 unit lines and its counts for every
+cross-game summary (`GameTables`, `GameSums`) and its F.5 CSV lines
 (`privacy.tables.game_lines`), carried as a `ScoredGame` to the output phase
-(outputs/audits.py), which only assembles the tables. The games' tables are pickled
+(outputs/audits.py), which only merges and assembles the tables. The games' tables are pickled
 with their scenario by task id (`ScenarioPickler`), so neither the wire nor the spools
 carry a scenario."""
 
@@ -13,32 +14,76 @@ import io
 import pickle
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from operator import attrgetter
 from typing import IO, Any
 
+from confide.core import tables
 from confide.core.trace import Trace
 from confide.envs.calbench import judge
 from confide.envs.calbench.audits import analyses, own_slot, semantic
 from confide.envs.calbench.audits.common import GameRecord, GameTally, game_record
 from confide.envs.calbench.privacy import reflection
 from confide.envs.calbench.privacy.deltas import ModelVps, answered
-from confide.envs.calbench.privacy.tables import game_lines
+from confide.envs.calbench.privacy.tables import field_names, game_lines
 from confide.envs.calbench.privacy.vps import GameVps, vps_rows
 from confide.envs.calbench.scenario import Scenario
+
+
+@dataclass
+class GameSums:
+    """What some games add to the cross-game summaries (G.1-G.4, the leak and
+    disclosure summaries): one game's are computed from its tally where it is scored, in
+    the worker that played it, and the output phase only merges its games' in (game id)
+    order (`merge`), so a run's summaries cost the run's process a few dictionary
+    updates a game rather than a pass over every game's tally per table."""
+
+    regret: analyses.RegretSums = field(default_factory=analyses.RegretSums)
+    speakers: analyses.SpeakerSums = field(default_factory=analyses.SpeakerSums)
+    messages: analyses.MessageSums = field(default_factory=analyses.MessageSums)
+    reschedules: analyses.RescheduleSums = field(default_factory=analyses.RescheduleSums)
+    leaks: semantic.LeakSums = field(default_factory=semantic.LeakSums)
+    disclosures: own_slot.DisclosureSums = field(default_factory=own_slot.DisclosureSums)
+
+    @classmethod
+    def of(cls, game: GameTally, units: list[analyses.SpeakerUnit]) -> GameSums:
+        """One game's, from its tally and its G.2 units."""
+        speakers = analyses.SpeakerSums()
+        if units:  # a game without units is no G.2 game (`first_speaker_tests`)
+            speakers.add(game.game_id, units)
+        return cls(
+            analyses.RegretSums().add(game), speakers, analyses.MessageSums().add(game),
+            analyses.RescheduleSums().add(game), semantic.LeakSums().add(game),
+            own_slot.DisclosureSums().add(game),
+        )
+
+    def merge(self, other: GameSums) -> None:
+        """Add `other`'s games (all of whose ids follow these games')."""
+        self.regret.merge(other.regret)
+        self.speakers.merge(other.speakers)
+        self.messages.merge(other.messages)
+        self.reschedules.merge(other.reschedules)
+        self.leaks.merge(other.leaks)
+        self.disclosures.merge(other.disclosures)
+
+
+UNIT_COLUMNS = field_names(analyses.SpeakerUnit)
+"""g2_first_speaker_units.csv's columns."""
 
 
 @dataclass(frozen=True)
 class GameTables:
     """What one game contributes to the run's tables, computed from its trace once."""
 
-    tally: GameTally
+    game_id: str
     trace_path: str
+    sums: GameSums
+    units: bytes
+    """Its rows of g2_first_speaker_units.csv, formatted (`tables.csv_lines`)."""
     judged_vps: GameVps | None
     """The protocol VPS rows of a judged game (the judge is compared with them)."""
     leaks: list[semantic.LeakRow]
     disclosures: list[own_slot.DisclosureRow]
-    units: list[analyses.SpeakerUnit]
     reflected: ModelVps | None
     judged: ModelVps | None
     judge_cases: list[dict[str, Any]]
@@ -46,7 +91,7 @@ class GameTables:
     @property
     def key(self) -> tuple[str, str]:
         """Tables list games in (game id, trace path) order."""
-        return self.tally.game_id, self.trace_path
+        return self.game_id, self.trace_path
 
 
 def _judge_cases(game: GameRecord) -> list[dict[str, Any]]:
@@ -104,13 +149,15 @@ def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
     events = game.events
     path, gid = game.trace.path, game.game_id
     judged = answered(events, judge.EVENT)
+    units = analyses.speaker_units(game)
     return GameTables(
-        tally=game.tally(),
+        game_id=gid,
         trace_path=path,
+        sums=GameSums.of(game.tally(), units),
+        units=tables.csv_lines(UNIT_COLUMNS, units),
         judged_vps=replace(vps, evidence=[]) if judged else None,
         leaks=semantic.game_leaks(game),
         disclosures=own_slot.game_disclosures(game),
-        units=analyses.speaker_units(game),
         reflected=reflection.reflection_vps(game.scenario, events, trace_path=path, game_id=gid)
         if answered(events, reflection.EVENT) else None,
         judged=judge.judge_vps(game.scenario, events, trace_path=path, game_id=gid)

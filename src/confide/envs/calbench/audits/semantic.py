@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from confide.core.trace import MessageDelivered
 from confide.envs.calbench.actions import agent_of
-from confide.envs.calbench.audits.common import GameRecord, GameTally
+from confide.envs.calbench.audits.common import GameRecord, GameTally, add_counts
 from confide.envs.calbench.kinds import of_kind
 from confide.envs.calbench.label_terms import leaked_terms
 from confide.envs.calbench.labels import TIERS, Label
@@ -160,32 +160,55 @@ class LeakSummaryRow:
     leaked_label_share: float | None
 
 
-def leak_summary(games: Iterable[GameTally], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
-    """Leak counts per (participant, tier), tiers in A.1 order; every participant of the
-    run gets every tier, zeros included."""
-    seat_games: dict[str, int] = {}
-    messages: dict[str, int] = {}
-    held: dict[tuple[str, str], int] = {}
-    for game in games:
-        for spec in game.participants:
-            seat_games[spec] = seat_games.get(spec, 0) + 1
-        for agent, sent in enumerate(game.text_messages):
-            spec = game.participants[agent]
-            messages[spec] = messages.get(spec, 0) + sent
+@dataclass
+class LeakSums:
+    """What the leak summary counts of some games: per participant its seat-games and
+    text messages ([seat-games, messages]), per (participant, tier) the labels its seats
+    held. One game's are computed where it is scored, a run's are its games' merged."""
+
+    seats: dict[str, list[int]] = field(default_factory=dict)
+    held: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+
+    def add(self, game: GameTally) -> LeakSums:
+        seats, held = self.seats, self.held
+        for agent, spec in enumerate(game.participants):
+            counts = seats.setdefault(spec, [0, 0])
+            counts[0] += 1
+            counts[1] += game.text_messages[agent]
         for lid, agents in entitlements(game.scenario).items():
             tier = game.scenario.labels[lid].tier
             for agent in agents:
-                key = (game.participants[agent], tier)
-                held[key] = held.get(key, 0) + 1
-    out = []
-    for spec in sorted(seat_games):
-        for tier in TIERS:
-            mine = [r for r in rows if r.sender_participant == spec and r.tier == tier]
-            leaked = len({(r.game_id, r.sender_agent, r.label_id) for r in mine if not r.relayed})
-            had = held.get((spec, tier), 0)
-            out.append(LeakSummaryRow(
-                spec, tier, seat_games[spec], messages.get(spec, 0), had, len(mine),
-                len({(r.game_id, r.message_id) for r in mine}), leaked,
-                leaked / had if had else None,
-            ))
-    return out
+                held.setdefault((game.participants[agent], tier), [0])[0] += 1
+        return self
+
+    def merge(self, other: LeakSums) -> None:
+        add_counts(self.seats, other.seats)
+        add_counts(self.held, other.held)
+
+    def rows(self, leaks: Sequence[LeakRow]) -> list[LeakSummaryRow]:
+        """The summary of these games, whose leak rows are `leaks`."""
+        mine: dict[tuple[str, str], list[LeakRow]] = {}
+        for r in leaks:
+            mine.setdefault((r.sender_participant, r.tier), []).append(r)
+        out = []
+        for spec, (seat_games, messages) in sorted(self.seats.items()):
+            for tier in TIERS:
+                rows = mine.get((spec, tier), [])
+                leaked = len({(r.game_id, r.sender_agent, r.label_id)
+                              for r in rows if not r.relayed})
+                had = self.held[spec, tier][0] if (spec, tier) in self.held else 0
+                out.append(LeakSummaryRow(
+                    spec, tier, seat_games, messages, had, len(rows),
+                    len({(r.game_id, r.message_id) for r in rows}), leaked,
+                    leaked / had if had else None,
+                ))
+        return out
+
+
+def leak_summary(games: Iterable[GameTally], rows: Sequence[LeakRow]) -> list[LeakSummaryRow]:
+    """Leak counts per (participant, tier), tiers in A.1 order; every participant of the
+    run gets every tier, zeros included."""
+    sums = LeakSums()
+    for game in games:
+        sums.add(game)
+    return sums.rows(rows)

@@ -22,9 +22,11 @@ from what each game contributes to the tables (`ScoredGame`, audits/scored.py): 
 once, while the game is scored (`audits.measured`, from the events in memory), or from
 its trace read back (`tables_of`, `write_calbench_outputs`), by the same function
 (`scored_game`), so both give the same bytes. The games' `GameTables` are spooled to
-disk (`GameSpool`) and read back a game at a time for each table, whose summaries keep
-counts and compact arrays rather than rows: memory stays flat however many games a run
-has.
+disk (`GameSpool`) and read back once, a game at a time in (game id, trace path) order:
+the summaries (G.1-G.4, leaks, disclosures) merge each game's counts, computed where the
+game was scored (`GameSums`), and the G.2 units table copies each game's formatted
+lines, so the run's process does no per-game analysis and memory stays flat however
+many games a run has.
 """
 
 from __future__ import annotations
@@ -38,10 +40,13 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from confide import atomic
+from confide.core.tables import SpooledTable
 from confide.core.trace import Trace
 from confide.envs.calbench.audits import analyses, own_slot, semantic
-from confide.envs.calbench.audits.common import AuditError, GameTally
+from confide.envs.calbench.audits.common import AuditError
 from confide.envs.calbench.audits.scored import (
+    UNIT_COLUMNS,
+    GameSums,
     GameTables,
     ScenarioPickler,
     ScenarioUnpickler,
@@ -150,10 +155,8 @@ def _model_tables(run_dir: Path, prefix: str, games: Sequence[ModelVps]) -> list
     ]
 
 
-def _vps_outputs(run_dir: Path, spool: GameSpool) -> list[Path]:
-    """The reflection and judge tables; games without either (reference protocols) add
-    nothing, so what is gathered here grows with the model games only."""
-    games = [g for g in spool if g.reflected is not None or g.judged is not None]
+def _vps_outputs(run_dir: Path, games: Sequence[GameTables]) -> list[Path]:
+    """The reflection and judge tables of the games with either (model games)."""
     reflected = [g.reflected for g in games if g.reflected is not None]
     judged_games = [g for g in games if g.judged is not None]
     judged = [g.judged for g in judged_games if g.judged is not None]
@@ -185,43 +188,49 @@ def _vps_outputs(run_dir: Path, spool: GameSpool) -> list[Path]:
     ]
 
 
-def _audit_outputs(run_dir: Path, games: GameSpool) -> list[Path]:
-    """The audit tables, each from a pass over the spooled games (module docstring)."""
-    tallies = _Tallies(games)
-    leaks = [r for g in games for r in g.leaks]
-    disclosures = [r for g in games for r in g.disclosures]
-    units = (u for g in games for u in g.units)
-    by_meeting, by_role = analyses.messages_by_meeting(tallies)
+def _tables(run_dir: Path, games: GameSpool) -> list[Path]:
+    """The audit and model-VPS tables from one pass over the spooled games, which merges
+    their summary counts (`GameSums`), gathers their audit rows, copies their G.2 unit
+    lines and keeps the model games (with reflections or judge answers: reference
+    protocols have neither, so what is kept grows with the model games only)."""
+    sums = GameSums()
+    leaks: list[semantic.LeakRow] = []
+    disclosures: list[own_slot.DisclosureRow] = []
+    models: list[GameTables] = []
+    units = SpooledTable(run_dir / "g2_first_speaker_units.csv", UNIT_COLUMNS)
+    try:
+        for game in games:
+            sums.merge(game.sums)
+            leaks += game.leaks
+            disclosures += game.disclosures
+            units.add_lines(game.key, game.units)
+            if game.reflected is not None or game.judged is not None:
+                models.append(game)
+    except BaseException:
+        units.close(write=False)
+        raise
+    units.close()
+    by_meeting, by_role = sums.messages.rows()
     return [
         write_table(run_dir / "semantic_leakage.csv", semantic.LeakRow, leaks),
         write_table(run_dir / "semantic_leakage_summary.csv", semantic.LeakSummaryRow,
-                    semantic.leak_summary(tallies, leaks)),
+                    sums.leaks.rows(leaks)),
         write_table(run_dir / "own_slot_disclosure.csv", own_slot.DisclosureRow, disclosures),
         write_table(run_dir / "own_slot_disclosure_summary.csv",
-                    own_slot.DisclosureSummaryRow,
-                    own_slot.disclosure_summary(tallies, disclosures)),
+                    own_slot.DisclosureSummaryRow, sums.disclosures.rows(disclosures)),
         write_table(run_dir / "g1_completion_regret.csv", analyses.RegretRow,
-                    analyses.completion_regret(tallies)),
-        write_table(run_dir / "g2_first_speaker_units.csv", analyses.SpeakerUnit, units),
+                    sums.regret.rows()),
+        units.path,
         write_table(run_dir / "g2_first_speaker_tests.csv", analyses.SpeakerTestRow,
-                    analyses.first_speaker_tests(u for g in games for u in g.units)),
+                    sums.speakers.rows()),
         write_table(run_dir / "g3_messages_by_meeting.csv", analyses.MeetingMessagesRow,
                     by_meeting),
         write_table(run_dir / "g3_messages_by_speaker_role.csv", analyses.RoleMessagesRow,
                     by_role),
         write_table(run_dir / "g4_prior_meeting_reschedules.csv", analyses.RescheduleRow,
-                    analyses.prior_reschedules(tallies)),
+                    sums.reschedules.rows()),
+        *_vps_outputs(run_dir, models),
     ]
-
-
-class _Tallies:
-    """The spooled games' tallies, read again on each iteration."""
-
-    def __init__(self, games: GameSpool) -> None:
-        self._games = games
-
-    def __iter__(self) -> Iterator[GameTally]:
-        return (g.tally for g in self._games)
 
 
 def write_audit_outputs(
@@ -233,7 +242,7 @@ def write_audit_outputs(
     root = Path(run_dir)
     scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
     with collect(root, _scored(traces, scenarios), scenarios) as games:
-        return [*_audit_outputs(root, games), *_vps_outputs(root, games)]
+        return _tables(root, games)
 
 
 def write_calbench_outputs(run_dir: Path | str, traces: Iterable[Trace]) -> None:
@@ -254,6 +263,5 @@ def _write_tables(root: Path, games: Iterable[ScoredGame]) -> None:
     with ExitStack() as stack:
         with PrivacyTables(root) as privacy:  # the F.5 tables are written as it exits
             spool = stack.enter_context(collect(root, games, scenarios, privacy))
-        _audit_outputs(root, spool)
-        _vps_outputs(root, spool)
+        _tables(root, spool)
     write_cohort_figures(root)
