@@ -176,7 +176,7 @@ def test_game_spool_gives_back_what_it_was_given(tmp_path: Path) -> None:
     game = game_record(trace, {scenario.task_id: scenario})
     tables = game_tables(game, vps_rows(scenario, game.events, trace_path=trace.path))
     games = [replace(tables, trace_path=p) for p in ("b", "a")]
-    spool = GameSpool(tmp_path, {scenario.task_id: scenario})
+    spool = GameSpool(tmp_path)
     try:
         for game in games:
             spool.add(game)

@@ -20,12 +20,13 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import yaml
-from jinja2 import Environment, PackageLoader
+from jinja2 import Environment, PackageLoader, Template
 
 from confide import atomic
 from confide.core.demo import demo_line, experiment_demo
@@ -63,9 +64,6 @@ def build_report(run_dir: Path | str, output: Path | str | None = None) -> Path:
 
 def render_report(run_dir: Path, where: Path) -> str:
     """The report's HTML, with links relative to the directory `where` it will live in."""
-    # autoescape=True for every template: select_autoescape(["html"]) matches on the file
-    # extension and so never applied to `report.html.j2`
-    env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
     base = Path(os.path.relpath(run_dir.resolve(), where.resolve()))
     link = _Linker(base, run_dir / "traces", viewer=(run_dir / "view" / "index.html").is_file())
     experiment_path = run_dir / "experiment.yaml"
@@ -75,7 +73,8 @@ def render_report(run_dir: Path, where: Path) -> str:
     terms = glossary_for(benchmark)
     sections = _sections(benchmark)
     summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
-    episodes = _episodes(run_dir / "results.csv")
+    results = _results(run_dir)
+    episodes = results.episodes
     figures = [
         {"name": title, "about": "", "section": "", "empty": None,
          "src": "data:image/svg+xml;base64," + base64.b64encode(svg).decode()}
@@ -83,18 +82,18 @@ def render_report(run_dir: Path, where: Path) -> str:
     ] + [_figure(run_dir, path, sections) for path in _declared_first(
         sorted((run_dir / "figures").glob("*.png")), sections, "figures/")]
     tables = [_preview(p, link, terms, sections.get(p.name)) for p in _csv_order(run_dir, sections)]
-    return env.get_template("report.html.j2").render(
+    return _template().render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
         demo=demo_line(demo) if (demo := experiment_demo(experiment)) else None,
         headline=_with_intervals(_table(summary, "summary.csv", link, terms, whole=True),
-                                 summary, run_dir) if summary else None,
+                                 summary, results.rows) if summary else None,
         definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
         figures=figures,
         resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir)),
                   ("spend", spend_of(run_dir))],
         experiment=experiment_text,
-        episodes=_notable(episodes, _leak_counts(run_dir), link),
+        episodes=_notable(episodes, results.leaks, link),
         episode_count=len(episodes),
         viewer=link.viewer,
         tables=tables,
@@ -102,18 +101,27 @@ def render_report(run_dir: Path, where: Path) -> str:
     )
 
 
+@cache
+def _template() -> Template:
+    """The report's template, compiled once a process (a run's output phase renders one
+    report, a rescore or a bench several)."""
+    # autoescape=True for every template: select_autoescape(["html"]) matches on the file
+    # extension and so never applied to `report.html.j2`
+    env = Environment(loader=PackageLoader("confide.report", "templates"), autoescape=True)
+    return env.get_template("report.html.j2")
+
+
 INTERVAL_ROWS = 20_000
 """results.csv rows up to which the headline gets intervals (they are held in memory)."""
 
 
 def _with_intervals(
-    table: dict[str, Any], summary: list[list[str]], run_dir: Path
+    table: dict[str, Any], summary: list[list[str]], results: list[dict[str, str]] | None
 ) -> dict[str, Any]:
     """The headline table with each mean's 95% interval (report/intervals.py) in its
-    cell, at the column's precision."""
-    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
-        results = list(itertools.islice(csv.DictReader(handle), INTERVAL_ROWS + 1))
-    if len(results) > INTERVAL_ROWS:
+    cell, at the column's precision; `results`: results.csv's rows, None when it has
+    more than `INTERVAL_ROWS`."""
+    if results is None:
         return {**table, "intervals": None}
     found = intervals(_dicts(summary), results)
     header = summary[0]
@@ -345,12 +353,28 @@ class _Episode:
     """The first nonempty `error` cell of its rows."""
 
 
-def _episodes(path: Path) -> list[_Episode]:
-    """The episodes of results.csv in its order (rows of one episode need not be
-    adjacent)."""
+@dataclass(frozen=True, slots=True)
+class _Results:
+    """What the report reads of results.csv, in one pass."""
+
+    episodes: list[_Episode]
+    """The episodes in results.csv's order (rows of one episode need not be adjacent)."""
+    leaks: dict[str, int]
+    """Episode id -> leak events, counted as the viewer counts them (the benchmark's
+    `ViewHooks.leaks`) on the episode's last row."""
+    rows: list[dict[str, str]] | None
+    """Every row, for the headline's intervals; None past `INTERVAL_ROWS` rows."""
+
+
+def _results(run_dir: Path) -> _Results:
+    """results.csv, read a row at a time, once (each pass over a CalBench main job's 5,400
+    rows costs about 30 ms)."""
+    count = RunData(run_dir, 0).leaks.count
     found: dict[str, _Episode] = {}
     shared: dict[str, str] = {}  # one string object per distinct task, lineup, condition
-    with path.open(newline="", encoding="utf-8") as handle:
+    leaks: dict[str, int] = {}
+    rows: list[dict[str, str]] | None = []
+    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
         for row in csv.DictReader(handle):
             key, error = row.get("episode_id", ""), row.get("error") or ""
             seen = found.get(key)
@@ -361,7 +385,12 @@ def _episodes(path: Path) -> list[_Episode]:
                 found[key] = _Episode(key, task, lineup, condition, status, error)
             elif error and not seen.error:
                 found[key] = replace(seen, error=error)
-    return list(found.values())
+            leaks[key] = count(row)
+            if rows is not None and len(rows) == INTERVAL_ROWS:
+                rows = None  # not held past the limit
+            elif rows is not None:
+                rows.append(row)
+    return _Results(list(found.values()), leaks, rows)
 
 
 def _resolved(experiment: dict[str, Any], episodes: list[_Episode]) -> list[tuple[str, str]]:
@@ -407,14 +436,6 @@ def spend_of(run_dir: Path) -> str:
     if not isinstance(line, str):
         return "not recorded"
     return line + ("; per lineup in spend.csv" if (run_dir / "spend.csv").exists() else "")
-
-
-def _leak_counts(run_dir: Path) -> dict[str, int]:
-    """Episode id -> leak events, counted as the viewer counts them (the benchmark's
-    `ViewHooks.leaks`)."""
-    leaks = RunData(run_dir, 0).leaks
-    with (run_dir / "results.csv").open(newline="", encoding="utf-8") as handle:
-        return {r.get("episode_id", ""): leaks.count(r) for r in csv.DictReader(handle)}
 
 
 def _notable(

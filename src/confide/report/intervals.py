@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from functools import partial
+from itertools import compress
+from operator import eq, itemgetter
 
 from confide.view.episodes import number
 
@@ -34,8 +37,9 @@ def intervals(
     """Per summary row, column -> (low, high) for the cells that are group means."""
     columns = [c for c in (results[0] if results else {})
                if any(number(r.get(c)) is not None for r in results[:200])]
-    cells_of = [{(c or "").casefold() for c in r.values()} for r in results]
-    groups = [_Group(_group(row, results, cells_of)) for row in summary]
+    keys = [_keys(row) for row in summary]
+    table = _Table(results, set().union(*keys))
+    groups = [_Group(table, table.rows_with(k)) for k in keys]
     out: list[dict[str, tuple[float, float]]] = [{} for _ in summary]
     for column in summary[0] if summary else {}:
         cells = [number(row.get(column)) for row in summary]
@@ -54,19 +58,61 @@ def intervals(
     return out
 
 
-def _group(
-    row: Mapping[str, str], results: Sequence[Mapping[str, str]], cells_of: Sequence[set[str]]
-) -> list[Mapping[str, str]]:
-    """The results rows holding every text value of the summary row."""
-    keys = {v.casefold() for v in row.values() if v and number(v) is None}
-    return [r for r, cells in zip(results, cells_of, strict=True) if keys and keys <= cells]
+def _keys(row: Mapping[str, str]) -> frozenset[str]:
+    """The text values of a summary row, casefolded: its group's rows hold every one."""
+    return frozenset(v.casefold() for v in row.values() if v and number(v) is None)
+
+
+class _Table:
+    """results.csv by column, each read once: the rows holding each key, and a column's
+    cells as numbers (each distinct cell parsed once: a run's cells repeat)."""
+
+    def __init__(self, results: Sequence[Mapping[str, str]], keys: set[str]) -> None:
+        self.size = len(results)
+        self.columns = _columns(results)
+        self.episodes = [r.get("episode_id", "") for r in results]
+        self._numbers: dict[str, list[float | None]] = {}
+        self._rows: dict[str, set[int]] = {key: set() for key in keys}
+        for cells in self.columns.values():  # a row holds a key when one of its cells does
+            found = {cell: key for cell in set(cells)
+                     if (key := (cell or "").casefold()) in self._rows}
+            for cell, key in found.items():
+                self._rows[key].update(compress(range(self.size), map(partial(eq, cell), cells)))
+
+    def rows_with(self, keys: frozenset[str]) -> list[int]:
+        """The rows (in results order) holding every key; none for no keys."""
+        if not keys:
+            return []
+        return sorted(set.intersection(*(self._rows[k] for k in keys)))
+
+    def numbers(self, column: str) -> list[float | None]:
+        if column not in self._numbers:
+            cells = self.columns.get(column) or [None] * self.size
+            parsed = {cell: number(cell) for cell in set(cells)}
+            self._numbers[column] = [parsed[cell] for cell in cells]
+        return self._numbers[column]
+
+
+def _columns(results: Sequence[Mapping[str, str]]) -> dict[str, Sequence[str | None]]:
+    """Column -> its cells, row by row (None where a row lacks the column): transposed at
+    C speed when every row has the first row's columns (a CSV file's rows do)."""
+    names = list(results[0]) if results else []
+    if len(names) > 1 and set(map(len, results)) == {len(names)}:
+        try:
+            return dict(zip(names, zip(*map(itemgetter(*names), results), strict=True),
+                            strict=True))
+        except KeyError:
+            pass
+    names = list(dict.fromkeys(name for row in results for name in row))
+    return {name: [row.get(name) for row in results] for name in names}
 
 
 class _Group(dict[str, Values]):
     """A summary row's results rows; column -> its values by episode, read on first use."""
 
-    def __init__(self, rows: Sequence[Mapping[str, str]]) -> None:
+    def __init__(self, table: _Table, rows: list[int]) -> None:
         super().__init__()
+        self.table = table
         self.rows = rows
 
     def __bool__(self) -> bool:
@@ -74,10 +120,11 @@ class _Group(dict[str, Values]):
 
     def __missing__(self, column: str) -> Values:
         by_episode: Values = {}
-        for row in self.rows:
-            value = number(row.get(column))
+        numbers, episodes = self.table.numbers(column), self.table.episodes
+        for i in self.rows:
+            value = numbers[i]
             if value is not None:
-                by_episode.setdefault(row.get("episode_id", ""), []).append(value)
+                by_episode.setdefault(episodes[i], []).append(value)
         self[column] = by_episode
         return by_episode
 

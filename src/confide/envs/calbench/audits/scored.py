@@ -4,19 +4,19 @@ scored (`audits.measured`, in the worker that played it) or from its trace read 
 audit, analysis and model-VPS rows, its G.2 unit lines and its counts for every
 cross-game summary (`GameTables`, `GameSums`) and its F.5 CSV lines
 (`privacy.tables.game_lines`), carried as a `ScoredGame` to the output phase
-(outputs/audits.py), which only merges and assembles the tables. The games' tables are pickled
-with their scenario by task id (`ScenarioPickler`), so neither the wire nor the spools
-carry a scenario."""
+(outputs/audits.py), which only merges and assembles the tables. The games' tables are
+pickled with their slotted rows as constructor calls (`pickled`); they hold no scenario
+(their rows name the game and task by id), so neither the wire nor the spools carry one."""
 
 from __future__ import annotations
 
 import io
 import pickle
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from operator import attrgetter
-from typing import IO, Any
+from typing import Any
 
 from confide.core import tables
 from confide.core.trace import Trace
@@ -108,8 +108,8 @@ class ScoredGame:
     """What one game adds to the run's tables, computed once, while it is scored (in the
     worker that played it: `audits.measured`), and carried to the output phase in its
     footer and the runner's result spool (`BenchmarkSpec.write_tables`): its F.5 CSV
-    lines, formatted, and its `GameTables` pickled as the `GameSpool` stores them (the
-    scenario by task id), so neither the wire nor the spools carry its scenario."""
+    lines, formatted, and its `GameTables` pickled as the `GameSpool` stores them
+    (`pickled`)."""
 
     key: tuple[str, str]
     privacy: tuple[bytes, ...]
@@ -132,10 +132,8 @@ def scored_game(trace: Trace, scenario: Scenario, vps: GameVps | None = None) ->
     if vps is None:
         vps = vps_rows(scenario, game.events, trace_path=trace.path, game_id=game.game_id)
     tables = game_tables(game, vps)
-    data = io.BytesIO()
-    ScenarioPickler(data).dump(tables)
     privacy = tuple(zlib.compress(lines, 1) for lines in game_lines(vps))
-    return ScoredGame(tables.key, privacy, data.getvalue())
+    return ScoredGame(tables.key, privacy, pickled(tables))
 
 
 def tables_of(scenario: Scenario, trace: Trace) -> ScoredGame:
@@ -166,13 +164,13 @@ def game_tables(game: GameRecord, vps: GameVps) -> GameTables:
     )
 
 
-class ScenarioPickler(pickle.Pickler):
-    def __init__(self, file: IO[bytes]) -> None:
-        super().__init__(file, pickle.HIGHEST_PROTOCOL)
-        self.dispatch_table = _SLOTTED
-
-    def persistent_id(self, obj: Any) -> str | None:
-        return obj.task_id if isinstance(obj, Scenario) else None
+def pickled(tables: GameTables) -> bytes:
+    """A game's tables as the spool stores them (`pickle.loads` reads them back)."""
+    data = io.BytesIO()
+    pickler = pickle.Pickler(data, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = _SLOTTED
+    pickler.dump(tables)
+    return data.getvalue()
 
 
 class _SlottedReducers(dict[type, Callable[[Any], tuple[Any, ...]]]):
@@ -196,12 +194,3 @@ class _SlottedReducers(dict[type, Callable[[Any], tuple[Any, ...]]]):
 
 
 _SLOTTED = _SlottedReducers()
-
-
-class ScenarioUnpickler(pickle.Unpickler):
-    def __init__(self, data: io.BytesIO, scenarios: Mapping[str, Scenario]) -> None:
-        super().__init__(data)
-        self._scenarios = scenarios
-
-    def persistent_load(self, pid: Any) -> Scenario:
-        return self._scenarios[str(pid)]

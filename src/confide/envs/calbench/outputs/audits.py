@@ -17,7 +17,7 @@ judge_more_precise_than_reflection.csv, judge_reflection_cell_agreement.csv and
 judge_reflection_agreement.csv (Table 17).
 
 `write_calbench_tables` (the `write_tables` hook) writes the protocol-semantic F.5 tables
-of outputs/privacy.py plus everything above, with scenarios found through experiment.yaml,
+of outputs/privacy.py plus everything above, needing no scenario (its games were scored),
 from what each game contributes to the tables (`ScoredGame`, audits/scored.py): computed
 once, while the game is scored (`audits.measured`, from the events in memory), or from
 its trace read back (`tables_of`, `write_calbench_outputs`), by the same function
@@ -31,8 +31,8 @@ many games a run has.
 
 from __future__ import annotations
 
-import io
 import json
+import pickle
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -48,9 +48,8 @@ from confide.envs.calbench.audits.scored import (
     UNIT_COLUMNS,
     GameSums,
     GameTables,
-    ScenarioPickler,
-    ScenarioUnpickler,
     ScoredGame,
+    pickled,
     scored_game,
 )
 from confide.envs.calbench.env import load_tasks
@@ -67,23 +66,19 @@ EXPERIMENT_FILE = "experiment.yaml"
 
 class GameSpool:
     """The `GameTables` of a run's games, on disk: each game's is pickled to an anonymous
-    file as soon as its trace is read (its scenario by task id, found again in
-    `scenarios_by_id`), and read back one game at a time, in (game id, trace path) order,
-    each time the spool is iterated; memory holds one game, each game's key and an array
-    of file offsets."""
+    file as soon as its trace is read, and read back one game at a time, in (game id,
+    trace path) order, each time the spool is iterated; memory holds one game, each
+    game's key and an array of file offsets."""
 
-    def __init__(self, directory: Path, scenarios_by_id: Mapping[str, Scenario]) -> None:
+    def __init__(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         self._file = tempfile.TemporaryFile(dir=directory)  # noqa: SIM115 (closed by close)
-        self._scenarios = scenarios_by_id
         self._keys: list[tuple[str, str]] = []
         self._ends = array("q", [0])
         """Game i spans bytes _ends[i] to _ends[i + 1] of the file."""
 
     def add(self, game: GameTables) -> None:
-        data = io.BytesIO()
-        ScenarioPickler(data).dump(game)
-        self.add_pickled(game.key, data.getvalue())
+        self.add_pickled(game.key, pickled(game))
 
     def add_pickled(self, key: tuple[str, str], data: bytes) -> None:
         """Add a game pickled already (`ScoredGame.tables`)."""
@@ -95,8 +90,8 @@ class GameSpool:
     def __iter__(self) -> Iterator[GameTables]:
         for i in sorted(range(len(self._keys)), key=self._keys.__getitem__):
             self._file.seek(self._ends[i])
-            data = io.BytesIO(self._file.read(self._ends[i + 1] - self._ends[i]))
-            yield ScenarioUnpickler(data, self._scenarios).load()
+            game: GameTables = pickle.loads(self._file.read(self._ends[i + 1] - self._ends[i]))
+            yield game
 
     def close(self) -> None:
         self._file.close()
@@ -117,14 +112,11 @@ def run_scenarios(run_dir: Path) -> dict[str, Scenario]:
 
 @contextmanager
 def collect(
-    root: Path,
-    games: Iterable[ScoredGame],
-    scenarios_by_id: Mapping[str, Scenario],
-    privacy: PrivacyTables | None = None,
+    root: Path, games: Iterable[ScoredGame], privacy: PrivacyTables | None = None
 ) -> Iterator[GameSpool]:
     """The tables of every game, one at a time (`GameSpool`); their F.5 lines go to
     `privacy`."""
-    spool = GameSpool(root, scenarios_by_id)
+    spool = GameSpool(root)
     try:
         for game in games:
             if privacy is not None:
@@ -241,7 +233,7 @@ def write_audit_outputs(
     """Write the audit and model-VPS tables (module docstring); returns the files."""
     root = Path(run_dir)
     scenarios = scenarios_by_id if scenarios_by_id is not None else run_scenarios(root)
-    with collect(root, _scored(traces, scenarios), scenarios) as games:
+    with collect(root, _scored(traces, scenarios)) as games:
         return _tables(root, games)
 
 
@@ -259,9 +251,8 @@ def write_calbench_tables(run_dir: Path, games: Mapping[str, ScoredGame]) -> Non
 
 
 def _write_tables(root: Path, games: Iterable[ScoredGame]) -> None:
-    scenarios = run_scenarios(root)
     with ExitStack() as stack:
         with PrivacyTables(root) as privacy:  # the F.5 tables are written as it exits
-            spool = stack.enter_context(collect(root, games, scenarios, privacy))
+            spool = stack.enter_context(collect(root, games, privacy))
         _tables(root, spool)
     write_cohort_figures(root)
