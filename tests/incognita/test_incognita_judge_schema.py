@@ -2,13 +2,14 @@
 
 import asyncio
 import json
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 
 from confide.core.message import Channel, Message
 from confide.envs.incognita.judge import ModelJudge, Verdict, reply_model
-from confide.llm import ChatMessage, GenerateConfig, MockModel, get_model
+from confide.llm import ChatMessage, ChatModel, Completion, GenerateConfig, MockModel, get_model
 from confide.llm.providers.json_instance import minimal_instance
 
 ASSERTIONS = [
@@ -108,3 +109,31 @@ def test_the_local_grammar_admits_exactly_n_numbered_items() -> None:
     rules = dict(line.split(" ::= ", 1) for line in json_gbnf(schema).splitlines())
     assert rules["verdicts"] == '"[" space verdicts-tuple-0 "," space verdicts-tuple-1 "]" space'
     assert (rules["Verdict1-assertion"], rules["Verdict2-assertion"]) == ('"1"', '"2"')
+
+
+class _Counting:
+    """A model that keeps the completions of the model it wraps."""
+
+    def __init__(self, inner: ChatModel) -> None:
+        self.inner, self.name = inner, inner.name
+        self.completions: list[Completion] = []
+
+    async def generate(
+        self, messages: Sequence[ChatMessage], *, config: GenerateConfig
+    ) -> Completion:
+        completion = await self.inner.generate(messages, config=config)
+        self.completions.append(completion)
+        return completion
+
+
+@pytest.mark.local_model
+def test_the_local_model_answers_every_assertion_in_one_complete_call() -> None:
+    """Without the bound the 135M model numbered past the last assertion up to the token
+    cap, three times (every call cut off, every assertion failed as unusable)."""
+    from confide.envs.incognita.participants import SIMULATOR_CONFIG
+
+    model = _Counting(get_model("local/smollm2"))
+    verdicts = asyncio.run(ModelJudge(model, SIMULATOR_CONFIG).judge(ASSERTIONS, DIALOGUE))
+    assert [c.finish_reason for c in model.completions] == ["stop"]
+    assert [v.assertion for v in verdicts] == [1, 2, 3]
+    assert not any(v.reason.startswith("judge reply unusable") for v in verdicts)
