@@ -5,8 +5,15 @@ judge reads the dialogue between the agent and the customer -- nothing else -- a
 one verdict per assertion.
 
 - `ModelJudge` (the ``judge`` role bound to a model): one JSON reply with a verdict for
-  every assertion. An empty, unparsable or incomplete reply, after the repair loop, fails
-  every assertion: a judge that said nothing certified nothing.
+  every assertion. Its reply schema (`reply_model`) is exact for the card: the verdicts
+  are an array of exactly n items, the i-th for assertion i (a one-value ``enum``, which
+  every provider's schema dialect accepts where ``const`` is not universal), so a
+  constrained decoder (the local model's grammar) cannot number past the last assertion
+  and the parser refuses a reply with too few, too many or misnumbered verdicts, naming
+  the field, for the repair loop. The schema depends on n alone, so every call of a task,
+  repairs included, sends the same one (prompt caching is unaffected). An empty,
+  unparsable or incomplete reply, after the repair loop, fails every assertion: a judge
+  that said nothing certified nothing.
 - `LiteralJudge` (the offline default, LLM-free): an assertion holds when every literal
   it states -- each number (``553.41``, ``6``) and each identifier containing a digit
   (``#W1234567``) -- occurs as a whole token in the agent's messages to the customer. An
@@ -18,8 +25,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, WithJsonSchema, create_model
 
 from confide.core.message import Message
 from confide.envs.incognita import prompts
@@ -41,11 +50,29 @@ class Verdict(BaseModel):
 
 
 class JudgeReply(BaseModel):
-    """What a model judge must answer."""
+    """What a model judge must answer (`reply_model` makes it exact for n assertions)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    verdicts: list[Verdict]
+    verdicts: Sequence[Verdict]
+
+
+@cache
+def reply_model(n: int) -> type[JudgeReply]:
+    """`JudgeReply` for a card with `n` assertions: `verdicts` holds exactly n items
+    (``prefixItems``, ``minItems`` = ``maxItems`` = n), item i carrying ``assertion`` i.
+    One class per n, so its schema is the same for every call."""
+    positions = tuple(
+        create_model(f"Verdict{i}", __base__=Verdict, assertion=(_number(i), ...))
+        for i in range(1, n + 1)
+    )
+    verdicts: Any = tuple.__class_getitem__(positions)  # tuple[Verdict1, ..., Verdictn]
+    return create_model("JudgeReply", __base__=JudgeReply, verdicts=(verdicts, ...))
+
+
+def _number(i: int) -> Any:
+    """Assertion number `i` alone, in the schema as a one-value ``enum``."""
+    return Annotated[Literal[i], WithJsonSchema({"type": "integer", "enum": [i]})]
 
 
 def dialogue(messages: Sequence[Message]) -> list[Message]:
@@ -103,14 +130,12 @@ class ModelJudge:
             ChatMessage(role="user", content=render_dialogue(messages) or "(no messages)"),
         ]
         result = await ask_json(
-            self._model, prompt, JudgeReply, self._config, self._max_attempts
+            self._model, prompt, reply_model(len(assertions)), self._config, self._max_attempts
         )
         if not result.ok or result.value is None:
             reason = f"judge reply unusable: {result.error}"
             return [Verdict(assertion=i, holds=False, reason=reason)
                     for i in range(1, len(assertions) + 1)]
-        given = {v.assertion: v for v in result.value.verdicts}
-        return [
-            given.get(i, Verdict(assertion=i, holds=False, reason="the judge gave no verdict"))
-            for i in range(1, len(assertions) + 1)
-        ]
+        # the schema fixed one verdict per assertion, in order
+        return [Verdict(assertion=v.assertion, holds=v.holds, reason=v.reason)
+                for v in result.value.verdicts]
