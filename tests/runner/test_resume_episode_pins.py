@@ -92,14 +92,15 @@ def provider() -> Iterator[_Provider]:
     fake.close()
 
 
-def _relay(tmp_path: Path, base_url: str) -> Experiment:
+RELAY = [
+    {"id": "good", "seats": ["a", "b"], "rounds": 1},
+    {"id": "bad", "seats": ["c", "d"], "rounds": 2},
+]
+
+
+def _relay(tmp_path: Path, base_url: str, relay: list[dict[str, Any]] = RELAY) -> Experiment:
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(
-        json.dumps({"id": "good", "seats": ["a", "b"], "rounds": 1})
-        + "\n"
-        + json.dumps({"id": "bad", "seats": ["c", "d"], "rounds": 2})
-        + "\n"
-    )
+    tasks.write_text("".join(json.dumps(task) + "\n" for task in relay))
     return build_experiment(
         {
             "benchmark": "demo",
@@ -162,20 +163,21 @@ def _open_journals() -> list[str]:
 async def test_a_stopped_paid_episode_keeps_its_journal_but_not_its_file_open(
     tmp_path: Path, provider: _Provider
 ) -> None:
-    exp = _relay(tmp_path, provider.base_url)
+    exp = _relay(tmp_path, provider.base_url, [{"id": "long", "seats": ["a", "b"], "rounds": 3}])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     answer = provider.answer
 
     def stopping(body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        if len(provider.bodies) == 2:
+        if len(provider.bodies) == 2:  # the first answer is journaled before this call
             loop.call_soon_threadsafe(stop.set)
         return answer(body)
 
     provider.answer = stopping  # type: ignore[method-assign]
     summary = await run_experiment_async(exp, show_progress=False, stop=stop)
-    assert summary.interrupted and summary.finished < 2
-    assert list((tmp_path / "run" / JOURNAL_DIR).iterdir())  # kept for the resume
+    assert summary.interrupted and summary.finished == 0
+    (journal,) = (tmp_path / "run" / JOURNAL_DIR).iterdir()  # kept for the resume
+    assert len(journal.read_text().splitlines()) >= 2  # its header and the first answer
     assert _open_journals() == []
 
 
