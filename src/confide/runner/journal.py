@@ -114,7 +114,7 @@ class EpisodeJournal:
         with handle:
             for number, line in enumerate(handle):
                 if not line.endswith(b"\n"):
-                    break
+                    break  # a torn last write: no line follows it
                 try:
                     data = json.loads(line)
                     if number == 0:
