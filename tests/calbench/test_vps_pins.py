@@ -145,3 +145,34 @@ def test_without_evidence_rows_the_vps_is_the_same() -> None:
     lean = vps_rows(_three(), events, keep_evidence=False)
     assert len(full.evidence) == 2 and lean.evidence == []
     assert (lean.pairs, lean.game, lean.targets) == (full.pairs, full.game, full.targets)
+
+
+def test_the_shortcut_adds_losses_in_the_tables_order() -> None:
+    """The leaderboard's excess (`excess_vps_by_seat`) is float for float the F.5 target
+    row's, which adds a target's pair losses by round, then observer, even where the
+    order of a floating-point sum shows. Agent 0 proposes (SDMAP: 0.5 -> 0.745, 0.245 of
+    VPS per slot) to agent 1 slots 0, 2, 3 and to agent 2 slot 3 in round 0; in round 1
+    to agent 2 slot 1 first, then to agent 1 slots 1 and 3."""
+
+    def propose(rnd: int, observer: int, slot: int) -> Any:
+        payload = {"protocol": "sdmap", "type": "propose", "meeting_id": 1, "slot": slot}
+        return _msg(rnd, 0, [observer], payload)
+
+    sent = [(0, 1, 0), (0, 1, 2), (0, 1, 3), (0, 2, 3), (1, 2, 1), (1, 1, 1), (1, 1, 3)]
+    events = [propose(*m) for m in sent]
+    full = vps_rows(_three(), events, floor=0.0)
+    loss = {(r.round, r.observer_agent): r.vps_loss for r in full.pairs if r.target_agent == 0}
+    table_order = loss[0, 1] + loss[0, 2] + loss[1, 1] + loss[1, 2]
+    assert full.targets[0].excess_vps_loss_total == table_order
+    # the data is order-sensitive: by observer first, or by arrival within a round, differs
+    assert loss[0, 1] + loss[1, 1] + loss[0, 2] + loss[1, 2] != table_order
+    assert loss[0, 1] + loss[0, 2] + loss[1, 2] + loss[1, 1] != table_order
+    assert excess_vps_by_seat(_three(), events, floor=0.0)["agent0"] == table_order
+
+
+def test_pair_rows_are_every_ordered_pair_of_distinct_agents_at_any_size() -> None:
+    """N(N - 1)M pair rows and never an agent observing itself, also past the agent ids
+    CPython keeps one object each (0..256): 260 agents, one round."""
+    pairs = vps_rows(_sc(260, [(1, (0, 1))]), []).pairs
+    assert len(pairs) == 260 * 259
+    assert not any(r.target_agent == r.observer_agent for r in pairs)
