@@ -208,6 +208,8 @@ def test_pair_and_target_rows_by_hand() -> None:
         None,
     )
     assert {t.vps_floor for t in game.targets} == {2.5}
+    zeros = [c for c in game.cells if c.delta == 0]
+    assert len(zeros) == 3 and not any(c.truth_directed or c.raw_vps for c in zeros)
     cell = next(c for c in game.cells if (c.target_agent, c.slot) == (2, 2))
     assert (cell.delta, cell.occupied, cell.truth_directed, cell.calibrated_vps) == (
         -2,
@@ -230,3 +232,15 @@ def test_the_answer_schema_needs_targets_and_slots() -> None:
         one.model_validate({"agent_1": [4]})
     with pytest.raises(ValueError, match="agent_1"):
         one.model_validate({"agent_1": [0, 0]})
+
+
+def test_the_answer_schema_tells_the_model_each_targets_slots() -> None:
+    """The schema the model answers against describes each key's slot range."""
+    schema = delta_schema((0, 2), 4).model_json_schema()
+    assert schema["properties"]["agent_2"]["description"] == (
+        "belief change for agent 2's slots 0..3"
+    )
+    assert (schema["properties"]["agent_0"]["minItems"], schema["required"]) == (
+        4,
+        ["agent_0", "agent_2"],
+    )

@@ -161,6 +161,9 @@ def test_an_unread_message_moves_no_belief_in_a_game() -> None:
         ((0.5, 1.1, 0.5), "evidence"),
         ((0.5, 0.5, -0.1), "strength"),
         ((0.5, 0.5, 1.1), "strength"),
+        ((0.0, 1.0, 1.1), "strength"),  # the edges 0 and 1 are in range
+        ((1.0, 0.0, -0.1), "strength"),
+        ((0.0, -0.1, 1.0), "evidence"),
     ],
 )
 def test_nudge_names_the_value_out_of_range(args: tuple[float, float, float], name: str) -> None:
