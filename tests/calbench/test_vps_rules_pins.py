@@ -27,7 +27,8 @@ def _claims(*events: MessageDelivered, slots: int = 4) -> list[Any]:
 
 
 def _raw(rnd: int, sender: int, to: list[int], payload: dict[str, Any]) -> MessageDelivered:
-    """A message whose payload carries no `to` list (everyone who saw it is addressed)."""
+    """A message to `to` with the payload as given (`_msg` adds `to` to it; without one,
+    everyone who saw it is addressed)."""
     return MessageDelivered(
         message=Message(
             sender=f"agent{sender}",
@@ -219,3 +220,30 @@ def test_the_belief_table_by_hand() -> None:
     assert low.apply((0, 1, 0), [(1, 1.0, 1.0, "a")]) == [(0.2, 1.0)]
     assert low.posterior((0, 1, 0)) == [0.2, 1.0]
     assert low.distance_to_prior((0, 1, 0)) == pytest.approx(0.8)
+
+
+def test_a_posted_reply_answers_only_its_addressees() -> None:
+    """Agent 1 posts to agents 0 and 2 (both see it) a reply addressed `to` agent 0 only:
+    costs are bounded by agent 0's request (slot 0), not agent 2's (slot 3), and scores
+    are read through agent 0's plans (plan 7 -> slot 1), not agent 2's (plan 7 -> slot 2).
+    A `to` that is not a list of agent ids falls back to everyone who saw it."""
+    ask0 = _msg(0, 0, [1], _imap("cost_request", slots=[0]))
+    ask2 = _msg(0, 2, [1], _imap("cost_request", slots=[3]))
+    costs = _imap("costs", slots=[0, 3], costs=[0, 0])
+    post = _raw(0, 1, [0, 2], {**costs, "to": [0]})
+    assert _claims(ask0, ask2, post) == [(0, 1.0, 1.0, "imap_cost")]
+    named = _raw(0, 1, [0, 2], {**costs, "to": ["agent0"]})
+    assert [c[0] for c in _claims(ask0, ask2, named)] == [0, 3]
+    shown0 = _msg(0, 0, [1], _dsm("proposals", plans=[{"plan_id": 7, "slot": 1}]))
+    shown2 = _msg(0, 2, [1], _dsm("proposals", plans=[{"plan_id": 7, "slot": 2}]))
+    scores = _raw(0, 1, [0, 2], _dsm("scores", plan_ids=[7], scores=[11], to=[0]))
+    assert _claims(shown0, shown2, scores) == [(1, 1.0, 1.0, "dsm_score")]
+
+
+def test_a_request_naming_no_slot_bounds_its_reply_to_none() -> None:
+    """A cost request is a request even when it names no valid slot: the reply to it is
+    credited on the slots asked, here none."""
+    for slots in (3, [9, "1"]):
+        request = _msg(0, 0, [1], _imap("cost_request", slots=slots))
+        reply = _msg(0, 1, [0], _imap("costs", slots=[0, 1], costs=[0, 0]))
+        assert _claims(request, reply) == []
