@@ -244,3 +244,23 @@ def test_the_answer_schema_tells_the_model_each_targets_slots() -> None:
         4,
         ["agent_0", "agent_2"],
     )
+
+
+def test_a_failed_answer_is_missing_about_others_only_at_any_size() -> None:
+    """An observer never answers about itself, so its failed answer is missing for every
+    other agent and not for itself, also past the agent ids CPython keeps one object each
+    (0..256): 260 agents, observer 259."""
+    from test_calbench_vps_rules import _sc
+
+    sc = _sc(260, [(1, (0, 1))])
+    start = ev.RoundStart(
+        round=0,
+        data=ev.RoundStartData(
+            meeting=ev.MeetingInfo(meeting_id=1, participants=[0, 1], cost=1),
+            speaker_order=[0, 1],
+        ),
+    )
+    game = model_vps(sc, [start, _answer(0, 259, None)], EVENT)
+    missing = [t.missing_answers for t in game.targets]
+    assert missing == [1] * 259 + [0]
+    assert game.targets[259].excess_calibrated_vps_loss_total == 0.0
