@@ -43,6 +43,7 @@ def _answer(rnd: int, observer: int, deltas: dict[Any, list[int]] | None) -> Any
         (-1, 0, {1: Z}, "observer 0 in round -1 is outside"),
         (0, 3, {1: Z}, "observer 3 in round 0 is outside"),  # agents 0, 1, 2
         (0, -1, {1: Z}, "observer -1 in round 0 is outside"),
+        (3, 0, {1: Z}, "observer 0 in round 3 is outside"),
         (0, 0, {3: Z}, "target 3 with 4 deltas does not fit 3 agents"),
         (0, 0, {1: Z, 2: [0, 0, 0, 0, 0]}, "target 2 with 5 deltas"),
     ],
@@ -264,3 +265,41 @@ def test_a_failed_answer_is_missing_about_others_only_at_any_size() -> None:
     missing = [t.missing_answers for t in game.targets]
     assert missing == [1] * 259 + [0]
     assert game.targets[259].excess_calibrated_vps_loss_total == 0.0
+
+
+def test_a_trace_read_back_from_disk_gives_the_same_truth() -> None:
+    """Scoring reads traces from their JSONL files: parsed back from JSON, the committed
+    batches (agent1 moving errand 3 to slot 1, agent2 errand 4 to slot 3) replay to the
+    same round-start calendars and the same rows as the live game's."""
+    from confide.core.trace.reader import parse_events
+
+    live = _events(_answer(1, 0, {1: [3, 3, -3, -3], 2: [0, 0, 3, -3]}))
+    lines = [event.model_dump_json() for event in live]
+    read = parse_events(lines, "g1.jsonl")
+    assert calendars_at_round_start(task(), read) == calendars_at_round_start(task(), live)
+    assert [s is not None for s in calendars_at_round_start(task(), read)[1][1].slots] == [
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert model_vps(task(), read, EVENT) == model_vps(task(), live, EVENT)
+
+
+def test_an_answer_of_the_calendars_length_counts_at_any_size() -> None:
+    """One delta per slot is the right length also past the counts CPython keeps one
+    object each (0..256): a 260-slot calendar, observer 1 sure that agent 0's free slot
+    259 is free (-3: one slot of truth-directed VPS)."""
+    from test_calbench_engine_support import scenario
+
+    sc = scenario([[None] * 260, [None] * 260], [(1, (0, 1), (0, 1))], task_id="wide")
+    start = ev.RoundStart(
+        round=0,
+        data=ev.RoundStartData(
+            meeting=ev.MeetingInfo(meeting_id=1, participants=[0, 1], cost=1),
+            speaker_order=[0, 1],
+        ),
+    )
+    deltas = [0] * 259 + [-3]
+    game = model_vps(sc, [start, _answer(0, 1, {0: deltas})], EVENT)
+    assert game.targets[0].calibrated_vps_loss_total == 1.0
