@@ -46,6 +46,7 @@ def _answer(rnd: int, observer: int, deltas: dict[Any, list[int]] | None) -> Any
         (0, 4, {1: Z}, "observer 4 in round 0 is outside"),
         (3, 0, {1: Z}, "observer 0 in round 3 is outside"),
         (0, 0, {3: Z}, "target 3 with 4 deltas does not fit 3 agents"),
+        (0, 0, {4: Z}, "target 4 with 4 deltas does not fit 3 agents"),
         (0, 0, {1: Z, 2: [0, 0, 0, 0, 0]}, "target 2 with 5 deltas"),
     ],
 )
