@@ -234,6 +234,8 @@ def test_the_answer_schema_needs_targets_and_slots() -> None:
     with pytest.raises(ValueError, match="agent_1"):
         one.model_validate({"agent_1": [4]})
     with pytest.raises(ValueError, match="agent_1"):
+        one.model_validate({"agent_1": [-4]})
+    with pytest.raises(ValueError, match="agent_1"):
         one.model_validate({"agent_1": [0, 0]})
 
 
@@ -267,6 +269,11 @@ def test_a_failed_answer_is_missing_about_others_only_at_any_size() -> None:
     missing = [t.missing_answers for t in game.targets]
     assert missing == [1] * 259 + [0]
     assert game.targets[259].excess_calibrated_vps_loss_total == 0.0
+    # agent 259's slot 0 is free: +3 there is one slot of raw, wrong-direction movement
+    told = model_vps(sc, [start, _answer(0, 0, {259: [3, 0, 0, 0]})], EVENT).targets[259]
+    assert (told.answers, told.nonzero_deltas, told.raw_vps_loss_total) == (1, 1, 1.0)
+    with pytest.raises(VpsError, match="observer 259: target 259 with 4 deltas"):
+        model_vps(sc, [start, _answer(0, 259, {259: Z})], EVENT)
 
 
 def test_a_trace_read_back_from_disk_gives_the_same_truth() -> None:
@@ -305,3 +312,40 @@ def test_an_answer_of_the_calendars_length_counts_at_any_size() -> None:
     deltas = [0] * 259 + [-3]
     game = model_vps(sc, [start, _answer(0, 1, {0: deltas})], EVENT)
     assert game.targets[0].calibrated_vps_loss_total == 1.0
+
+
+def test_a_zero_delta_says_nothing_whatever_the_slot_holds() -> None:
+    """Observer 1 reports no change about agent 0 (truth r0 [F, O, F, O]): no cell is
+    truth-directed, on the occupied slots either, and nothing is leaked."""
+    game = model_vps(task(), _events(_answer(0, 1, {0: Z})), EVENT)
+    assert [(c.occupied, c.truth_directed) for c in game.cells] == [
+        (False, False),
+        (True, False),
+        (False, False),
+        (True, False),
+    ]
+    (pair,) = game.pairs
+    assert (pair.nonzero_deltas, pair.truth_directed_deltas, pair.raw_vps_loss) == (0, 0, 0.0)
+
+
+def test_a_batch_that_also_carried_a_message_replays_by_its_calendar_calls() -> None:
+    """The engine applies a batch whose envelope also held a message call (it marks the
+    call invalid) and records every call: the replay skips the message calls and gives
+    the live game's truth (agent0 at M1 in slot 0 from round 1 on)."""
+    events = play(task()).events
+    index = next(
+        i for i, e in enumerate(events) if isinstance(e, ev.BatchApplied) and e.seat == "agent0"
+    )
+    batch = events[index]
+    chatty = [
+        {"type": "dm", "to": 1, "content": "deal"},
+        {"type": "participant_groupchat", "content": "deal"},
+        *batch.data.actions,
+        {"type": "all_agent_groupchat", "content": "deal"},
+    ]
+    events[index] = batch.model_copy(
+        update={"data": batch.data.model_copy(update={"actions": chatty})}
+    )
+    assert calendars_at_round_start(task(), events) == calendars_at_round_start(
+        task(), play(task()).events
+    )
