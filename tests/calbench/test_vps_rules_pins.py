@@ -247,3 +247,30 @@ def test_a_request_naming_no_slot_bounds_its_reply_to_none() -> None:
         request = _msg(0, 0, [1], _imap("cost_request", slots=slots))
         reply = _msg(0, 1, [0], _imap("costs", slots=[0, 1], costs=[0, 0]))
         assert _claims(request, reply) == []
+
+
+def test_messages_read_back_from_json_give_the_same_evidence() -> None:
+    """Scoring reads messages from trace files: parsed back from JSON, an SDMAP reply
+    IMPOSSIBLE is still evidence 0 (the slot is not usable), and every rule gives what it
+    gave the live messages."""
+    sd = {"protocol": "sdmap", "meeting_id": 1}
+    live = [
+        _msg(0, 0, [1], {**sd, "type": "propose", "slot": 1}),
+        _msg(0, 1, [0], {**sd, "type": "reply", "slot": 1, "status": "IMPOSSIBLE"}),
+        _msg(0, 1, [0], {**sd, "type": "reschedule_reply", "slot": 2, "status": "IMPOSSIBLE"}),
+        _msg(0, 0, [1], _dsm("proposals", plans=PLANS)),
+        _msg(0, 1, [0], _dsm("scores", plan_ids=[0, 1], scores=[3, 11])),
+        _msg(0, 0, [1], _imap("cost_request", slots=[2, 3])),
+        _msg(0, 1, [0], _imap("costs", slots=[2, 3], costs=[None, 4])),
+    ]
+    read = [MessageDelivered.model_validate_json(e.model_dump_json()) for e in live]
+    state = RuleState(4)
+    claims = [message_claims(e.message, state) for e in read]
+    assert [c.claims for c in claims if c is not None][1:3] == [
+        [(1, 0.0, 1.0, "sd_reply")],
+        [(2, 0.0, 1.0, "sd_reschedule_reply")],
+    ]
+    from confide.envs.calbench.privacy import vps_rows
+
+    sc = _sc(2, [(1, (0, 1))])
+    assert vps_rows(sc, read) == vps_rows(sc, live)
