@@ -274,3 +274,29 @@ def test_messages_read_back_from_json_give_the_same_evidence() -> None:
 
     sc = _sc(2, [(1, (0, 1))])
     assert vps_rows(sc, read) == vps_rows(sc, live)
+
+
+def test_only_an_impossible_reply_says_the_slot_is_unusable() -> None:
+    """Table 10: e = 0 if the status is IMPOSSIBLE, else 1, whatever else it says."""
+    for kind in ("reply", "reschedule_reply"):
+        for status in ("PENDING", "ACCEPTED", "impossible", None):
+            payload = {"protocol": "sdmap", "type": kind, "meeting_id": 1, "slot": 2}
+            reply = _msg(0, 1, [0], {**payload, "status": status})
+            assert _claims(reply) == [(2, 1.0, 1.0, f"sd_{kind}")]
+
+
+def test_unpaired_lists_are_no_evidence_whichever_is_longer() -> None:
+    """Parallel payload lists of different lengths pair nothing (and raise nothing)."""
+    proposals = _msg(0, 0, [1], _dsm("proposals", plans=PLANS))
+    for ids, levels in (([0, 1], [11]), ([0], [11, 11])):
+        scores = _msg(0, 1, [0], _dsm("scores", plan_ids=ids, scores=levels))
+        assert _claims(proposals, scores) == []
+    for slots, costs in (([0, 1], [0]), ([0], [0, 0])):
+        assert _claims(_msg(0, 1, [0], _imap("costs", slots=slots, costs=costs))) == []
+
+
+def test_long_paired_lists_are_read() -> None:
+    """A costs reply of 300 entries (slots 0..299 of which a 4-slot calendar has 0..3)
+    counts on its in-range slots; lists that long still pair."""
+    reply = _msg(0, 1, [0], _imap("costs", slots=list(range(300)), costs=[0] * 300))
+    assert [c[0] for c in _claims(reply)] == [0, 1, 2, 3]
