@@ -69,8 +69,8 @@ def test_dsm_scores_read_only_plans_proposed_to_the_scorer() -> None:
     proposals = _msg(0, 0, [1], _dsm("proposals", plans=PLANS))
     stranger = _msg(0, 2, [0], _dsm("scores", plan_ids=[0, 1], scores=[11, 11]))
     assert _claims(proposals, stranger) == []
-    odd = _msg(0, 1, [0], _dsm("scores", plan_ids=[0, "1", 2], scores=[11, 11, 5.0]))
-    assert _claims(proposals, odd) == [(0, 1.0, 1.0, "dsm_score")]
+    odd = _msg(0, 1, [0], _dsm("scores", plan_ids=[0, "1", 2, 1], scores=[11, 11, 5.0, 6]))
+    assert _claims(proposals, odd) == [(0, 1.0, 1.0, "dsm_score"), (1, 6 / 11, 1.0, "dsm_score")]
     bare = _raw(0, 1, [0], _dsm("scores", plan_ids=[1], scores=[11]))  # no `to`: its viewers
     assert _claims(proposals, bare) == [(1, 1.0, 1.0, "dsm_score")]
     unpaired = _msg(0, 1, [0], _dsm("scores", plan_ids=[0, 1], scores=11))
@@ -296,7 +296,8 @@ def test_unpaired_lists_are_no_evidence_whichever_is_longer() -> None:
 
 
 def test_long_paired_lists_are_read() -> None:
-    """A costs reply of 300 entries (slots 0..299 of which a 4-slot calendar has 0..3)
+    """A costs reply of 300 entries (slots 299..0 of which a 4-slot calendar has 0..3)
     counts on its in-range slots; lists that long still pair."""
-    reply = _msg(0, 1, [0], _imap("costs", slots=list(range(300)), costs=[0] * 300))
+    slots = list(range(299, -1, -1))  # the out-of-range entries first
+    reply = _msg(0, 1, [0], _imap("costs", slots=slots, costs=[0] * 300))
     assert [c[0] for c in _claims(reply)] == [0, 1, 2, 3]
