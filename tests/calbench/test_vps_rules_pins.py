@@ -189,7 +189,7 @@ def test_the_belief_table_refuses_what_no_calendar_has() -> None:
     for prior in (0.0, 1.0):
         assert BeliefTable(1, prior).posterior((0, 1, 0)) == [prior]
     table = BeliefTable(4)
-    for slot in (-1, 4):
+    for slot in (-1, 4, 5):
         with pytest.raises(ValueError, match=rf"slot {slot} is outside \[0, 4\)"):
             table.apply((0, 1, 0), [(slot, 1.0, 1.0, "s")])
         with pytest.raises(ValueError, match=rf"slot {slot} is outside \[0, 4\)"):
