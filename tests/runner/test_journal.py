@@ -18,11 +18,11 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _json_server import JsonServer
 
 from confide.core.trace import read_trace
 from confide.llm import ChatMessage, Completion, GenerateConfig
@@ -45,7 +45,7 @@ FAIL_AT = 30
 """The first episode call the server refuses (its 30th)."""
 
 
-class SotopiaServer:
+class SotopiaServer(JsonServer):
     """`/v1/chat/completions` answering a Sotopia-ToM agent with a public, substantive
     message (so the conversation runs to its turn limit) and any other request with a
     minimal instance of its schema. From the episode call `fail_at` on, while `down`,
@@ -61,29 +61,7 @@ class SotopiaServer:
         self.on_call: Callable[[int], object] | None = None
         self._answered = 0
         self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, reply = server.answer(body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        super().__init__()
 
     def episode_bodies(self) -> list[dict[str, Any]]:
         """The bodies of the episode's calls (the structured-output probe left out)."""
@@ -118,10 +96,6 @@ class SotopiaServer:
                          "message": {"role": "assistant", "content": content}}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110},
         }
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def _probe(body: dict[str, Any]) -> bool:
@@ -284,7 +258,6 @@ async def test_a_journaled_model_replays_then_goes_live(tmp_path: Path) -> None:
     journal.close()
     lines = journal.path.read_text().splitlines()  # header, the earlier answer, the new one
     assert json.loads(lines[0])["episode_id"] == "ep" and len(lines) == 3
-
 
 
 KILL_AT = 16

@@ -9,13 +9,12 @@ import asyncio
 import gzip
 import json
 import os
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from _json_server import JsonServer
 
 from confide.core.trace import ModelCall, read_trace
 from confide.registry import get_benchmark
@@ -29,36 +28,14 @@ from confide.runner.resolve import resolve_experiment
 from confide.runner.results import read_csv
 
 
-class _Provider:
+class _Provider(JsonServer):
     """`/v1/chat/completions` on 127.0.0.1: a short reply to each demo seat, HTTP 400 (no
     retry helps) to every seat in `down`; keeps every request body it gets."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.bodies: list[dict[str, Any]] = []
         self.down: set[str] = set()
-        provider = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                status, reply = provider.answer(body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         self.bodies.append(body)
@@ -79,10 +56,6 @@ class _Provider:
             ],
             "usage": {"prompt_tokens": 50, "completion_tokens": 5, "total_tokens": 55},
         }
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 @pytest.fixture
