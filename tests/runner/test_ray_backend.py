@@ -299,3 +299,62 @@ def test_stopped_run_leaves_no_partial_trace_and_resumes(
     resumed = run_experiment(build_experiment(config), show_progress=False)
     assert resumed.skipped == len(done) and resumed.finished == 12 and resumed.failed == []
     assert len(read_csv(run_dir / "results.csv")) == 12 * 2
+
+
+def test_connected_workers_start_before_preflight_and_end_when_it_refuses(
+    ray_session: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process connected to Ray starts a run's workers before preflight (they import
+    confide meanwhile); when preflight refuses the experiment, they are ended and nothing
+    is written."""
+    from confide.runner import PreflightError, execute, ray_backend
+
+    events: list[str] = []
+    start, close, check = ray_backend.RayEpisodes.__init__, ray_backend.RayEpisodes.close, (
+        execute.preflight)
+
+    def starting(self: Any, *args: Any) -> None:
+        events.append("workers start")
+        start(self, *args)
+
+    def closing(self: Any) -> None:
+        events.append("workers end")
+        close(self)
+
+    def checking(experiment: Any) -> Any:
+        events.append("preflight")
+        return check(experiment)
+
+    monkeypatch.setattr(ray_backend.RayEpisodes, "__init__", starting)
+    monkeypatch.setattr(ray_backend.RayEpisodes, "close", closing)
+    monkeypatch.setattr(execute, "preflight", checking)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    run_dir = tmp_path / "run"
+    refused = build_experiment({**CALBENCH, "lineups": ["openai/gpt-5-mini"], "backend": "ray",
+                                "output_dir": str(run_dir)})
+    with pytest.raises(PreflightError, match="OPENAI_API_KEY"):
+        run_experiment(refused, show_progress=False)
+    assert events == ["workers start", "preflight", "workers end"]
+    assert not run_dir.exists()
+
+
+def test_unconnected_process_refused_by_preflight_never_starts_ray(tmp_path: Path) -> None:
+    """Without a Ray connection the workers start only after preflight passed: a refused
+    experiment never starts (or joins) a cluster."""
+    script = (
+        "import sys\n"
+        "from confide.runner import PreflightError, build_experiment, run_experiment\n"
+        f"e = build_experiment({{**{CALBENCH!r}, 'lineups': ['openai/gpt-5-mini'], "
+        f"'backend': 'ray', 'output_dir': {str(tmp_path / 'run')!r}}})\n"
+        "try:\n"
+        "    run_experiment(e, show_progress=False)\n"
+        "except PreflightError:\n"
+        "    ray = sys.modules.get('ray')\n"
+        "    print('ray started' if ray is not None and ray.is_initialized() else 'no ray')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["PYTHONPATH"] = os.pathsep.join([SRC, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.stdout.strip() == "no ray", done.stderr
+    assert not (tmp_path / "run").exists()

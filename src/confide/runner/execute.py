@@ -151,22 +151,29 @@ async def run_experiment_async(
     no more episodes and cancels the running ones; the outputs then cover the finished
     episodes. `freeze_gc` (the CLI's choice, never a library default: it changes the
     caller's whole process) moves the loaded tasks out of the cyclic collector's sight."""
-    if experiment.backend == "ray":
-        from confide.runner.ray_backend import reach_ray, require_ray
+    on_ray = experiment.backend == "ray"
+    if on_ray:
+        from confide.runner.ray_backend import (
+            ray_connected,
+            ray_episodes,
+            reach_ray,
+            require_ray,
+        )
 
         require_ray()
-    spec = preflight(experiment).spec
-    if experiment.backend == "ray":
-        reach_ray(experiment.ray_address)
-    experiment = resolve_experiment(spec, experiment)
     with contextlib.ExitStack() as early:
         cluster = None
-        if experiment.backend == "ray":  # its workers start while this process goes on
-            from confide.runner.ray_backend import ray_episodes
-
-            cluster = early.enter_context(
-                ray_episodes(spec, experiment, spend_roles(spec, experiment))
-            )
+        # Ray workers start as early as they may, and import confide while this process
+        # goes on: before preflight on a cluster this process is connected to already,
+        # right after it otherwise (a refused experiment never starts or joins a cluster)
+        if on_ray and ray_connected():
+            cluster = early.enter_context(ray_episodes(experiment.benchmark, None))
+        spec = preflight(experiment).spec
+        if on_ray and cluster is None:
+            reach_ray(experiment.ray_address)
+        experiment = resolve_experiment(spec, experiment)
+        if on_ray and cluster is None:
+            cluster = early.enter_context(ray_episodes(spec.id, experiment.ray_address))
         plans = expand(spec, experiment)
         prints = episode_fingerprints(spec.id, experiment, plans)
         # Tasks and suites are loaded and live for the whole run: move them out of the
@@ -261,7 +268,8 @@ async def _run_checked(
     if cluster is not None:  # episodes run on Ray workers; all the rest stays here
         backend.callback(cluster.close)
         warming = _warm(spec)
-        cluster.begin(trace_dir, todo, prints, stop, models.meter)
+        cluster.begin(spec, experiment, results.roles, trace_dir, todo, prints, stop,
+                      models.meter)
         play, at_once = cluster.play, cluster.in_flight
     elif (workers := pool_size(experiment, len(todo))) > 1:  # CPU-bound: every core
         pool = backend.enter_context(pool_episodes(

@@ -37,12 +37,17 @@ call's episodes all at once, 1.73x and 1.85x in order. A run that calls models s
 one episode per call: its episodes last seconds and vary, and a batch would hold its
 finished episodes until its slowest one ends.
 
-Start: the workers are started as soon as the experiment passed preflight
-(`ray_episodes`, entered before the run is expanded), and each imports confide and loads
-the benchmark (about a second of a core, on a fresh worker) while the driver expands
-the run, computes its fingerprints, locks its directory and reads back finished episodes;
-the run's work, and the probe of its trace directory, follow in one `load` call per
-worker (`RayEpisodes.begin`), and the games start once every worker has loaded it.
+Start: a worker is started knowing only the benchmark's name, and imports confide and
+loads the benchmark (about two thirds of a second of a core, on a fresh worker) while the
+driver works: in a process already connected to Ray (a notebook, a program that called
+`ray.init`) the workers start before preflight, while the driver loads and checks the
+tasks, and are ended if preflight refuses the experiment; otherwise right after
+preflight (a refused experiment never starts or joins a cluster), while the driver
+expands the run, computes its fingerprints, locks its directory and reads back finished
+episodes. The run itself (the resolved experiment, its work, the probe of its trace
+directory) follows in one `load` call per worker (`RayEpisodes.begin`), and the games
+start once every worker has loaded it. A worker imports only what playing needs
+(`confide.runner` loads its driver-side entry points on first use).
 
 Faults: an episode whose worker dies (SIGKILL, OOM kill, a lost node) is played again on
 a fresh worker, up to `ATTEMPTS` times in all; its result is taken once, from the attempt
@@ -72,6 +77,7 @@ import os
 import secrets
 import shutil
 import socket
+import sys
 import tempfile
 from collections import deque
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -264,48 +270,59 @@ class ClusterLimiter(ProviderLimiter):
             self._slots.release.remote(ticket)  # also withdraws a request cancelled mid-wait
 
 
+@dataclass(frozen=True)
+class Job:
+    """What a worker needs from the run, handed over once by `EpisodeWorker.load`: the
+    benchmark's id, the resolved experiment, the cluster's call slots (None: the run
+    calls no model) and their limits, whether a call's episodes play in order
+    (`episodes_per_call` above 1), the roles whose spend columns each result row gets
+    (`results.spend_roles`) and the probe of the run directory (None: return every trace)."""
+
+    benchmark: str
+    experiment: Experiment
+    slots: Any
+    limits: Mapping[str, int | None]
+    one_at_a_time: bool
+    roles: tuple[str, ...] | None
+    probe: Probe | None
+
+
 class EpisodeWorker:
     """Plays episodes on one Ray worker process (run as a Ray actor), through the
-    `EpisodePlayer` every backend's worker processes share. It starts before the driver
-    has expanded the run (importing confide and the benchmark while the driver works:
-    module docstring, "Start") and is handed the run's work by `load`."""
+    `EpisodePlayer` every backend's worker processes share. It starts knowing only the
+    benchmark's name, so it imports confide and the benchmark while the driver checks and
+    expands the run (module docstring, "Start"), and is handed the run by `load`."""
 
-    def __init__(
-        self,
-        benchmark: str,
-        experiment: Experiment,
-        holder: str,
-        slots: Any,
-        limits: Mapping[str, int | None],
-        cwd: str,
-        one_at_a_time: bool,
-        roles: tuple[str, ...] | None,
-    ) -> None:
+    def __init__(self, benchmark: str, holder: str, cwd: str) -> None:
         if os.path.isdir(cwd):
             os.chdir(cwd)  # relative paths mean what they mean on the driver
-        get_benchmark(benchmark)  # its modules, imported while the driver expands the run
-        self.benchmark, self.experiment, self.holder = benchmark, experiment, holder
-        self.one_at_a_time = one_at_a_time
-        options = dict(experiment.model_options)
-        if slots is not None:  # None: the run calls no model
-            options["limiter"] = ClusterLimiter(slots, holder, limits)
-        self.models = RunModels(
-            cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
-        )
+        # its modules, imported while the driver works (a name preflight refuses stops the
+        # run before `load`, so it is not this worker's error to report)
+        with contextlib.suppress(ConfideError):
+            get_benchmark(benchmark)
+        self.holder = holder
         self.shared = False
         """Whether this worker writes its traces into the run directory itself."""
         self.trace_dir: Path | None = None
         self._player: EpisodePlayer | None = None
         self._loaded = asyncio.Event()
         self._reports = itertools.count(1)
-        self.roles = roles
+        self.roles: tuple[str, ...] | None = None
         """The roles whose spend columns each result row gets (`results.spend_roles`)."""
 
-    async def load(self, probe: Probe | None, work: Mapping[str, Work]) -> str:
-        """Take the run's work and find out where its traces go (`probe`: the driver's
-        token, None to return every trace); where this worker runs."""
+    async def load(self, job: Job, work: Mapping[str, Work]) -> str:
+        """Take the run (`job`) and its work, and find out where its traces go; where this
+        worker runs."""
         import ray
 
+        experiment, probe = job.experiment, job.probe
+        options = dict(experiment.model_options)
+        if job.slots is not None:
+            options["limiter"] = ClusterLimiter(job.slots, self.holder, job.limits)
+        models = RunModels(
+            cache_dir=experiment.cache_dir, options=options, prices=run_prices(experiment)
+        )
+        self.roles = job.roles
         self.shared = probe is not None and probe.shared()
         self.trace_dir = (
             Path(probe.trace_dir) if probe is not None and self.shared
@@ -324,8 +341,8 @@ class EpisodeWorker:
         # find them)
         journal_dir = self.trace_dir.parent / JOURNAL_DIR if self.shared else None
         self._player = EpisodePlayer(
-            self.benchmark, self.experiment, work, self.trace_dir, self.models, placement,
-            journal_dir, self.one_at_a_time,
+            job.benchmark, experiment, work, self.trace_dir, models, placement,
+            journal_dir, job.one_at_a_time,
         )
         self._loaded.set()
         return placement["node_id"]
@@ -359,7 +376,7 @@ class EpisodeWorker:
             data = await asyncio.to_thread(path.read_bytes)
             path.unlink()
         entry = spool_entry(self.player.work[episode_id][0], footer, self.roles)
-        return data, entry, self.models.meter.snapshot(), next(self._reports)
+        return data, entry, self.player.models.meter.snapshot(), next(self._reports)
 
     def close(self) -> None:
         """Remove the temporary trace directory (never the run directory's)."""
@@ -391,65 +408,67 @@ class RayEpisodes:
     workers' model usage to the run's meter (for the progress bar and
     `RunSummary.usage`)."""
 
-    def __init__(
-        self,
-        spec: BenchmarkSpec,
-        experiment: Experiment,
-        limits: Mapping[str, int | None],
-        roles: tuple[str, ...] | None,
-    ) -> None:
+    def __init__(self, benchmark: str, limits: Mapping[str, int | None]) -> None:
         import ray
 
         self._ray: Any = ray  # handles and refs are untyped: one Any instead of many casts
-        self._spec = spec
-        self._spec_id = spec.id
-        cache, table = experiment.cache_dir, experiment.price_table
-        self._experiment = experiment.model_copy(
-            update={
-                "cache_dir": str(Path(cache).resolve()) if cache is not None else None,
-                "price_table": str(Path(table).resolve()) if table is not None else None,
-            }
-        )
-        self._roles = roles
+        self._benchmark = benchmark
         self._cwd = os.getcwd()
         self._limits = dict(limits)
         self._probe: Probe | None = None
+        self._job: Job | None = None
         self._work: Any = None
         """The run's work in Ray's object store, once `begin` put it there."""
-        self._slots = (  # shared call slots, for a run that calls models
-            self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
-            if calls_models(experiment) else None
-        )
+        self._slots: Any = None
         count = max(1, int(self._ray.cluster_resources().get("CPU", 1)))
         self._names = itertools.count()
-        self._per_call = episodes_per_call(experiment)
         self._workers = [self._start() for _ in range(count)]
         self._load = [0] * count
+        self._per_call = 1
+        self.in_flight = count
+        """Episodes handed out at once (set by `begin`): per worker, `concurrency` as a
+        local process runs them, or two calls' worth when episodes go several to a call."""
         self._reported: dict[str, tuple[int, dict[str, ModelUsage]]] = {}
-        at_once = experiment.episodes_at_once if self._per_call == 1 else 2 * self._per_call
-        self.in_flight = count * at_once
-        """Episodes handed out at once: per worker, `concurrency` as a local process runs
-        them, or two calls' worth when episodes go several to a call."""
         self._queue: list[_Call] = []
         self._calls: set[asyncio.Future[None]] = set()
         self._closed = False
 
     def begin(
         self,
+        spec: BenchmarkSpec,
+        experiment: Experiment,
+        roles: tuple[str, ...] | None,
         trace_dir: Path,
         plans: Sequence[EpisodePlan],
         prints: Mapping[str, dict[str, str]],
         stop: asyncio.Event,
         meter: UsageMeter,
     ) -> None:
-        """Hand every worker the work of `plans` (played into `trace_dir`) and wait until
-        all can play; `stop`: the run's stop, `meter`: where the workers' usage goes."""
+        """Hand every worker the run (`experiment` of `spec`, resolved; `roles`: those
+        whose spend columns each result row gets) and the work of `plans` (played into
+        `trace_dir`), and wait until all can play; `stop`: the run's stop, `meter`: where
+        the workers' usage goes."""
+        cache, table = experiment.cache_dir, experiment.price_table
+        experiment = experiment.model_copy(
+            update={
+                "cache_dir": str(Path(cache).resolve()) if cache is not None else None,
+                "price_table": str(Path(table).resolve()) if table is not None else None,
+            }
+        )
+        self._spec, self._experiment, self._roles = spec, experiment, roles
         self._trace_dir = trace_dir
         self._prints = prints
         self._stop = stop
         self._meter = meter
-        if self._experiment.ray_traces == "auto":
+        if experiment.ray_traces == "auto":
             self._probe = Probe.create(trace_dir)
+        if calls_models(experiment):  # shared call slots, for a run that calls models
+            self._slots = self._ray.remote(num_cpus=0)(ProviderSlots).remote(self._limits)
+        self._per_call = episodes_per_call(experiment)
+        at_once = experiment.episodes_at_once if self._per_call == 1 else 2 * self._per_call
+        self.in_flight = len(self._workers) * at_once
+        self._job = Job(spec.id, experiment, self._slots, self._limits, self._per_call > 1,
+                        roles, self._probe)
         work: dict[str, Work] = {p.episode_id: (p, dict(prints[p.episode_id])) for p in plans}
         self._work = self._ray.put(work)
         for worker in self._workers:
@@ -459,8 +478,7 @@ class RayEpisodes:
     def _start(self) -> _Worker:
         holder = f"w{next(self._names)}"
         actor = self._ray.remote(num_cpus=1, max_restarts=0)(EpisodeWorker).remote(
-            self._spec_id, self._experiment, holder, self._slots, self._limits, self._cwd,
-            self._per_call > 1, self._roles,
+            self._benchmark, holder, self._cwd
         )
         worker = _Worker(actor, holder)
         if self._work is not None:  # a replacement, mid-run
@@ -468,7 +486,7 @@ class RayEpisodes:
         return worker
 
     def _hand_work(self, worker: _Worker) -> None:
-        worker.loaded = worker.actor.load.remote(self._probe, self._work)
+        worker.loaded = worker.actor.load.remote(self._job, self._work)
 
     def _check_start(self) -> None:
         """Wait for every worker to be up, so a worker that cannot start at all (Ray
@@ -649,21 +667,26 @@ class RayEpisodes:
             self._probe.path.unlink(missing_ok=True)
 
 
+def ray_connected() -> bool:
+    """Whether this process is connected to a Ray cluster already (a notebook or a
+    program that called `ray.init`): a run's workers can then start before its
+    preflight (module docstring, "Start")."""
+    ray = sys.modules.get("ray")
+    return ray is not None and bool(ray.is_initialized())
+
+
 @contextmanager
-def ray_episodes(
-    spec: BenchmarkSpec, experiment: Experiment, roles: tuple[str, ...] | None
-) -> Iterator[RayEpisodes]:
-    """Start the workers that will play `experiment`'s episodes on Ray (`RayEpisodes`;
-    `begin` hands them the work). Connects to Ray (`experiment.ray_address`: 'auto' or
-    host:port joins that cluster, None starts a local one; a process already connected
-    keeps its connection), and ends the workers (and a Ray started here) afterwards;
-    `roles`: those whose spend columns each result row gets."""
+def ray_episodes(benchmark: str, address: str | None) -> Iterator[RayEpisodes]:
+    """Start the workers that will play episodes of `benchmark` on Ray (`RayEpisodes`;
+    `begin` hands them the run). Connects to Ray (`address`: 'auto' or host:port joins
+    that cluster, None starts a local one; a process already connected keeps its
+    connection), and ends the workers (and a Ray started here) afterwards."""
     require_ray()
     import ray
 
     started = not ray.is_initialized()
     if started:
-        address = experiment.ray_address or "local"
+        address = address or "local"
         try:
             ray.init(
                 address=address,
@@ -674,7 +697,7 @@ def ray_episodes(
         except ConnectionError as exc:
             raise ConfideError(f"cannot join the Ray cluster at {address!r}: {exc}") from None
     try:
-        episodes = RayEpisodes(spec, experiment, PROVIDER_LIMITS, roles)
+        episodes = RayEpisodes(benchmark, PROVIDER_LIMITS)
         try:
             yield episodes
         finally:
