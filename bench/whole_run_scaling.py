@@ -8,7 +8,8 @@ processes, `confide.runner.pool`), each in a fresh Python process of its own as 
 runs (this one runs Ray's threads, with which the pool would spawn rather than fork its
 processes), and on a local Ray with 2 worker CPUs, driven from this process (`ray.init`
 once before, not counted: a cluster is started once and serves many runs; its workers'
-start is counted, as is the pool's). Each run is timed whole (preflight, task
+start is counted, as is the pool's: connected already, the run starts them before its
+preflight, as it would in a notebook). Each run is timed whole (preflight, task
 loading, playing, every output) and by phase (`RunSummary.seconds`: the games, the
 outputs). Every run writes into the same directory path (then moved aside), so that the
 tables, which name traces by path, can be compared byte for byte.
