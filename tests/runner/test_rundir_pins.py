@@ -448,6 +448,26 @@ def test_a_link_that_ends_nowhere_is_named_in_one_line(tmp_path: Path, case: str
     assert str(refused.value) == f"{run}/{says}; not read"
 
 
+def test_a_link_that_cannot_be_followed_otherwise_is_named_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(tmp_path / "run")
+    (run / "nfs.csv").symlink_to("results.csv")
+    real_stat = Path.stat
+
+    def stat(self: Path, *, follow_symlinks: bool = True) -> os.stat_result:
+        if self.name == "nfs.csv" and follow_symlinks:  # an NFS server lost the target
+            raise OSError(errno.ESTALE, os.strerror(errno.ESTALE), str(self))
+        return real_stat(self, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    with pytest.raises(RunDirError) as refused:
+        readable_run(run)
+    assert str(refused.value) == (
+        f"{run / 'nfs.csv'} links to results.csv: Stale file handle; not read"
+    )
+
+
 def test_a_run_path_that_ends_nowhere_is_named(tmp_path: Path) -> None:
     (tmp_path / "loop").symlink_to("loop")
     (tmp_path / "dangling").symlink_to("gone")
