@@ -79,12 +79,12 @@ import tempfile
 import threading
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from confide.core.trace import ModelCall, read_trace, trace_files
 from confide.runner import build_experiment, run_experiment
+from confide.testing.json_server import JsonServer
 
 MODEL = "openai-api/fake"
 ENDINGS = ("leave", "FINAL")
@@ -164,7 +164,7 @@ class Filler:
         return None
 
 
-class FakeServer:
+class FakeServer(JsonServer):
     """`/v1/chat/completions` on 127.0.0.1: every body kept, answered from its schema."""
 
     def __init__(self, seed: int) -> None:
@@ -172,27 +172,14 @@ class FakeServer:
         self.seed = seed
         self.fill = Filler(random.Random(seed))
         self.lock = threading.Lock()
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                with server.lock:
-                    server.requests.append(body)
-                    reply = server.answer(body)
-                data = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+    def respond(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self.lock:
+            self.requests.append(body)
+            return super().respond(path, headers, body)
 
     def reseed(self, label: str) -> None:
         """Fresh random choices for the next episode, drawn from the seed and `label`: an
@@ -201,11 +188,7 @@ class FakeServer:
         they were (and a baseline run from another tree compares like with like)."""
         self.fill = Filler(random.Random(f"{self.seed}/{label}"))
 
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def answer(self, body: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         message: dict[str, Any] = {"role": "assistant", "content": "Thank you, that helps."}
         fmt = body.get("response_format") or {}
         schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
@@ -228,7 +211,7 @@ class FakeServer:
         elif schema:
             message["content"] = json.dumps(self.fill(schema))
         prompt = len(serialize(body)) // 4
-        return {
+        return 200, {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": 0,
@@ -246,10 +229,6 @@ class FakeServer:
                 "total_tokens": prompt + 20,
             },
         }
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 def serialize(body: dict[str, Any], *, schema_first: bool = True) -> str:

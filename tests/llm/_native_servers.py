@@ -24,10 +24,10 @@ import json
 import re
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from confide.llm.providers.json_instance import minimal_instance
+from confide.testing.json_server import JsonServer
 
 THOUGHT_TOKENS = 12
 """Hidden reasoning tokens the fakes report for a request that asks for thinking."""
@@ -55,8 +55,12 @@ class Failure:
         self.status, self.body, self.headers = status, body, headers
 
 
-class FakeVendor:
-    """The HTTP plumbing both fakes share; subclasses implement `answer`."""
+class FakeVendor(JsonServer):
+    """What both fakes share (request log, scripted failures, latency, the simulated
+    cache); subclasses implement `route`."""
+
+    protocol_version = "HTTP/1.1"
+    api_root = ""
 
     def __init__(self, latency_s: float = 0.0) -> None:
         self.requests: list[dict[str, Any]] = []
@@ -68,40 +72,12 @@ class FakeVendor:
         self.peak_in_flight = 0
         self._lock = threading.Lock()
         self.cached: set[str] = set()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                status, reply, headers = server.handle(
-                    self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw)
-                )
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        super().__init__()
 
     def fail_next(self, status: int, body: dict[str, Any], **headers: str) -> None:
         self.failures.append(Failure(status, body, headers))
 
-    def handle(
+    def respond(
         self, path: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         with self._lock:
@@ -117,13 +93,14 @@ class FakeVendor:
             if failure is not None:
                 return failure.status, failure.body, failure.headers
             with self._lock:
-                status, reply = self.answer(path, body)
+                status, reply = self.route(path, body)
             return status, reply, {}
         finally:
             with self._lock:
                 self.in_flight -= 1
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Status and JSON reply for a request to `path`."""
         raise NotImplementedError
 
     def cache(self, boundaries: list[Any], marked: list[Any]) -> tuple[int, int]:
@@ -137,15 +114,11 @@ class FakeVendor:
         self.cached.update(json.dumps(_unmarked(p), sort_keys=True) for p in marked)
         return read, written
 
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
 
 class FakeAnthropic(FakeVendor):
     """`POST /v1/messages` as Anthropic documents it."""
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if path != "/v1/messages":
             return 404, {"type": "error",
                          "error": {"type": "not_found_error", "message": f"no route {path}"}}
@@ -223,7 +196,7 @@ class FakeGemini(FakeVendor):
 
     _ROUTE = re.compile(r"^/v1(?:beta)?/models/([^:/]+):generateContent$")
 
-    def answer(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    def route(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         if self._ROUTE.match(path) is None:
             return 404, {"error": {"code": 404, "message": f"no route {path}",
                                    "status": "NOT_FOUND"}}

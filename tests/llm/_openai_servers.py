@@ -19,16 +19,15 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 from confide.core.trace import Trace, read_trace
 from confide.llm.providers.json_instance import minimal_instance
 from confide.runner import RunSummary, build_experiment, run_experiment
+from confide.testing.json_server import JsonServer
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHAT_POST = '"POST /v1/chat/completions HTTP/1.1"'
@@ -113,36 +112,19 @@ class LlamaServer:
 Flavour = Literal["vllm", "ollama"]
 
 
-class FakeServer:
+class FakeServer(JsonServer):
     """A vLLM- or Ollama-shaped `/v1/chat/completions`; `requests` holds every body."""
 
     def __init__(self, flavour: Flavour) -> None:
         self.flavour = flavour
         self.requests: list[dict[str, Any]] = []
-        server = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-                server.requests.append(body)
-                status, reply = server.answer(body)
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+    def respond(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        self.requests.append(body)
+        return super().respond(path, headers, body)
 
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         """Status and JSON body for one request, in the flavour's documented shapes."""
@@ -174,10 +156,6 @@ class FakeServer:
         if self.flavour == "ollama":
             reply["system_fingerprint"] = "fp_ollama"
         return 200, reply
-
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
 
 
 # Small budgets, so SmolLM2 on two busy cores finishes an episode in minutes.

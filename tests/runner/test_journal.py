@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _json_server import JsonServer
 
 from confide.core.trace import read_trace
 from confide.llm import ChatMessage, Completion, GenerateConfig
@@ -39,6 +38,7 @@ from confide.runner.journal import (
     journaled,
 )
 from confide.runner.results import read_csv
+from confide.testing.json_server import JsonServer
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 FAIL_AT = 30

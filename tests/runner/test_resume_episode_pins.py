@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _json_server import JsonServer
 
 from confide.core.trace import ModelCall, read_trace
 from confide.registry import get_benchmark
@@ -26,6 +25,7 @@ from confide.runner.journal import JOURNAL_DIR
 from confide.runner.models import RunModels
 from confide.runner.resolve import resolve_experiment
 from confide.runner.results import read_csv
+from confide.testing.json_server import JsonServer
 
 
 class _Provider(JsonServer):

@@ -10,6 +10,7 @@ import fcntl
 import gzip
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -412,10 +413,102 @@ def test_a_dot_name_is_foreign_content_and_so_is_an_empty_folder(tmp_path: Path)
 def test_a_missing_link_target_is_named(tmp_path: Path) -> None:
     run = _run(tmp_path / "run")
     (run / "summary.csv").symlink_to(run / "gone.csv")
-    with pytest.raises(
-        RunDirError, match=r"cannot read .*summary\.csv: No such file or directory$"
-    ):
+    with pytest.raises(RunDirError) as refused:
         readable_run(run)
+    assert str(refused.value) == (
+        f"{run / 'summary.csv'} links to {run / 'gone.csv'}: No such file or directory; not read"
+    )
+
+
+# (name, target) links made in a run, in order; the first is the one named
+_ENDS_NOWHERE = {
+    "itself": ([("x.csv", "x.csv")], "x.csv is a symlink loop"),
+    "a ring": ([("a.json", "b.json"), ("b.json", "a.json")], "a.json is a symlink loop"),
+    "a chain into a ring": (
+        [("c.yaml", "r1"), ("r1", "r2"), ("r2", "r1")], "c.yaml is a symlink loop"
+    ),
+    "a missing target": ([("d.csv", "missing.csv")],
+                         "d.csv links to missing.csv: No such file or directory"),
+    "a chain to nothing": ([("e.csv", "hop"), ("hop", "nowhere")],
+                           "e.csv links to hop: No such file or directory"),
+    "results.csv itself": ([("results.csv", "results.csv")], "results.csv is a symlink loop"),
+    "results.csv to nothing": ([("results.csv", "gone")],
+                               "results.csv links to gone: No such file or directory"),
+}
+
+
+@pytest.mark.parametrize("case", _ENDS_NOWHERE)
+def test_a_link_that_ends_nowhere_is_named_in_one_line(tmp_path: Path, case: str) -> None:
+    links, says = _ENDS_NOWHERE[case]
+    run = _run(tmp_path / "run", results=not case.startswith("results.csv"))
+    for name, target in links:
+        (run / name).symlink_to(target)
+    with pytest.raises(RunDirError) as refused:
+        readable_run(run)
+    assert str(refused.value) == f"{run}/{says}; not read"
+
+
+def test_a_link_that_cannot_be_followed_otherwise_is_named_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = _run(tmp_path / "run")
+    (run / "nfs.csv").symlink_to("results.csv")
+    real_stat = Path.stat
+
+    def stat(self: Path, *, follow_symlinks: bool = True) -> os.stat_result:
+        if self.name == "nfs.csv" and follow_symlinks:  # an NFS server lost the target
+            raise OSError(errno.ESTALE, os.strerror(errno.ESTALE), str(self))
+        return real_stat(self, follow_symlinks=follow_symlinks)
+
+    monkeypatch.setattr(Path, "stat", stat)
+    with pytest.raises(RunDirError) as refused:
+        readable_run(run)
+    assert str(refused.value) == (
+        f"{run / 'nfs.csv'} links to results.csv: Stale file handle; not read"
+    )
+
+
+def test_a_run_path_that_ends_nowhere_is_named(tmp_path: Path) -> None:
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "dangling").symlink_to("gone")
+    for command in (find_run, readable_run):
+        with pytest.raises(RunDirError) as refused:
+            command(tmp_path / "loop")
+        assert str(refused.value) == f"{tmp_path}/loop is a symlink loop; not read"
+        with pytest.raises(RunDirError) as refused:
+            command(tmp_path / "dangling")
+        assert str(refused.value) == (
+            f"{tmp_path}/dangling links to gone: No such file or directory; not read"
+        )
+
+
+@pytest.mark.parametrize(
+    ("make", "says"),
+    [
+        (lambda run: (run / "x.csv").symlink_to("x.csv"), "run/x.csv is a symlink loop"),
+        (lambda run: (run / "d.csv").symlink_to("missing.csv"),
+         "run/d.csv links to missing.csv: No such file or directory"),
+        (lambda run: (run.parent / "loop").symlink_to("loop"), "loop is a symlink loop"),
+    ],
+    ids=["a file loops", "a file's target is missing", "the run path loops"],
+)
+def test_confide_report_names_a_link_that_ends_nowhere_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    make: Callable[[Path], None], says: str,
+) -> None:
+    from confide.cli.main import main
+
+    run = _run(tmp_path / "run")
+    make(run)
+    given = "loop" if says.startswith("loop") else "run"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["confide", "report", given])
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exited:
+        main()
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == f"error: {says}; not read\n"
+    assert not (run / "report.html").exists()
 
 
 def test_a_latest_link_on_a_file_system_without_links_is_skipped(

@@ -25,6 +25,7 @@ killed mid-write (`confide.atomic`).
 from __future__ import annotations
 
 import codecs
+import errno
 import fcntl
 import gzip
 import hashlib
@@ -114,26 +115,26 @@ def find_run(path: Path) -> Path:
     latest = path / LATEST
     if not (path / MARKER).exists() and latest.is_symlink() and latest.is_dir():
         return latest.resolve()
-    return path.resolve() if path.is_symlink() else path
+    return _follow(path) if path.is_symlink() else path
 
 
 def readable_run(path: Path) -> Path:
     """The run a reading command (view, report, trace list) was given (`find_run`), after
     checking what those commands read, so a bad file is one line naming it, never a
     traceback or a hang: every table, record and experiment file at the top of the run is
-    a regular file (a FIFO would block the reader) inside the run (not a link out of it)
-    of UTF-8 text (gzip-compressed for `.gz`), and the experiment file parses within the
-    YAML limits."""
+    a regular file (a FIFO would block the reader) inside the run (not a link out of it,
+    nor one that ends nowhere: a loop of links, a missing target) of UTF-8 text
+    (gzip-compressed for `.gz`), and the experiment file parses within the YAML limits."""
     run = find_run(path)
     if not run.is_dir():
         raise RunDirError(f"{path} is not a run directory")
-    if not (run / "results.csv").exists():
+    if not ((run / "results.csv").exists() or (run / "results.csv").is_symlink()):
         raise RunDirError(f"{path} is not a run directory (no results.csv)")
     home = run.resolve()
     for entry in sorted(run.iterdir()):
         if not entry.name.endswith(_READ_SUFFIXES):
             continue
-        if entry.is_symlink() and not entry.resolve().is_relative_to(home):
+        if entry.is_symlink() and not _follow(entry).is_relative_to(home):
             raise RunDirError(f"{entry} links to a file outside the run; not read")
         _check_text_file(entry)
     if (run / MARKER).exists():
@@ -142,6 +143,20 @@ def readable_run(path: Path) -> Path:
 
 
 _READ_SUFFIXES = (".csv", ".csv.gz", ".json", ".yaml")
+
+
+def _follow(link: Path) -> Path:
+    """Where the symlink `link` ends, or RunDirError naming it when it ends nowhere: a
+    loop of links (on which `Path.resolve` raises RuntimeError) or a missing target."""
+    try:
+        link.stat()
+    except OSError as exc:
+        why = (
+            "is a symlink loop" if exc.errno == errno.ELOOP
+            else f"links to {os.readlink(link)}: {exc.strerror}"
+        )
+        raise RunDirError(f"{link} {why}; not read") from None
+    return link.resolve()
 
 
 def _check_text_file(path: Path) -> None:
