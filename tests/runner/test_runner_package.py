@@ -12,7 +12,6 @@ import pytest
 
 import confide.runner as runner
 
-
 HOMES = {"build_experiment": "build", "load_experiment": "build", "ConfigError": "config",
          "Experiment": "config", "RunSummary": "execute", "run_experiment": "execute",
          "run_experiment_async": "execute", "EpisodePlan": "expand", "expand": "expand",
