@@ -1,6 +1,6 @@
-"""`confide.runner` loads its public names on first use: each is the object of the
-submodule it lives in, and importing one submodule (what a Ray worker imports) does not
-load the rest of the runner."""
+"""`confide.runner` loads its entry points (`build`, `execute`) on first use: each public
+name is the object of the submodule it lives in, and importing one submodule (what a Ray
+worker imports) does not load the run's driver side."""
 
 from __future__ import annotations
 
