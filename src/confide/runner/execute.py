@@ -261,13 +261,8 @@ async def _run_checked(
     play: Callable[[EpisodePlan], Awaitable[SpoolEntry | None]] = play_here
     at_once = experiment.episodes_at_once
     backend = contextlib.ExitStack()
-    # this process only waits for the episodes played elsewhere: it gets the outputs ready
-    # in a thread (on Ray from now, while its workers start; a pool's processes are
-    # forked from a process without threads, so there once they are)
-    warming: asyncio.Future[None] | None = None
     if cluster is not None:  # episodes run on Ray workers; all the rest stays here
         backend.callback(cluster.close)
-        warming = _warm(spec)
         cluster.begin(spec, experiment, results.roles, trace_dir, todo, prints, stop,
                       models.meter)
         play, at_once = cluster.play, cluster.in_flight
@@ -277,8 +272,11 @@ async def _run_checked(
         ))
         play, at_once = pool.play, pool.in_flight
     started = time.perf_counter()
-    if warming is None and play is not play_here:
-        warming = _warm(spec)
+    # this process only waits for the episodes played elsewhere: it gets the outputs ready
+    # in a thread once they play (after a pool's processes are forked, which wants a
+    # process without threads, and after Ray's workers have the run: the imports, holding
+    # this process's interpreter lock, would delay handing it to them)
+    warming = _warm(spec) if play is not play_here else None
     # `at_once` workers take the chains in order: a task per chain, all waiting at once,
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
