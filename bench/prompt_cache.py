@@ -84,7 +84,7 @@ from typing import Any
 
 from confide.core.trace import ModelCall, read_trace, trace_files
 from confide.runner import build_experiment, run_experiment
-from confide.testing.json_server import JsonServer
+from confide.testing.json_server import BodyJsonServer
 
 MODEL = "openai-api/fake"
 ENDINGS = ("leave", "FINAL")
@@ -164,7 +164,7 @@ class Filler:
         return None
 
 
-class FakeServer(JsonServer):
+class FakeServer(BodyJsonServer):
     """`/v1/chat/completions` on 127.0.0.1: every body kept, answered from its schema."""
 
     def __init__(self, seed: int) -> None:

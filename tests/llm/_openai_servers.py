@@ -27,7 +27,7 @@ from typing import Any, Literal
 from confide.core.trace import Trace, read_trace
 from confide.llm.providers.json_instance import minimal_instance
 from confide.runner import RunSummary, build_experiment, run_experiment
-from confide.testing.json_server import JsonServer
+from confide.testing.json_server import BodyJsonServer
 
 GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CHAT_POST = '"POST /v1/chat/completions HTTP/1.1"'
@@ -112,7 +112,7 @@ class LlamaServer:
 Flavour = Literal["vllm", "ollama"]
 
 
-class FakeServer(JsonServer):
+class FakeServer(BodyJsonServer):
     """A vLLM- or Ollama-shaped `/v1/chat/completions`; `requests` holds every body."""
 
     def __init__(self, flavour: Flavour) -> None:

@@ -38,14 +38,14 @@ from confide.runner.journal import (
     journaled,
 )
 from confide.runner.results import read_csv
-from confide.testing.json_server import JsonServer
+from confide.testing.json_server import BodyJsonServer
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 FAIL_AT = 30
 """The first episode call the server refuses (its 30th)."""
 
 
-class SotopiaServer(JsonServer):
+class SotopiaServer(BodyJsonServer):
     """`/v1/chat/completions` answering a Sotopia-ToM agent with a public, substantive
     message (so the conversation runs to its turn limit) and any other request with a
     minimal instance of its schema. From the episode call `fail_at` on, while `down`,

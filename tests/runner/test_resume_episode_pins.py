@@ -25,10 +25,10 @@ from confide.runner.journal import JOURNAL_DIR
 from confide.runner.models import RunModels
 from confide.runner.resolve import resolve_experiment
 from confide.runner.results import read_csv
-from confide.testing.json_server import JsonServer
+from confide.testing.json_server import BodyJsonServer
 
 
-class _Provider(JsonServer):
+class _Provider(BodyJsonServer):
     """`/v1/chat/completions` on 127.0.0.1: a short reply to each demo seat, HTTP 400 (no
     retry helps) to every seat in `down`; keeps every request body it gets."""
 

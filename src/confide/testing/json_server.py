@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import threading
+from abc import ABC, abstractmethod
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 
 
-class JsonServer:
-    """Serves `respond` (or, for a fake whose replies depend on the body alone, `answer`)
-    until `close`."""
+class JsonServer(ABC):
+    """Serves `respond` until `close` (`BodyJsonServer`: a fake whose replies depend on
+    the body alone)."""
 
     protocol_version: ClassVar[str] = "HTTP/1.0"
     """`HTTP/1.1` keeps connections alive, as the hosted APIs do."""
@@ -52,18 +53,27 @@ class JsonServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self._httpd.server_address[1]}{self.api_root}"
 
+    @abstractmethod
     def respond(
         self, path: str, headers: dict[str, str], body: dict[str, Any]
     ) -> tuple[int, dict[str, Any], dict[str, str]]:
         """Status, JSON reply and extra response headers for one request (`headers`
-        lower-cased); by default `answer(body)` with no extra headers."""
-        status, reply = self.answer(body)
-        return status, reply, {}
-
-    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """Status and JSON reply for one request body."""
-        raise NotImplementedError
+        lower-cased)."""
 
     def close(self) -> None:
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+class BodyJsonServer(JsonServer):
+    """A `JsonServer` whose replies depend on the request body alone (`answer`)."""
+
+    def respond(
+        self, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
+        status, reply = self.answer(body)
+        return status, reply, {}
+
+    @abstractmethod
+    def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Status and JSON reply for one request body."""
