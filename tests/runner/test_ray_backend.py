@@ -358,3 +358,17 @@ def test_unconnected_process_refused_by_preflight_never_starts_ray(tmp_path: Pat
                           env=env, timeout=120)
     assert done.stdout.strip() == "no ray", done.stderr
     assert not (tmp_path / "run").exists()
+
+
+def test_connected_process_still_checks_the_address_it_is_given(
+    ray_session: str, tmp_path: Path
+) -> None:
+    """A process already connected to Ray keeps its connection, but an address the
+    experiment names that answers nothing is refused, as it is from a fresh process."""
+    from confide.errors import ConfideError
+
+    experiment = build_experiment({**CALBENCH, "backend": "ray", "ray_address": "127.0.0.1:1",
+                                   "output_dir": str(tmp_path / "run")})
+    with pytest.raises(ConfideError, match=r"cannot reach the Ray cluster at '127\.0\.0\.1:1'"):
+        run_experiment(experiment, show_progress=False)
+    assert not (tmp_path / "run").exists()

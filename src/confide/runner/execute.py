@@ -169,7 +169,7 @@ async def run_experiment_async(
         if on_ray and ray_connected():
             cluster = early.enter_context(ray_episodes(experiment.benchmark, None))
         spec = preflight(experiment).spec
-        if on_ray and cluster is None:
+        if on_ray:  # an address given is checked even where a connection stands
             reach_ray(experiment.ray_address)
         experiment = resolve_experiment(spec, experiment)
         if on_ray and cluster is None:
