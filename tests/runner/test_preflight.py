@@ -176,6 +176,48 @@ def test_every_problem_in_one_message(
     assert not out.exists()
 
 
+def test_an_invalid_field_is_reported_with_every_other_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A field that fails validation (`--workers 0`) does not hide the preflight's
+    problems: one message lists both kinds; a seat of an unknown provider is a problem,
+    not also a missing price."""
+    out = tmp_path / "run"
+    args = ["calbench", "--suite", "tiny", "--workers", "0", "--repetitions", "-1",
+            "--condition", "bogus", "--lineup", "nope/xx"]
+    with caplog.at_level("WARNING", logger="confide"):
+        code, err, _ = run_cli(args, out, capsys, monkeypatch)
+    assert code != 0
+    assert "4 problems found before any episode ran" in err
+    assert err.count("\n  - ") == 4
+    for text in ("field 'workers' (value: 0)", "field 'repetitions' (value: -1)",
+                 "unknown condition 'bogus'", "unknown provider 'nope'"):
+        assert text in err
+    assert not [r for r in caplog.records if "no price" in r.getMessage()]
+    assert not out.exists()
+
+
+def test_build_experiment_reports_fields_with_declared_problems() -> None:
+    """The library's own check (`check=True`) joins the fields' errors to what the
+    benchmark declares; an experiment whose only mistake is a field keeps the field's
+    message alone, and one whose benchmark is unknown says nothing more."""
+    with pytest.raises(ConfigError) as caught:
+        build_experiment({"benchmark": "demo", "workers": 0, "lineups": ["nobody"]})
+    message = str(caught.value)
+    assert message.startswith("demo: 2 problems found before any episode ran")
+    assert "command line: field 'workers' (value: 0)" in message
+    assert "unknown participant 'nobody'" in message
+    for only_a_field in ({"benchmark": "demo", "workers": 0},
+                         {"benchmark": "nosuch", "workers": 0}):
+        with pytest.raises(ConfigError) as caught:
+            build_experiment(only_a_field)
+        assert str(caught.value) == (
+            "command line: field 'workers' (value: 0): Input should be greater than or "
+            "equal to 1"
+        )
+
+
 def test_preflight_error_lists_problems_and_build_experiment_checks_declared_inputs() -> None:
     experiment = build_experiment(
         {"benchmark": "demo", "lineups": ["nobody", "openai/gpt-5-mini"]}, check=False

@@ -197,8 +197,8 @@ def _checked(experiment: Experiment) -> tuple[RunPlan | None, list[str]]:
     except ConfideError as exc:
         problems.append(f"price_table: {exc}")
     else:
-        for model in models:
-            if "/" in model and prices.price(model) is None:
+        for model in models:  # an unknown provider is a problem already, not a price
+            if "/" in model and _parses(model) and prices.price(model) is None:
                 _log.warning(
                     "model %s has no price in the price table (%s): its calls' cost is "
                     "recorded as unknown, never as $0; give --price-table to price it",
@@ -223,6 +223,11 @@ def preflight(experiment: Experiment) -> RunPlan:
     if problems or plan is None:
         raise PreflightError(get_benchmark(experiment.benchmark).id, problems)
     return plan
+
+
+def preflight_problems(experiment: Experiment) -> list[str]:
+    """Every problem `preflight` would raise (an empty list: the experiment can run)."""
+    return _checked(experiment)[1]
 
 
 def dry_run_plan(experiment: Experiment) -> tuple[RunPlan | None, PreflightError | None]:
@@ -306,6 +311,15 @@ def models_used(spec: BenchmarkSpec, experiment: Experiment) -> dict[str, list[s
     return {model: list(dict.fromkeys(where)) for model, where in used.items()}
 
 
+def _parses(model: str) -> bool:
+    """Whether `model` is a spec of a known provider (`parse_spec`)."""
+    try:
+        parse_spec(model)
+    except ConfideError:
+        return False
+    return True
+
+
 def _model_problems(
     spec: BenchmarkSpec, experiment: Experiment, models: dict[str, list[str]]
 ) -> list[str]:
@@ -314,9 +328,7 @@ def _model_problems(
     factory = RunModels(options=experiment.model_options)
     problems = []
     for model, where in models.items():
-        try:
-            parse_spec(model)
-        except ConfideError:
+        if not _parses(model):
             continue  # reported by declared_problems
         try:
             if spec.prepare_model is not None:
