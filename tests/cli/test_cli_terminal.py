@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from confide.core import Channel, EpisodeEnd, EpisodeStart, Postbox, TraceWriter
+from confide.core.spend import SPEND_CSV, spend_rows
 from confide.core.trace import read_trace
 from confide.core.trace_view import participants, render_trace, resolve_participant
 from confide.envs.calbench.events import InvalidToolCall, InvalidToolCallData
@@ -109,3 +111,68 @@ def test_piped_run_summary_is_whole_and_progress_goes_to_stderr(tmp_path: Path) 
     assert "episodes" in result.stderr and "━" not in result.stdout
     table = [line for line in result.stdout.splitlines() if line.startswith("|")]
     assert len({len(line) for line in table}) == 1  # aligned: every row equally wide
+
+
+def test_a_model_run_prints_the_papers_columns_then_its_spend_per_lineup(
+    tmp_path: Path,
+) -> None:
+    """The summary of a run that called a model is printed without its nine seat spend
+    columns (too wide to read beside the paper's), and a second table gives what each
+    lineup and condition spent, the same numbers as spend.csv; summary.csv keeps all."""
+    out = tmp_path / "run"
+    result = _cli("run", "sotopia-tom", "--limit", "1", "--lineup", "mock/json",
+                  "--role", "judge=mock/json", "--option", "max_turns=4", "--out", str(out),
+                  "--no-progress")
+    assert result.returncode == 0, result.stderr
+    summary, spend = result.stdout.split("spend per lineup and condition")
+    assert "seat_" not in summary and "DA" in summary
+    with (out / "summary.csv").open(newline="", encoding="utf-8") as handle:
+        assert "seat_calls" in next(csv.reader(handle))
+    with (out / "spend.csv").open(newline="", encoding="utf-8") as handle:
+        (spent,) = csv.DictReader(handle)
+    header, _, row = spend.strip().splitlines()[:3]
+    cells = dict(zip(
+        (c.strip() for c in header.strip("|").split("|")),
+        (c.strip() for c in row.strip("|").split("|")), strict=True,
+    ))
+    assert cells == {
+        "Lineup": "mock/json", "Condition": "-", "N": "1",
+        "Calls": spent["episode_calls"], "Tokens in": spent["episode_input_tokens"],
+        "cached": spent["episode_cached_input_tokens"],
+        "Tokens out": spent["episode_output_tokens"],
+        "reasoning": spent["episode_reasoning_tokens"],
+        "Cost ($)": f"{float(spent['episode_cost_usd']):.4f}",
+        "Invalid": spent["episode_invalid_replies"],
+    }
+    assert int(cells["Calls"]) > 0
+    report = (out / "report.html").read_text(encoding="utf-8")
+    headline = report.split('<h2 id="headline">')[1].split('<h2 id="figures">')[0]
+    assert "seat_" not in headline and ">DA<" in headline.replace("</abbr>", "<")
+    section = report.split('<h2 id="t-spend-csv">')[1].split("<h2 ")[0]
+    for title in ("Tokens in", "cached", "Tokens out", "reasoning", "Cost ($)", "Invalid"):
+        assert f">{title}<" in section
+    assert f">{spent['episode_calls']}<" in section and "too large" not in section
+
+
+def test_spend_rows_read_spend_csv_and_keep_an_unknown_price_in_words(
+    tmp_path: Path,
+) -> None:
+    """A cost over calls of unknown price stays `unpriced`, never $0; a run that called
+    no model has no spend.csv and no spend table."""
+    assert spend_rows(tmp_path) == []
+    kinds = ["calls", "retries", "input_tokens", "cached_input_tokens", "cache_write_tokens",
+             "output_tokens", "reasoning_tokens", "cost_usd", "invalid_replies"]
+    (tmp_path / SPEND_CSV).write_text(
+        "lineup,condition,episodes,failed," + ",".join(f"episode_{k}" for k in kinds) + "\n"
+        "a/x,dm,3,1,12,1,900,300,0,80,20,0.0123456,2\n"
+        "b/y,,1,0,5,0,100,0,0,10,0,unpriced,0\n",
+        encoding="utf-8",
+    )
+    assert spend_rows(tmp_path) == [
+        {"Lineup": "a/x", "Condition": "dm", "N": 3, "Calls": 12, "Tokens in": 900,
+         "cached": 300, "Tokens out": 80, "reasoning": 20, "Cost ($)": "0.0123",
+         "Invalid": 2},
+        {"Lineup": "b/y", "Condition": "-", "N": 1, "Calls": 5, "Tokens in": 100,
+         "cached": 0, "Tokens out": 10, "reasoning": 0, "Cost ($)": "unpriced",
+         "Invalid": 0},
+    ]

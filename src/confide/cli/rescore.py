@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from confide.cli.run import _pairs, render_table
+from confide.cli.run import _pairs, print_summary, render_table
 from confide.cli.term import console, print_table
 
 
@@ -30,13 +30,14 @@ def rescore(
     the played events, the new judge's calls and verdicts, and the new scores; a failed
     episode stays failed.
     """
-    from confide.runner.rescore import rescore_run  # imported here: `--help` stays fast
+    from confide.registry import get_benchmark  # imported here: `--help` stays fast
+    from confide.runner.rescore import rescore_run
     from confide.runner.rundir import find_run
 
     summary = rescore_run(find_run(run_dir), roles=_pairs(role, "--role", parse=False), out=out)
     term = console()
-    if summary.table:
-        print_table(render_table(summary.table, title="rescored summary"), term)
+    print_summary(get_benchmark(summary.benchmark), summary.table, summary.run_dir,
+                  "rescored summary", term)
     if summary.comparison:
         title = "agreement with the source run's scores"
         print_table(render_table(summary.comparison, title=title), term)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shlex
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,7 +16,10 @@ from confide.cli.term import console, print_table
 from confide.errors import ConfideError
 
 if TYPE_CHECKING:
+    from rich.console import Console
     from rich.table import Table
+
+    from confide.core.benchmark import BenchmarkSpec
 
 
 class RunCommand(TyperCommand):
@@ -211,14 +215,10 @@ def run(
         term.print(f"the previous run in {summary.run_dir} was moved to {summary.replaced}",
                    soft_wrap=True, markup=False, highlight=False)
     from confide.core.demo import demo_line, demo_participants
-    from confide.core.published import summary_beside
     from confide.registry import get_benchmark
 
     spec = get_benchmark(experiment.benchmark)
-    if summary.table:
-        shown = summary_beside(spec, summary.table)
-        title = f"{experiment.benchmark} summary" + (" beside the paper's" if shown else "")
-        print_table(render_table(shown or summary.table, title=title), term)
+    print_summary(spec, summary.table, summary.run_dir, f"{experiment.benchmark} summary", term)
     if demo := demo_participants(spec, experiment.lineups):
         term.print(f"[bold yellow]{demo_line(demo)}[/bold yellow]", soft_wrap=True)
     done = f"{summary.finished} of " if summary.interrupted else ""
@@ -291,15 +291,37 @@ def benchmarks(ctx: typer.Context) -> None:
         raise typer.Exit(1)
 
 
-def render_table(rows: list[dict[str, Any]], title: str) -> Table:
-    """A rich table from dict rows (floats to 2 decimals; numeric columns right-aligned)."""
+def print_summary(
+    spec: BenchmarkSpec, table: list[dict[str, Any]], run_dir: Path, title: str, term: Console
+) -> None:
+    """The summary table beside the paper's rows (where it publishes some), without its
+    spend columns, then the spend per lineup and condition (a run that called a model):
+    one table of both is too wide to read in a terminal; summary.csv holds both."""
+    from confide.core.published import summary_beside
+    from confide.core.spend import SHOWN_KINDS, spend_rows, without_seat_spend
+
+    if table:
+        table = without_seat_spend(table)
+        shown = summary_beside(spec, table)
+        title += " beside the paper's" if shown else ""
+        print_table(render_table(shown or table, title=title), term)
+    if spent := spend_rows(run_dir):
+        title = "spend per lineup and condition"
+        print_table(render_table(spent, title, numeric=SHOWN_KINDS.values()), term)
+
+
+def render_table(
+    rows: list[dict[str, Any]], title: str, numeric: Collection[str] = ()
+) -> Table:
+    """A rich table from dict rows (floats to 2 decimals; numeric columns right-aligned:
+    those of numbers, and the `numeric` ones, of numbers already formatted)."""
     from rich.table import Table
 
     table = Table(title=title)
     columns = list(dict.fromkeys(k for row in rows for k in row))
     for column in columns:
-        numeric = all(isinstance(row.get(column), int | float) for row in rows)
-        table.add_column(column, overflow="fold", justify="right" if numeric else "left")
+        right = column in numeric or all(isinstance(row.get(column), int | float) for row in rows)
+        table.add_column(column, overflow="fold", justify="right" if right else "left")
     for row in rows:
         table.add_row(*(_cell(row.get(c, "")) for c in columns))
     return table

@@ -1,4 +1,5 @@
-"""The spend columns' names, and their means for a benchmark's summary table.
+"""The spend columns' names, their means for a benchmark's summary table, and spend.csv
+as a terminal and the report show it (`spend_rows`).
 
 The runner adds `seat_<kind>`, `role_<role>_<kind>` and `episode_<kind>` to every result
 row of a run that calls a model (`confide.runner.spend`); a benchmark's summary adds the
@@ -8,7 +9,9 @@ such cells, and its summary gets no such columns."""
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 KINDS = (
@@ -16,6 +19,8 @@ KINDS = (
     "output_tokens", "reasoning_tokens", "cost_usd", "invalid_replies",
 )
 """The spend columns of one part, in order."""
+SPEND_CSV = "spend.csv"
+"""Per lineup and condition, what the episodes spent (`runner.spend.spend_table`)."""
 UNPRICED, PARTIAL = "unpriced", "partial"
 """What a cost cell over calls without a known price reads (`llm.pricing.cost_status`)."""
 
@@ -51,9 +56,63 @@ class SeatSpend:
         return means
 
 
+SEAT_SPEND = frozenset(f"seat_{kind}" for kind in KINDS)
+"""A summary's spend columns: summary.csv keeps them, while a terminal and the report's
+headline show the paper's columns alone, and the spend per lineup apart (one table of
+both is too wide to read)."""
+
+
+def without_seat_spend(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A summary table without its `SEAT_SPEND` columns."""
+    return [{k: v for k, v in row.items() if k not in SEAT_SPEND} for row in table]
+
+
 def seat_spend(rows: Any) -> dict[str, Any]:
     """`SeatSpend` columns of `rows` (any iterable of result rows)."""
     spend = SeatSpend()
     for row in rows:
         spend.add(row)
     return spend.columns()
+
+
+SHOWN_KINDS = {
+    "calls": "Calls",
+    "input_tokens": "Tokens in",
+    "cached_input_tokens": "cached",
+    "output_tokens": "Tokens out",
+    "reasoning_tokens": "reasoning",
+    "cost_usd": "Cost ($)",
+    "invalid_replies": "Invalid",
+}
+"""The kinds a terminal and the report show per lineup and condition, under their titles
+(spend.csv also has retries and cache writes, and each seat's and role's own)."""
+
+
+def spend_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """spend.csv for a terminal and the report: per lineup and condition, its episodes
+    (N) and what they spent (every seat and role together) under `SHOWN_KINDS`' titles;
+    none for a run that called no model (it has no spend.csv)."""
+    path = run_dir / SPEND_CSV
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    rows = []
+    for row in table:
+        shown: dict[str, Any] = {
+            "Lineup": row["lineup"], "Condition": row["condition"] or "-",
+            "N": int(row["episodes"]),
+        }
+        for kind, title in SHOWN_KINDS.items():
+            value = row.get(f"episode_{kind}") or "0"
+            shown[title] = _dollars(value) if kind == "cost_usd" else int(value)
+        rows.append(shown)
+    return rows
+
+
+def _dollars(cost: str) -> str:
+    """A cost cell to the hundredth of a cent, or its words (`UNPRICED`, `PARTIAL`)."""
+    try:
+        return f"{float(cost):.4f}"
+    except ValueError:
+        return cost

@@ -18,7 +18,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -31,6 +31,7 @@ from jinja2 import Environment, PackageLoader, Template
 from confide import atomic
 from confide.core.demo import demo_line, experiment_demo
 from confide.core.published import PUBLISHED_FILE
+from confide.core.spend import SEAT_SPEND, SPEND_CSV, spend_rows
 from confide.core.trace import find_trace
 from confide.core.viewing import ReportSection
 from confide.errors import ConfideError
@@ -73,6 +74,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     terms = glossary_for(benchmark)
     sections = _sections(benchmark)
     summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
+    headline = _without_columns(summary, SEAT_SPEND)  # spend has its own section
     results = _results(run_dir)
     episodes = results.episodes
     figures = [
@@ -81,14 +83,16 @@ def render_report(run_dir: Path, where: Path) -> str:
         for title, svg in headline_figures(benchmark, _dicts(summary), _published(run_dir))
     ] + [_figure(run_dir, path, sections) for path in _declared_first(
         sorted((run_dir / "figures").glob("*.png")), sections, "figures/")]
-    tables = [_preview(p, link, terms, sections.get(p.name)) for p in _csv_order(run_dir, sections)]
+    tables = [_spend(run_dir, link, terms) if p.name == SPEND_CSV
+              else _preview(p, link, terms, sections.get(p.name))
+              for p in _csv_order(run_dir, sections)]
     return _template().render(
         title=f"confide run: {run_dir.name}",
         benchmark=benchmark,
         demo=demo_line(demo) if (demo := experiment_demo(experiment)) else None,
-        headline=_with_intervals(_table(summary, "summary.csv", link, terms, whole=True),
-                                 summary, results.rows) if summary else None,
-        definitions=[terms[c] for c in (summary[0] if summary else []) if c in terms],
+        headline=_with_intervals(_table(headline, "summary.csv", link, terms, whole=True),
+                                 headline, results.rows) if headline else None,
+        definitions=[terms[c] for c in (headline[0] if headline else []) if c in terms],
         figures=figures,
         resolved=[*_resolved(experiment, episodes), ("price table", price_line(run_dir)),
                   ("spend", spend_of(run_dir))],
@@ -139,10 +143,12 @@ RUN_SECTIONS: Mapping[str, ReportSection] = {
         "The run beside the published rows", "Each summary row of this run followed "
         "by the rows the paper published for the same setting, told apart by the source "
         "column (run or published).", ""),
-    "spend.csv": ReportSection(
-        "Spend per lineup and condition", "Model calls, retries, tokens by kind (input, "
-        "cached input, cache write, output, reasoning), cost and invalid replies, per seat "
-        "and role.", ""),
+    SPEND_CSV: ReportSection(
+        "Spend per lineup and condition", "What the episodes of each lineup and condition "
+        "spent, every seat and role together: model calls, input tokens (of them read from "
+        "the provider's prompt cache), output tokens (of them hidden reasoning), cost and "
+        "invalid replies. spend.csv also has retries, cache writes, and each seat's and "
+        "role's own.", ""),
 }
 """The files the runner writes for every benchmark that calls for them."""
 
@@ -205,6 +211,14 @@ class _Linker:
         return self.file(f"traces/{find_trace(self.traces, episode_id).name}")
 
 
+def _without_columns(grid: list[list[str]], names: Collection[str]) -> list[list[str]]:
+    """`grid` (a header row, then rows) without the columns `names`."""
+    if not grid:
+        return grid
+    kept = [i for i, name in enumerate(grid[0]) if name not in names]
+    return [[row[i] for i in kept if i < len(row)] for row in grid]
+
+
 def _read(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as handle:
         return list(csv.reader(handle))
@@ -228,6 +242,18 @@ def _preview(
             "about": declared.about if declared else "",
             "section": declared.section if declared else "",
             "anchor": "t-" + "".join(c if c.isalnum() else "-" for c in path.name)}
+
+
+def _spend(run_dir: Path, link: _Linker, terms: dict[str, Any]) -> dict[str, Any]:
+    """The spend section: spend.csv's totals per lineup and condition (`spend_rows`),
+    whole, its 31 columns a link away."""
+    rows = spend_rows(run_dir)
+    declared = RUN_SECTIONS[SPEND_CSV]
+    if not rows:  # a header alone
+        return _preview(run_dir / SPEND_CSV, link, terms, declared)
+    grid = [list(rows[0]), *([str(v) for v in row.values()] for row in rows)]
+    return {**_table(grid, SPEND_CSV, link, terms, whole=True), "title": declared.title,
+            "about": declared.about, "section": declared.section, "anchor": "t-spend-csv"}
 
 
 def _unquoted_rows(path: Path) -> int | None:

@@ -20,12 +20,13 @@ from confide import atomic
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.demo import demo_participants, mark_rows
 from confide.core.published import PUBLISHED_FILE, summary_beside
+from confide.core.spend import SPEND_CSV
 from confide.core.trace import TraceFiles, find_trace, read_trace
 from confide.llm.usage import ModelUsage
 from confide.report import build_report
 from confide.runner.expand import EpisodePlan
 from confide.runner.results import CsvRows, ResultSpool, write_csv
-from confide.runner.spend import SPEND_CSV, run_spend, spend_table
+from confide.runner.spend import run_spend, spend_table
 
 
 def warm_outputs(spec: BenchmarkSpec) -> None:

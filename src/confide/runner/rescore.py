@@ -80,6 +80,7 @@ class RescoreSummary:
 
     source: Path
     run_dir: Path
+    benchmark: str
     rescored: int
     kept_failed: int
     failed: dict[str, str] = field(default_factory=dict)
@@ -306,6 +307,7 @@ async def _rescore_locked(
     return RescoreSummary(
         source=source,
         run_dir=target,
+        benchmark=spec.id,
         rescored=len(rescored),
         kept_failed=len(finished) - len(rescored),
         failed=failed,

@@ -31,7 +31,6 @@ from confide.core.trace import ModelCall
 from confide.llm.pricing import cost_status
 from confide.llm.usage import ModelUsage
 
-SPEND_CSV = "spend.csv"
 EPISODE = "episode"
 UNATTRIBUTED = "unattributed"
 """The part of a call recorded with neither a seat nor a part (a benchmark's own helper)."""
