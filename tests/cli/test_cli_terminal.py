@@ -19,6 +19,7 @@ from confide.envs.calbench.events import InvalidToolCall, InvalidToolCallData
 from confide.errors import ConfideError
 from confide.registry import benchmark_ids, get_benchmark
 from confide.runner import build_experiment, run_experiment
+from confide.view.data import RunData
 from confide.view.episodes import Where, read_episodes, select
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
@@ -118,7 +119,8 @@ def test_a_model_run_prints_the_papers_columns_then_its_spend_per_lineup(
 ) -> None:
     """The summary of a run that called a model is printed without its nine seat spend
     columns (too wide to read beside the paper's), and a second table gives what each
-    lineup and condition spent, the same numbers as spend.csv; summary.csv keeps all."""
+    lineup and condition spent, the same numbers as spend.csv; the report's headline and
+    spend section and the viewer's run card likewise; summary.csv keeps all."""
     out = tmp_path / "run"
     result = _cli("run", "sotopia-tom", "--limit", "1", "--lineup", "mock/json",
                   "--role", "judge=mock/json", "--option", "max_turns=4", "--out", str(out),
@@ -152,6 +154,9 @@ def test_a_model_run_prints_the_papers_columns_then_its_spend_per_lineup(
     for title in ("Tokens in", "cached", "Tokens out", "reasoning", "Cost ($)", "Invalid"):
         assert f">{title}<" in section
     assert f">{spent['episode_calls']}<" in section and "too large" not in section
+    viewed = RunData(out, 0).summary()["headline"]  # the viewer's run card, likewise
+    assert "DA" in viewed["columns"] and not [c for c in viewed["columns"] if "seat_" in c]
+    assert all(len(row) == len(viewed["columns"]) for row in viewed["rows"])
 
 
 def test_spend_rows_read_spend_csv_and_keep_an_unknown_price_in_words(

@@ -298,10 +298,10 @@ def print_summary(
     spend columns, then the spend per lineup and condition (a run that called a model):
     one table of both is too wide to read in a terminal; summary.csv holds both."""
     from confide.core.published import summary_beside
-    from confide.core.spend import SHOWN_KINDS, spend_rows, without_seat_spend
+    from confide.core.spend import SEAT_SPEND, SHOWN_KINDS, spend_rows
 
     if table:
-        table = without_seat_spend(table)
+        table = [{k: v for k, v in row.items() if k not in SEAT_SPEND} for row in table]
         shown = summary_beside(spec, table)
         title += " beside the paper's" if shown else ""
         print_table(render_table(shown or table, title=title), term)

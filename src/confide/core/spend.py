@@ -62,9 +62,12 @@ headline show the paper's columns alone, and the spend per lineup apart (one tab
 both is too wide to read)."""
 
 
-def without_seat_spend(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A summary table without its `SEAT_SPEND` columns."""
-    return [{k: v for k, v in row.items() if k not in SEAT_SPEND} for row in table]
+def without_seat_spend(grid: list[list[str]]) -> list[list[str]]:
+    """summary.csv's cells (a header row, then rows) without its `SEAT_SPEND` columns."""
+    if not grid:
+        return grid
+    kept = [i for i, name in enumerate(grid[0]) if name not in SEAT_SPEND]
+    return [[row[i] for i in kept if i < len(row)] for row in grid]
 
 
 def seat_spend(rows: Any) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import itertools
 import json
 import math
 import os
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
@@ -31,7 +31,7 @@ from jinja2 import Environment, PackageLoader, Template
 from confide import atomic
 from confide.core.demo import demo_line, experiment_demo
 from confide.core.published import PUBLISHED_FILE
-from confide.core.spend import SEAT_SPEND, SPEND_CSV, spend_rows
+from confide.core.spend import SPEND_CSV, spend_rows, without_seat_spend
 from confide.core.trace import find_trace
 from confide.core.viewing import ReportSection
 from confide.errors import ConfideError
@@ -74,7 +74,7 @@ def render_report(run_dir: Path, where: Path) -> str:
     terms = glossary_for(benchmark)
     sections = _sections(benchmark)
     summary = _read(run_dir / "summary.csv") if (run_dir / "summary.csv").exists() else []
-    headline = _without_columns(summary, SEAT_SPEND)  # spend has its own section
+    headline = without_seat_spend(summary)  # the spend has its own section
     results = _results(run_dir)
     episodes = results.episodes
     figures = [
@@ -209,14 +209,6 @@ class _Linker:
         if self.viewer:
             return self.file("view/index.html") + "#/episode/0/" + quote(episode_id, safe="")
         return self.file(f"traces/{find_trace(self.traces, episode_id).name}")
-
-
-def _without_columns(grid: list[list[str]], names: Collection[str]) -> list[list[str]]:
-    """`grid` (a header row, then rows) without the columns `names`."""
-    if not grid:
-        return grid
-    kept = [i for i, name in enumerate(grid[0]) if name not in names]
-    return [[row[i] for i in kept if i < len(row)] for row in grid]
 
 
 def _read(path: Path) -> list[list[str]]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from confide.core.benchmark import BenchmarkSpec
 from confide.core.demo import demo_line, experiment_demo
+from confide.core.spend import without_seat_spend
 from confide.core.trace import (
     EnvEvent,
     MessageDelivered,
@@ -91,11 +92,12 @@ class RunData:
         return path
 
     def summary(self) -> dict[str, Any]:
-        """The run's headline table (summary.csv) and its episode rows."""
+        """The run's headline table (summary.csv, its spend columns left to the model
+        usage panel) and its episode rows."""
         table: dict[str, Any] = {"columns": [], "rows": []}
         if (self.path / "summary.csv").is_file():
             with (self.path / "summary.csv").open(newline="", encoding="utf-8") as handle:
-                grid = list(csv.reader(handle))
+                grid = without_seat_spend(list(csv.reader(handle)))
             table = {"columns": grid[0] if grid else [], "rows": grid[1:]}
         rows = self.episode_rows()
         names = list(dict.fromkeys(k for row in rows for k in row))
