@@ -57,9 +57,9 @@ class SeatSpend:
 
 
 SEAT_SPEND = frozenset(f"seat_{kind}" for kind in KINDS)
-"""A summary's spend columns: summary.csv keeps them, while a terminal and the report's
-headline show the paper's columns alone, and the spend per lineup apart (one table of
-both is too wide to read)."""
+"""A summary's spend columns: summary.csv keeps them, while a terminal, the report's
+headline and the viewer's run card show the paper's columns alone, and the spend apart
+(one table of both is too wide to read)."""
 
 
 def without_seat_spend(grid: list[list[str]]) -> list[list[str]]:

@@ -229,23 +229,28 @@ def _preview(
     if rows is None:  # some cell is quoted and may hold a line break: parse every row
         with opener(path, "rt", newline="", encoding="utf-8") as handle:
             rows = sum(1 for _ in csv.reader(handle))
-    table = _table(grid, path.name, link, terms, total=max(rows - 1, 0))
-    return {**table, "title": declared.title if declared else path.name,
+    return _titled(_table(grid, path.name, link, terms, total=max(rows - 1, 0)), declared)
+
+
+def _titled(table: dict[str, Any], declared: ReportSection | None) -> dict[str, Any]:
+    """`table` with its section's title in words, what it shows, its paper section and
+    its anchor (the file's name when it declares none)."""
+    name = table["name"]
+    return {**table, "title": declared.title if declared else name,
             "about": declared.about if declared else "",
             "section": declared.section if declared else "",
-            "anchor": "t-" + "".join(c if c.isalnum() else "-" for c in path.name)}
+            "anchor": "t-" + "".join(c if c.isalnum() else "-" for c in name)}
 
 
 def _spend(run_dir: Path, link: _Linker, terms: dict[str, Any]) -> dict[str, Any]:
     """The spend section: spend.csv's totals per lineup and condition (`spend_rows`),
-    whole, its 31 columns a link away."""
+    whole, each seat's and role's own a link away."""
     rows = spend_rows(run_dir)
     declared = RUN_SECTIONS[SPEND_CSV]
     if not rows:  # a header alone
         return _preview(run_dir / SPEND_CSV, link, terms, declared)
     grid = [list(rows[0]), *([str(v) for v in row.values()] for row in rows)]
-    return {**_table(grid, SPEND_CSV, link, terms, whole=True), "title": declared.title,
-            "about": declared.about, "section": declared.section, "anchor": "t-spend-csv"}
+    return _titled(_table(grid, SPEND_CSV, link, terms, whole=True), declared)
 
 
 def _unquoted_rows(path: Path) -> int | None:
