@@ -128,6 +128,9 @@ def test_a_model_run_prints_the_papers_columns_then_its_spend_per_lineup(
     assert result.returncode == 0, result.stderr
     summary, spend = result.stdout.split("spend per lineup and condition")
     assert "seat_" not in summary and "DA" in summary
+    assert "None" not in summary  # mock/json gives no verdict: its means read '-'
+    cells = summary.strip().splitlines()[4].strip("|").split("|")
+    assert "-" in [cell.strip() for cell in cells]
     with (out / "summary.csv").open(newline="", encoding="utf-8") as handle:
         assert "seat_calls" in next(csv.reader(handle))
     with (out / "spend.csv").open(newline="", encoding="utf-8") as handle:

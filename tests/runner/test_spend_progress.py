@@ -48,3 +48,15 @@ def test_a_run_without_model_calls_prints_nothing(capsys: pytest.CaptureFixture[
     with RunProgress(3, 0, UsageMeter(), enabled=False) as bar:
         bar.advance(True)
     assert capsys.readouterr().err == ""
+
+
+def test_the_bar_and_the_spend_line_name_the_run(capsys: pytest.CaptureFixture[str]) -> None:
+    """Runs in a row (`confide eval`) each print a spend line: each says whose it is."""
+    progress = RunProgress(3, 0, _meter(), enabled=True, label="sotopia-tom")
+    console = Console(width=200, record=True, file=io.StringIO())
+    for part in progress._progress.get_renderables():
+        console.print(part)
+    assert "sotopia-tom episodes" in console.export_text()
+    with RunProgress(3, 0, _meter(), enabled=False, label="calbench") as bar:
+        bar.advance(True)
+    assert capsys.readouterr().err.startswith("calbench spend: calls 1, retries 1;")

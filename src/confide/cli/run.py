@@ -328,6 +328,9 @@ def render_table(
 
 
 def _cell(value: Any) -> str:
+    """A float to 2 decimals; a mean over no value (None: no verdict, say) as '-'."""
+    if value is None:
+        return "-"
     return f"{value:.2f}" if isinstance(value, float) else str(value)
 
 

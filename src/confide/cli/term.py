@@ -28,12 +28,13 @@ def console() -> Console:
 
 
 def print_table(table: Table, out: Console | None = None) -> None:
-    """Print `table` as a rich table on a terminal, else as an aligned markdown table."""
+    """Print `table` as a rich table on a terminal, else as an aligned markdown table and
+    a blank line (what follows, another table's title say, is not read as its row)."""
     out = out if out is not None else console()
     if out.is_terminal:
         out.print(table)
         return
-    out.print(markdown_table(table), markup=False, highlight=False, soft_wrap=True)
+    out.print(markdown_table(table) + "\n", markup=False, highlight=False, soft_wrap=True)
 
 
 def markdown_table(table: Table) -> str:

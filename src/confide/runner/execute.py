@@ -281,7 +281,7 @@ async def _run_checked(
     # would hold a coroutine for every episode of the run from its start
     chains = iter(worker_chains(experiment, plans, todo))
     with backend, RunProgress(len(plans), len(plans) - len(todo), models.meter,
-                              show_progress) as bar:
+                              show_progress, spec.id) as bar:
 
         async def worker() -> None:
             for chain in chains:

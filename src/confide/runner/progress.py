@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 
 from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
@@ -32,15 +33,19 @@ class _SpendProgress(Progress):
 
 class RunProgress:
     """Context manager around rich's Progress; silent when `enabled` is False, but for
-    the spend printed at the end."""
+    the spend printed at the end. `label` (the benchmark) starts the bar and the spend
+    line, so the lines of several runs in a row (`confide eval`) say whose they are."""
 
-    def __init__(self, total: int, already_done: int, meter: UsageMeter, enabled: bool) -> None:
+    def __init__(
+        self, total: int, already_done: int, meter: UsageMeter, enabled: bool, label: str = ""
+    ) -> None:
+        self._label = f"{label} " if label else ""
         self._meter = meter
         self._failed = 0
         self._enabled = enabled
         self._console = Console(stderr=True)
         self._progress = _SpendProgress(
-            TextColumn("[bold]episodes"),
+            TextColumn(f"[bold]{escape(self._label)}episodes"),
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("{task.fields[stats]}"),
@@ -57,7 +62,7 @@ class RunProgress:
 
     def spend(self) -> str:
         """The spend line: this process's calls so far."""
-        return "spend: " + spend_line(process_totals(self._meter.total()))
+        return f"{self._label}spend: " + spend_line(process_totals(self._meter.total()))
 
     def advance(self, ok: bool) -> None:
         if not ok:
