@@ -141,7 +141,7 @@ def test_a_model_run_prints_the_papers_columns_then_its_spend_per_lineup(
         (c.strip() for c in row.strip("|").split("|")), strict=True,
     ))
     assert cells == {
-        "Lineup": "mock/json", "Condition": "-", "N": "1",
+        "Lineup": "mock/json", "Condition": "-", "Episodes": "1",
         "Calls": spent["episode_calls"], "Tokens in": spent["episode_input_tokens"],
         "cached": spent["episode_cached_input_tokens"],
         "Tokens out": spent["episode_output_tokens"],
@@ -177,10 +177,10 @@ def test_spend_rows_read_spend_csv_and_keep_an_unknown_price_in_words(
         encoding="utf-8",
     )
     assert spend_rows(tmp_path) == [
-        {"Lineup": "a/x", "Condition": "dm", "N": 3, "Calls": 12, "Tokens in": 900,
+        {"Lineup": "a/x", "Condition": "dm", "Episodes": 3, "Calls": 12, "Tokens in": 900,
          "cached": 300, "Tokens out": 80, "reasoning": 20, "Cost ($)": "0.0123",
          "Invalid": 2},
-        {"Lineup": "b/y", "Condition": "-", "N": 1, "Calls": 5, "Tokens in": 100,
+        {"Lineup": "b/y", "Condition": "-", "Episodes": 1, "Calls": 5, "Tokens in": 100,
          "cached": 0, "Tokens out": 10, "reasoning": 0, "Cost ($)": "unpriced",
          "Invalid": 0},
     ]

@@ -93,7 +93,7 @@ SHOWN_KINDS = {
 
 def spend_rows(run_dir: Path) -> list[dict[str, Any]]:
     """spend.csv for a terminal and the report: per lineup and condition, its episodes
-    (N) and what they spent (every seat and role together) under `SHOWN_KINDS`' titles;
+    and what they spent (every seat and role together) under `SHOWN_KINDS`' titles;
     none for a run that called no model (it has no spend.csv)."""
     path = run_dir / SPEND_CSV
     if not path.is_file():
@@ -104,7 +104,7 @@ def spend_rows(run_dir: Path) -> list[dict[str, Any]]:
     for row in table:
         shown: dict[str, Any] = {
             "Lineup": row["lineup"], "Condition": row["condition"] or "-",
-            "N": int(row["episodes"]),
+            "Episodes": int(row["episodes"]),
         }
         for kind, title in SHOWN_KINDS.items():
             value = row.get(f"episode_{kind}") or "0"
