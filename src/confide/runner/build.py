@@ -12,7 +12,7 @@ from pydantic_core import ErrorDetails
 from confide.errors import ConfideError
 from confide.registry import get_benchmark
 from confide.runner.config import ConfigError, Experiment
-from confide.runner.preflight import PreflightError, declared_problems, preflight_problems
+from confide.runner.preflight import declared_problems, preflight_problems, problems_message
 from confide.untrusted import InputError, load_yaml
 
 
@@ -60,7 +60,7 @@ def build_experiment(
         problems = [_field_problem(err, source) for err in exc.errors()]
         rest = _other_problems(data, exc, check)
         if rest:  # one list, as the preflight gives it
-            raise ConfigError(str(PreflightError(data["benchmark"], problems + rest))) from None
+            raise ConfigError(problems_message(data["benchmark"], problems + rest)) from None
         raise ConfigError("\n".join(problems)) from None
     if check:
         declared = declared_problems(get_benchmark(experiment.benchmark), experiment)

@@ -46,11 +46,15 @@ class PreflightError(ConfideError):
     """The experiment cannot run; `problems` lists every reason."""
 
     def __init__(self, benchmark: str, problems: Sequence[str]) -> None:
-        count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
-        lines = [f"{benchmark}: {count} found before any episode ran (nothing was run):"]
-        lines += [f"  - {problem}" for problem in problems]
-        super().__init__("\n".join(lines))
+        super().__init__(problems_message(benchmark, problems))
         self.problems = list(problems)
+
+
+def problems_message(benchmark: str, problems: Sequence[str]) -> str:
+    """Every problem of an experiment of `benchmark` as one message: a count, one a line."""
+    count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
+    lines = [f"{benchmark}: {count} found before any episode ran (nothing was run):"]
+    return "\n".join(lines + [f"  - {problem}" for problem in problems])
 
 
 @dataclass(frozen=True)
